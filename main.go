@@ -1,0 +1,89 @@
+// Command contain runs a command inside a kill-on-close group, tags every
+// process of it with RUNNING_PROCESS_ORIGINATOR, and cleans up after crashes.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+
+	"github.com/urfave/cli/v2"
+)
+
+// version is stamped at release time with -ldflags "-X main.version=...".
+var version = ""
+
+func main() {
+	os.Exit(runApp(os.Args, os.Stdout, os.Stderr))
+}
+
+// runApp runs the app and turns its error into one line on stderr and an
+// exit status.
+func runApp(args []string, stdout, stderr io.Writer) int {
+	app := newApp(stdout, stderr)
+	err := app.Run(args)
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(stderr, "contain: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintf(stderr, "contain: %v\n", err)
+	return 2
+}
+
+func newApp(stdout, stderr io.Writer) *cli.App {
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version and exit"}
+	return &cli.App{
+		Name:      "contain",
+		Usage:     "run a command so that nothing it starts outlives it",
+		Version:   appVersion(),
+		Writer:    stdout,
+		ErrWriter: stderr,
+		Commands:  []*cli.Command{runCommand},
+		// Errors are printed once, by runApp, never by the library.
+		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return &exitError{code: 2, err: err}
+		},
+		CommandNotFound: func(c *cli.Context, name string) {
+			fmt.Fprintf(stderr, "contain: unknown command %q (see contain --help)\n", name)
+			cli.OsExiter(2)
+		},
+		HideHelpCommand: true,
+	}
+}
+
+// appVersion is the stamped version, else the module version go install
+// recorded, else "dev".
+func appVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// exitError carries the exit status a command wants; err, if set, is printed
+// as "contain: err".
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }

@@ -1,0 +1,208 @@
+package platform
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// cgroup is the cgroup v2 child group contain makes for one run. COMMAND is
+// cloned straight into it (CLONE_INTO_CGROUP), so it and everything it forks
+// is inside from birth, setsid or not; cgroup.kill ends all of it at once.
+type cgroup struct {
+	dir string // absolute directory
+	rel string // its path as /proc/PID/cgroup shows it
+	fd  int    // O_DIRECTORY, for SysProcAttr.CgroupFD
+}
+
+// cgroup2Mount finds where the unified hierarchy is mounted and which part
+// of it the mount shows (its root), from /proc/self/mountinfo. On hybrid
+// layouts it is /sys/fs/cgroup/unified, so it is never assumed.
+func cgroup2Mount() (mountPoint, root string, err error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
+	for sc.Scan() {
+		// 41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
+		line := sc.Text()
+		sep := strings.Index(line, " - ")
+		if sep < 0 {
+			continue
+		}
+		post := strings.Fields(line[sep+3:])
+		pre := strings.Fields(line[:sep])
+		if len(post) < 1 || post[0] != "cgroup2" || len(pre) < 5 {
+			continue
+		}
+		return unescapeMount(pre[4]), unescapeMount(pre[3]), nil
+	}
+	if err := sc.Err(); err != nil {
+		return "", "", err
+	}
+	return "", "", errors.New("no cgroup2 file system mounted")
+}
+
+// unescapeMount undoes the octal escapes (\040 for a space) of mountinfo.
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// ownCgroup reads the unified-hierarchy ("0::") line of /proc/self/cgroup.
+func ownCgroup() (string, error) {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			return p, nil
+		}
+	}
+	return "", errors.New("not in a cgroup v2 hierarchy (no 0:: line in /proc/self/cgroup)")
+}
+
+// newCgroup makes contain-PID beside contain's own cgroup members. Any error
+// means: fall back to the other layers.
+func newCgroup(pid int) (*cgroup, error) {
+	mnt, root, err := cgroup2Mount()
+	if err != nil {
+		return nil, err
+	}
+	own, err := ownCgroup()
+	if err != nil {
+		return nil, err
+	}
+	// A mount that shows only a subtree (root != "/") holds own below it.
+	inMount := own
+	if root != "/" {
+		rest, ok := strings.CutPrefix(own, root)
+		if !ok {
+			return nil, fmt.Errorf("own cgroup %s is outside the cgroup2 mount at %s", own, mnt)
+		}
+		inMount = rest
+	}
+	name := "contain-" + strconv.Itoa(pid)
+	dir := filepath.Join(mnt, inMount, name)
+	if err := unix.Mkdir(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("cannot create cgroup %s: %w", dir, err)
+	}
+	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		os.Remove(dir)
+		return nil, fmt.Errorf("cannot open cgroup %s: %w", dir, err)
+	}
+	return &cgroup{dir: dir, rel: filepath.Join(own, name), fd: fd}, nil
+}
+
+// populated reports whether any live process is in the group or below it;
+// zombies do not count.
+func (c *cgroup) populated() (bool, error) {
+	b, err := os.ReadFile(filepath.Join(c.dir, "cgroup.events"))
+	if err != nil {
+		return false, err
+	}
+	return bytes.Contains(b, []byte("populated 1")), nil
+}
+
+// procs lists the PIDs in the group and in any group below it (a nested
+// contain run as root makes its own).
+func (c *cgroup) procs() ([]int, error) {
+	var pids []int
+	err := filepath.WalkDir(c.dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			if path != c.dir && errors.Is(err, os.ErrNotExist) {
+				return nil // a nested group went away while walking
+			}
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		b, err := os.ReadFile(filepath.Join(path, "cgroup.procs"))
+		if err != nil {
+			if path != c.dir && errors.Is(err, os.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+		return nil
+	})
+	return pids, err
+}
+
+// contains reports whether pid is in the group or below it now.
+func (c *cgroup) contains(pid int) error {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok && (p == c.rel || strings.HasPrefix(p, c.rel+"/")) {
+			return nil
+		}
+	}
+	return errIdentity
+}
+
+// kill ends every process in the group at once (cgroup.kill, Linux 5.14+).
+// Older kernels lack the file: then each member is killed through a pidfd.
+func (c *cgroup) kill() error {
+	err := os.WriteFile(filepath.Join(c.dir, "cgroup.kill"), []byte("1"), 0)
+	if !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	pids, err := c.procs()
+	for _, pid := range pids {
+		signalPinned(pid, unix.SIGKILL, func() error { return c.contains(pid) })
+	}
+	return err
+}
+
+// remove deletes the group and any below it; they must be empty.
+func (c *cgroup) remove() error {
+	unix.Close(c.fd)
+	var dirs []string
+	filepath.WalkDir(c.dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs = append(dirs, path)
+		}
+		return nil
+	})
+	var first error
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := unix.Rmdir(dirs[i]); err != nil && err != unix.ENOENT && first == nil {
+			first = fmt.Errorf("cannot remove cgroup %s: %w", dirs[i], err)
+		}
+	}
+	return first
+}

@@ -1,0 +1,501 @@
+package platform
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// forwarded are the signals contain passes on to the whole group.
+var forwarded = []os.Signal{
+	unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT,
+	unix.SIGUSR1, unix.SIGUSR2, unix.SIGWINCH, unix.SIGCONT,
+}
+
+// stopRequest reports whether sig, sent to contain, means "stop": it is
+// forwarded, and the group is killed if COMMAND is still running a grace
+// period later.
+func stopRequest(sig unix.Signal) bool {
+	return sig == unix.SIGINT || sig == unix.SIGTERM || sig == unix.SIGHUP || sig == unix.SIGQUIT
+}
+
+// Run starts COMMAND in a kill-on-close group, waits for it, then closes the
+// group: SIGTERM to everything left, SIGKILL after the grace period. It
+// returns only when nothing of the group is left.
+func Run(o RunOptions) (Result, error) {
+	if o.Detach {
+		return runDetached(o)
+	}
+	r := &runner{o: o, log: o.logger(), self: os.Getpid(), ownPgrp: unix.Getpgrp(), reaped: make(chan struct{})}
+	return r.run()
+}
+
+type runner struct {
+	o       RunOptions
+	log     Logger
+	self    int
+	ownPgrp int
+	cg      *cgroup
+	tty     *terminal
+	gaveTTY bool // COMMAND's group was given the terminal at some point
+
+	cmd      *exec.Cmd
+	pid      int // COMMAND; also its process group
+	status   unix.WaitStatus
+	mainDone bool
+	stopped  bool // COMMAND is stopped (Ctrl-Z) and so is contain
+	timedOut bool
+
+	sigs       chan os.Signal
+	reaped     chan struct{} // closed once COMMAND is reaped: frees its locked thread
+	reapedOnce sync.Once
+}
+
+func (r *runner) run() (Result, error) {
+	// Subscribe before starting, so that no SIGCHLD or forwarded signal is
+	// missed between the start and the loop.
+	r.sigs = make(chan os.Signal, 256)
+	signal.Notify(r.sigs, append(forwarded, unix.SIGCHLD)...)
+	defer signal.Stop(r.sigs)
+	defer r.releaseThread()
+
+	layers := []string{"process group", "pdeathsig"}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		r.log("cannot become a child subreaper: %v (double-forked processes will not be found)", err)
+	} else {
+		layers = append(layers, "subreaper")
+	}
+	if r.tty = openTerminal(); r.tty != nil {
+		defer r.tty.close()
+	}
+	if cg, err := newCgroup(r.self); err != nil {
+		r.log("%v (falling back to process group, subreaper and pdeathsig)", err)
+	} else {
+		r.cg = cg
+	}
+	if err := r.start(); err != nil {
+		if r.cg != nil {
+			r.cg.remove()
+		}
+		return Result{}, err
+	}
+	if r.cg != nil {
+		layers = append(layers, "cgroup "+r.cg.dir)
+	}
+	r.log("started %s as PID %d; containment: %s", r.o.Args[0], r.pid, strings.Join(layers, ", "))
+	r.waitMain()
+	r.releaseThread()
+	r.restoreTerminal()
+	r.closeGroup()
+
+	res := Result{Pid: r.pid, TimedOut: r.timedOut}
+	switch {
+	case r.status.Exited():
+		res.Exited, res.Code = true, r.status.ExitStatus()
+	case r.status.Signaled():
+		res.Signaled, res.Signal = true, syscall.Signal(r.status.Signal())
+	}
+	return res, nil
+}
+
+// start starts COMMAND in its own process group, inside the cgroup when
+// there is one, with Pdeathsig. A clone into the cgroup that the kernel
+// refuses (no permission on a common ancestor, a threaded or busy group)
+// falls back to starting without it.
+func (r *runner) start() error {
+	for {
+		cmd := exec.Command(r.o.Args[0], r.o.Args[1:]...)
+		if cmd.Err != nil {
+			return &StartError{Name: r.o.Args[0], Err: cmd.Err}
+		}
+		cmd.Env = r.o.Env
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+		attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		if r.tty != nil && r.tty.foreground() == r.ownPgrp {
+			attr.Foreground, attr.Ctty = true, r.tty.fd
+		}
+		if r.cg != nil {
+			attr.UseCgroupFD, attr.CgroupFD = true, r.cg.fd
+		}
+		cmd.SysProcAttr = attr
+		err := r.startLocked(cmd)
+		if err != nil && r.cg != nil && cgroupRefusal(err) {
+			r.log("cannot start inside cgroup %s: %v (retrying without it)", r.cg.dir, err)
+			r.cg.remove()
+			r.cg = nil
+			continue
+		}
+		if err != nil {
+			return &StartError{Name: r.o.Args[0], Err: err}
+		}
+		r.cmd, r.pid, r.gaveTTY = cmd, cmd.Process.Pid, attr.Foreground
+		return nil
+	}
+}
+
+// cgroupRefusal reports whether a start error may come from the kernel
+// refusing CLONE_INTO_CGROUP. exec errors can look the same (EACCES); a
+// retry without the cgroup then fails the same way and is reported as is.
+func cgroupRefusal(err error) bool {
+	for _, e := range []error{unix.EACCES, unix.EPERM, unix.EBUSY, unix.EOPNOTSUPP, unix.ENOSYS, unix.EINVAL, unix.EROFS, unix.ENODEV} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// startLocked starts cmd from a goroutine locked to its OS thread, and keeps
+// that thread alive until COMMAND is reaped: Pdeathsig fires when the thread
+// that forked the child exits, not when the process does (golang/go#27505).
+func (r *runner) startLocked(cmd *exec.Cmd) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		err := cmd.Start()
+		errc <- err
+		if err != nil {
+			runtime.UnlockOSThread()
+			return
+		}
+		// Still locked: the thread ends with this goroutine, after COMMAND
+		// is gone.
+		<-r.reaped
+	}()
+	return <-errc
+}
+
+func (r *runner) releaseThread() { r.reapedOnce.Do(func() { close(r.reaped) }) }
+
+// waitMain runs until COMMAND has ended and is reaped: it reaps adopted
+// children, forwards signals, and runs the timeout.
+func (r *runner) waitMain() {
+	var timeoutC, killC, stopC <-chan time.Time
+	if r.o.Timeout > 0 {
+		t := time.NewTimer(r.o.Timeout)
+		defer t.Stop()
+		timeoutC = t.C
+	}
+	r.reapChildren()
+	for !r.mainDone {
+		select {
+		case s := <-r.sigs:
+			sig := s.(syscall.Signal)
+			switch {
+			case sig == unix.SIGCHLD:
+				r.reapChildren()
+			case stopRequest(sig):
+				r.log("received %s: forwarding it to the group", SignalName(sig))
+				r.signalGroup(sig)
+				switch {
+				case stopC != nil || r.o.Grace == 0:
+					r.log("killing the group")
+					r.killGroup()
+				default:
+					stopC = time.After(r.o.Grace)
+				}
+			case sig == unix.SIGCONT:
+				r.resumed()
+			default:
+				r.log("received %s: forwarding it to the group", SignalName(sig))
+				r.signalGroup(sig)
+			}
+		case <-timeoutC:
+			r.timedOut = true
+			r.log("timeout after %v: sending %s to the group", r.o.Timeout, SignalName(r.o.Signal))
+			if r.o.Signal != 0 {
+				r.signalGroup(r.o.Signal)
+				// A stopped process would not act on the signal until
+				// continued, as in GNU timeout.
+				if r.o.Signal != unix.SIGKILL && r.o.Signal != unix.SIGCONT {
+					r.signalGroup(unix.SIGCONT)
+				}
+			}
+			if r.o.KillAfter > 0 {
+				killC = time.After(r.o.KillAfter)
+			}
+		case <-killC:
+			r.log("still running %v after the timeout signal: sending SIGKILL to the group", r.o.KillAfter)
+			r.killGroup()
+		case <-stopC:
+			r.log("still running %v after being told to stop: sending SIGKILL to the group", r.o.Grace)
+			r.killGroup()
+		}
+	}
+}
+
+// reapChildren reaps every child that has changed state: COMMAND's status
+// is kept, adopted orphans (contain is their subreaper) are only reaped, so
+// that none stays a zombie. It reports whether any child is still alive.
+func (r *runner) reapChildren() (alive bool) {
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG|unix.WUNTRACED, nil)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil: // ECHILD: no child at all, live or zombie
+			return false
+		case pid == 0:
+			return true
+		case ws.Stopped():
+			if pid == r.pid {
+				r.commandStopped(ws.StopSignal())
+			}
+		case pid == r.pid:
+			r.status, r.mainDone = ws, true
+		default:
+			r.log("reaped adopted process %d", pid)
+		}
+	}
+}
+
+// commandStopped follows COMMAND into a stop (Ctrl-Z) on a terminal: take
+// the terminal back, then stop contain with the same signal, so that the
+// shell sees its job stopped and can resume it with fg or bg.
+func (r *runner) commandStopped(sig syscall.Signal) {
+	if r.tty == nil {
+		r.log("command stopped by %s", SignalName(sig))
+		return
+	}
+	r.stopped = true
+	if r.tty.foreground() == r.pid {
+		if err := r.tty.setForeground(r.ownPgrp); err != nil {
+			r.log("cannot take the terminal back: %v", err)
+		}
+	}
+	r.log("command stopped by %s: stopping contain too", SignalName(sig))
+	unix.Kill(r.self, sig)
+}
+
+// resumed handles SIGCONT: after fg, contain is in the foreground again and
+// gives the terminal back to COMMAND; after bg it is not, and COMMAND goes
+// on in the background. Either way SIGCONT goes to the whole group.
+func (r *runner) resumed() {
+	if r.stopped && r.tty.foreground() == r.ownPgrp {
+		if err := r.tty.setForeground(r.pid); err != nil {
+			r.log("cannot give the terminal to the command: %v", err)
+		} else {
+			r.gaveTTY = true
+		}
+	}
+	r.stopped = false
+	r.log("received SIGCONT: forwarding it to the group")
+	r.signalGroup(unix.SIGCONT)
+}
+
+// restoreTerminal gives the terminal back to contain's own process group.
+func (r *runner) restoreTerminal() {
+	if r.tty == nil || !r.gaveTTY {
+		return
+	}
+	if fg := r.tty.foreground(); fg != r.ownPgrp && fg != -1 {
+		if err := r.tty.setForeground(r.ownPgrp); err != nil {
+			r.log("cannot give the terminal back: %v", err)
+		}
+	}
+}
+
+// member is one process of the group, as seen by a scan.
+type member struct {
+	pid   int
+	comm  string
+	start uint64 // 0: found only through the cgroup
+}
+
+// members lists every live process of the group: the descendants of contain
+// (with contain a subreaper, that is every process COMMAND started), and
+// whatever else is in the cgroup.
+func (r *runner) members() []member {
+	procs, err := scanProcs()
+	if err != nil {
+		r.log("cannot scan /proc: %v", err)
+	}
+	var out []member
+	seen := make(map[int]bool)
+	for _, st := range descendants(procs, r.self) {
+		out = append(out, member{pid: st.pid, comm: st.comm, start: st.start})
+		seen[st.pid] = true
+	}
+	if r.cg != nil {
+		pids, err := r.cg.procs()
+		if err != nil {
+			r.log("cannot list cgroup %s: %v", r.cg.dir, err)
+		}
+		for _, pid := range pids {
+			if !seen[pid] {
+				out = append(out, member{pid: pid, comm: procs[pid].comm})
+			}
+		}
+	}
+	return out
+}
+
+// signal sends sig to m through a pidfd, after checking that the PID still
+// names the process that was seen.
+func (r *runner) signal(m member, sig syscall.Signal) error {
+	buf := make([]byte, 1024)
+	return signalPinned(m.pid, sig, func() error {
+		if m.start == 0 {
+			return r.cg.contains(m.pid)
+		}
+		st, err := readStat(m.pid, buf)
+		if err != nil {
+			return err
+		}
+		if st.start != m.start {
+			return errIdentity
+		}
+		return nil
+	})
+}
+
+// signalGroup sends sig to every process of the group, once each.
+func (r *runner) signalGroup(sig syscall.Signal) {
+	for _, m := range r.members() {
+		if err := r.signal(m, sig); err != nil && !errors.Is(err, unix.ESRCH) {
+			r.log("cannot send %s to %d (%s): %v", SignalName(sig), m.pid, m.comm, err)
+		}
+	}
+}
+
+// killGroup sends SIGKILL to everything: cgroup.kill first, which also stops
+// a fork race, then each process found by the scan.
+func (r *runner) killGroup() {
+	if r.cg != nil {
+		if err := r.cg.kill(); err != nil {
+			r.log("cannot kill cgroup %s: %v", r.cg.dir, err)
+		}
+	}
+	for _, m := range r.members() {
+		if err := r.signal(m, unix.SIGKILL); err == nil {
+			r.log("killed %d (%s)", m.pid, m.comm)
+		}
+	}
+}
+
+// anyLeft reaps what has ended and reports whether any process of the group
+// still lives. Every live descendant has a live ancestor among contain's
+// children, so "no live child" means "no live descendant".
+func (r *runner) anyLeft() bool {
+	if r.reapChildren() {
+		return true
+	}
+	if r.cg != nil {
+		pop, err := r.cg.populated()
+		return pop || err != nil && !errors.Is(err, os.ErrNotExist)
+	}
+	return false
+}
+
+// closeGroup runs after COMMAND ended: SIGTERM (and SIGCONT, for stopped
+// processes) to everything left, SIGKILL to what is still there after the
+// grace period, and return only when nothing is left. A stop request during
+// the grace period kills at once.
+func (r *runner) closeGroup() {
+	defer func() {
+		if r.cg != nil {
+			if err := r.cg.remove(); err != nil {
+				r.log("%v", err)
+			}
+		}
+	}()
+	if !r.anyLeft() {
+		return
+	}
+	wait := newBackoff()
+	if r.o.Grace > 0 {
+		deadline := time.Now().Add(r.o.Grace)
+		termed := make(map[member]bool)
+	grace:
+		for {
+			for _, m := range r.members() {
+				if termed[m] {
+					continue
+				}
+				termed[m] = true
+				if err := r.signal(m, unix.SIGTERM); err == nil {
+					r.log("sent SIGTERM to leftover %d (%s)", m.pid, m.comm)
+					r.signal(m, unix.SIGCONT)
+				}
+			}
+			if !r.anyLeft() {
+				return
+			}
+			if time.Now().After(deadline) {
+				r.log("still running after the grace period of %v", r.o.Grace)
+				break
+			}
+			if r.pause(wait, time.Until(deadline)) {
+				break grace
+			}
+		}
+	}
+	wait = newBackoff()
+	for r.anyLeft() {
+		r.killGroup()
+		r.pause(wait, time.Second)
+	}
+}
+
+// pause waits for a SIGCHLD, a stop request (then it returns true) or the
+// next backoff step, whichever comes first; other signals are forwarded.
+func (r *runner) pause(b *backoff, limit time.Duration) (stop bool) {
+	d := min(b.next(), max(limit, time.Millisecond))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case s := <-r.sigs:
+		sig := s.(syscall.Signal)
+		switch {
+		case sig == unix.SIGCHLD:
+		case stopRequest(sig):
+			r.log("received %s while closing: killing the group", SignalName(sig))
+			return true
+		default:
+			r.signalGroup(sig)
+		}
+	}
+	return false
+}
+
+// backoff spaces the checks while waiting for processes to end: quick at
+// first, since most end at once on SIGTERM, then at most every 50ms.
+type backoff struct{ d time.Duration }
+
+func newBackoff() *backoff { return &backoff{d: 500 * time.Microsecond} }
+
+func (b *backoff) next() time.Duration {
+	d := b.d
+	b.d = min(2*b.d, 50*time.Millisecond)
+	return d
+}
+
+// runDetached starts COMMAND in a new session, outside any group, and
+// returns at once. Its standard streams are /dev/null, so that a caller
+// reading contain's output (pid=$(contain run -d ...)) is not held open by
+// the daemon.
+func runDetached(o RunOptions) (Result, error) {
+	cmd := exec.Command(o.Args[0], o.Args[1:]...)
+	if cmd.Err != nil {
+		return Result{}, &StartError{Name: o.Args[0], Err: cmd.Err}
+	}
+	cmd.Env = o.Env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return Result{}, &StartError{Name: o.Args[0], Err: err}
+	}
+	pid := cmd.Process.Pid
+	o.logger()("started %s as PID %d in a new session, detached", o.Args[0], pid)
+	cmd.Process.Release()
+	return Result{Pid: pid, Exited: true}, nil
+}

@@ -1,0 +1,15 @@
+//go:build !linux
+
+package platform
+
+import (
+	"fmt"
+	"runtime"
+)
+
+// Run is not written for this OS yet. It refuses rather than start COMMAND
+// without the guarantees contain promises (see DESIGN.md for the plan:
+// kqueue and a guard on macOS, Job Objects on Windows).
+func Run(o RunOptions) (Result, error) {
+	return Result{}, fmt.Errorf("contain run on %s: %w", runtime.GOOS, ErrUnsupported)
+}

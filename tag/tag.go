@@ -1,0 +1,95 @@
+// Package tag holds the environment contract that contain shares with other
+// tools: RUNNING_PROCESS_ORIGINATOR=TOOL:PID and RUNNING_PROCESS_IS_DAEMON=1.
+// It is the same on every OS.
+package tag
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+const (
+	// Var names the originator variable every process of a session inherits.
+	Var = "RUNNING_PROCESS_ORIGINATOR"
+	// DaemonVar marks a process started on purpose to outlive its originator.
+	DaemonVar = "RUNNING_PROCESS_IS_DAEMON"
+	// MaxPID is the largest PID a value may name: kill(2) takes a pid_t, and
+	// anything above 2^31-1 would wrap into a process group or -1.
+	MaxPID = 1<<31 - 1
+	// MaxToolLen bounds the originator names contain writes.
+	MaxToolLen = 64
+)
+
+// ErrBadTool is returned for an originator name contain refuses to write.
+var ErrBadTool = errors.New("invalid originator name")
+
+// ErrMalformed is returned for a tag value that does not follow the contract.
+var ErrMalformed = errors.New("malformed originator value")
+
+// ValidateTool checks an originator name contain is asked to write:
+// 1 to 64 characters of A-Z a-z 0-9 _ . -
+func ValidateTool(tool string) error {
+	if tool == "" {
+		return fmt.Errorf("%w: empty (want 1 to %d characters of A-Z a-z 0-9 _ . -)", ErrBadTool, MaxToolLen)
+	}
+	if len(tool) > MaxToolLen {
+		return fmt.Errorf("%w: %q is %d characters long (at most %d)", ErrBadTool, tool, len(tool), MaxToolLen)
+	}
+	for i := 0; i < len(tool); i++ {
+		c := tool[i]
+		ok := c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-'
+		if !ok {
+			return fmt.Errorf("%w: %q has %q (allowed: A-Z a-z 0-9 _ . -)", ErrBadTool, tool, rune(c))
+		}
+	}
+	return nil
+}
+
+// Format builds the value TOOL:PID.
+func Format(tool string, pid int) string {
+	return tool + ":" + strconv.Itoa(pid)
+}
+
+// Parse splits a value at its last ':' into TOOL and PID. TOOL must be
+// non-empty and PID a plain decimal in 1..2^31-1; anything else is malformed.
+func Parse(value string) (tool string, pid int, err error) {
+	i := strings.LastIndexByte(value, ':')
+	if i <= 0 {
+		return "", 0, fmt.Errorf("%w: %q", ErrMalformed, value)
+	}
+	tool, num := value[:i], value[i+1:]
+	if strings.ContainsAny(tool, " \t\n\r\x00") || num == "" || len(num) > 10 {
+		return "", 0, fmt.Errorf("%w: %q", ErrMalformed, value)
+	}
+	n := 0
+	for j := 0; j < len(num); j++ {
+		c := num[j]
+		if c < '0' || c > '9' {
+			return "", 0, fmt.Errorf("%w: %q", ErrMalformed, value)
+		}
+		n = n*10 + int(c-'0')
+	}
+	if n < 1 || n > MaxPID {
+		return "", 0, fmt.Errorf("%w: %q: PID out of range 1..%d", ErrMalformed, value, MaxPID)
+	}
+	return tool, n, nil
+}
+
+// SetEnv returns env with every entry of key removed and, unless value is
+// empty, one key=value appended. Inherited duplicates are dropped too, so a
+// child can never see an old value first.
+func SetEnv(env []string, key, value string) []string {
+	out := make([]string, 0, len(env)+1)
+	prefix := key + "="
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, prefix) {
+			out = append(out, kv)
+		}
+	}
+	if value != "" {
+		out = append(out, prefix+value)
+	}
+	return out
+}

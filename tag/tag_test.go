@@ -1,0 +1,75 @@
+package tag
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestValidateTool(t *testing.T) {
+	good := []string{"CONTAIN", "a", "CLUD", "my-tool_1.2", strings.Repeat("x", 64)}
+	for _, s := range good {
+		if err := ValidateTool(s); err != nil {
+			t.Errorf("ValidateTool(%q) = %v, want nil", s, err)
+		}
+	}
+	bad := []string{"", "has space", "a:b", "tab\t", "nul\x00", "ümlaut", "x/y", "a=b", strings.Repeat("x", 65)}
+	for _, s := range bad {
+		if err := ValidateTool(s); !errors.Is(err, ErrBadTool) {
+			t.Errorf("ValidateTool(%q) = %v, want ErrBadTool", s, err)
+		}
+	}
+}
+
+func TestParse(t *testing.T) {
+	ok := []struct {
+		in   string
+		tool string
+		pid  int
+	}{
+		{"CONTAIN:1234", "CONTAIN", 1234},
+		{"CLUD:12345", "CLUD", 12345},
+		{"a:b:7", "a:b", 7},
+		{"X:1", "X", 1},
+		{"X:2147483647", "X", 2147483647},
+		{"X:007", "X", 7},
+	}
+	for _, c := range ok {
+		tool, pid, err := Parse(c.in)
+		if err != nil || tool != c.tool || pid != c.pid {
+			t.Errorf("Parse(%q) = %q, %d, %v; want %q, %d", c.in, tool, pid, err, c.tool, c.pid)
+		}
+	}
+	bad := []string{"X", "X:", ":12", "X:0", "X:-1", "X:abc", "X:4294967296", "X:2147483648",
+		"X: 1", "X :1", "X:1 ", "X:+1", "X:1\x00", "X\x00:1", "", ":", "X:12345678901"}
+	for _, in := range bad {
+		if _, _, err := Parse(in); !errors.Is(err, ErrMalformed) {
+			t.Errorf("Parse(%q) err = %v, want ErrMalformed", in, err)
+		}
+	}
+}
+
+func TestFormatRoundTrip(t *testing.T) {
+	v := Format("CONTAIN", 4242)
+	if v != "CONTAIN:4242" {
+		t.Fatalf("Format = %q", v)
+	}
+	tool, pid, err := Parse(v)
+	if err != nil || tool != "CONTAIN" || pid != 4242 {
+		t.Fatalf("Parse(Format) = %q %d %v", tool, pid, err)
+	}
+}
+
+func TestSetEnv(t *testing.T) {
+	env := []string{"A=1", Var + "=OLD:1", "B=2", Var + "=OLDER:2", Var + "X=keep"}
+	got := SetEnv(env, Var, "NEW:3")
+	want := []string{"A=1", "B=2", Var + "X=keep", Var + "=NEW:3"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("SetEnv = %q, want %q", got, want)
+	}
+	got = SetEnv(env, Var, "")
+	if slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, Var+"=") }) {
+		t.Fatalf("SetEnv with empty value kept the variable: %q", got)
+	}
+}
