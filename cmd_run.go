@@ -52,6 +52,8 @@ failed; 126 if COMMAND cannot be executed; 127 if it was not found.`,
 		return &exitError{code: exitFailed, err: err}
 	},
 	Action: doRun,
+	// "contain run help" runs a command named help.
+	HideHelpCommand: true,
 }
 
 // runFailed is an error of contain itself: status 125.

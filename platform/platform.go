@@ -6,6 +6,7 @@ package platform
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"syscall"
 	"time"
 )
@@ -46,7 +47,14 @@ type StartError struct {
 	Err  error
 }
 
-func (e *StartError) Error() string { return fmt.Sprintf("cannot run %s: %v", e.Name, e.Err) }
+func (e *StartError) Error() string {
+	err := e.Err
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // "fork/exec NAME: " says nothing the message does not
+	}
+	return fmt.Sprintf("cannot run %s: %v", e.Name, err)
+}
 func (e *StartError) Unwrap() error { return e.Err }
 
 func nopLog(string, ...any) {}
