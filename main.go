@@ -56,7 +56,6 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			fmt.Fprintf(stderr, "contain: unknown command %q (see contain --help)\n", name)
 			cli.OsExiter(2)
 		},
-		HideHelpCommand: true,
 	}
 }
 

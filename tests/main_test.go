@@ -1,0 +1,221 @@
+//go:build linux
+
+package tests
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// bin is the contain binary under test, built once by TestMain into a
+// directory that an unprivileged user can read too.
+var bin string
+
+func TestMain(m *testing.M) {
+	os.Exit(buildAndRun(m))
+}
+
+func buildAndRun(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "contain-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	bin = filepath.Join(dir, "contain")
+	if runtime.GOOS == "windows" {
+		bin += ".exe"
+	}
+	build := exec.Command("go", "build", "-o", bin, "..")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building contain:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// result is one finished run of contain.
+type result struct {
+	stdout, stderr string
+	code           int
+	pid            int // of contain
+}
+
+// runOpts change how contain is started.
+type runOpts struct {
+	asNobody bool     // through setpriv, as nobody:nogroup
+	env      []string // added to the test's environment
+	stdin    string
+}
+
+// containCmd builds the command line that runs contain with args.
+func containCmd(o runOpts, args ...string) *exec.Cmd {
+	argv := append([]string{bin}, args...)
+	if o.asNobody {
+		argv = append([]string{"setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), o.env...)
+	if o.stdin != "" {
+		cmd.Stdin = strings.NewReader(o.stdin)
+	}
+	return cmd
+}
+
+// run runs contain to the end; a run that outlives a minute fails the test.
+func run(t *testing.T, o runOpts, args ...string) result {
+	t.Helper()
+	_, wait := startContain(t, o, args...)
+	return wait()
+}
+
+// wantCode fails the test unless res ended with code.
+func wantCode(t *testing.T, res result, code int) {
+	t.Helper()
+	if res.code != code {
+		t.Fatalf("exit status %d, want %d\nstdout: %s\nstderr: %s", res.code, code, res.stdout, res.stderr)
+	}
+}
+
+// requireRoot skips tests that must switch users or write cgroups; CI runs
+// as root, so there they always run.
+func requireRoot(t *testing.T, why string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skipf("needs root: %s", why)
+	}
+}
+
+// sharedDir makes a temporary directory that nobody can write to as well.
+func sharedDir(t *testing.T) string {
+	t.Helper()
+	d := t.TempDir()
+	if err := os.Chmod(d, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	// t.TempDir's parent is 0700 on some Go versions: open it up for the
+	// unprivileged runs.
+	os.Chmod(filepath.Dir(d), 0o755)
+	return d
+}
+
+// readPID reads a PID a test command wrote to dir/name.
+func readPID(t *testing.T, dir, name string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatalf("the command did not record %s: %v", name, err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 1 {
+		t.Fatalf("bad PID in %s: %q", name, b)
+	}
+	return pid
+}
+
+// exists reports whether pid is a process, zombies included.
+func exists(pid int) bool {
+	_, err := os.Stat("/proc/" + strconv.Itoa(pid))
+	return err == nil
+}
+
+// alive reports whether pid is a process that has not exited: a zombie is
+// dead (the init of some machines reaps orphaned zombies late).
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
+}
+
+// killOnCleanup ends pid when the test ends, in case an assertion failed
+// before contain could.
+func killOnCleanup(t *testing.T, pid int) {
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// environOf reads the environment of pid as a map.
+func environOf(t *testing.T, pid int) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		t.Fatalf("reading environ of %d: %v", pid, err)
+	}
+	env := map[string]string{}
+	for _, kv := range strings.Split(string(b), "\x00") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	return env
+}
+
+// startContain starts contain in the background for tests that signal it
+// while it runs; the returned wait gives its result.
+func startContain(t *testing.T, o runOpts, args ...string) (*exec.Cmd, func() result) {
+	t.Helper()
+	cmd := containCmd(o, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cancel()
+		cmd.Process.Kill()
+	})
+	return cmd, func() result {
+		t.Helper()
+		var err error
+		select {
+		case err = <-done:
+		case <-ctx.Done():
+			cmd.Process.Kill()
+			<-done
+			t.Fatalf("contain did not return within a minute; stderr:\n%s", stderr.String())
+		}
+		res := result{stdout: stdout.String(), stderr: stderr.String(), pid: cmd.Process.Pid}
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+		case errors.As(err, &ee):
+			res.code = ee.ExitCode()
+			if ws := ee.Sys().(syscall.WaitStatus); ws.Signaled() {
+				res.code = 128 + int(ws.Signal())
+			}
+		default:
+			t.Fatalf("contain %q: %v", args, err)
+		}
+		return res
+	}
+}

@@ -1,0 +1,456 @@
+//go:build linux
+
+package tests
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestExitStatus(t *testing.T) {
+	dir := t.TempDir()
+	notExec := filepath.Join(dir, "not-executable")
+	os.WriteFile(notExec, []byte("#!/bin/sh\necho hi\n"), 0o644)
+	cases := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"own status 0", []string{"true"}, 0},
+		{"own status 3", []string{"sh", "-c", "exit 3"}, 3},
+		{"own status 255", []string{"sh", "-c", "exit 255"}, 255},
+		{"killed by USR1", []string{"sh", "-c", "kill -USR1 $$"}, 128 + 10},
+		{"killed by KILL", []string{"sh", "-c", "kill -KILL $$"}, 128 + 9},
+		{"timeout", []string{"-t", "0.2", "sleep", "30"}, 124},
+		{"timeout, command exits 0 on TERM", []string{"-t", "0.2", "sh", "-c", "trap 'exit 0' TERM; while :; do sleep 0.05; done"}, 124},
+		{"timeout with -s KILL", []string{"-t", "0.2", "-s", "KILL", "sleep", "30"}, 137},
+		{"timeout then --kill-after", []string{"-t", "0.2", "-k", "0.3", "sh", "-c", "trap '' TERM; sleep 30"}, 137},
+		{"timeout with signal 0 then --kill-after", []string{"-t", "0.1", "-s", "0", "-k", "0.2", "sleep", "30"}, 137},
+		{"timeout, --kill-after not needed", []string{"-t", "0.2", "-k", "5", "sleep", "30"}, 124},
+		{"--preserve-status: killed by TERM", []string{"--preserve-status", "-t", "0.2", "sleep", "30"}, 143},
+		{"--preserve-status: exits 7 on TERM", []string{"--preserve-status", "-t", "0.2", "sh", "-c", "trap 'exit 7' TERM; while :; do sleep 0.05; done"}, 7},
+		{"--preserve-status with --kill-after", []string{"--preserve-status", "-t", "0.1", "-k", "0.2", "sh", "-c", "trap '' TERM; sleep 30"}, 137},
+		{"timeout 0 disables", []string{"-t", "0", "sh", "-c", "sleep 0.3; exit 4"}, 4},
+		{"timeout not reached", []string{"-t", "30", "sh", "-c", "exit 5"}, 5},
+		{"named timeout signal", []string{"-t", "0.2", "-s", "SIGUSR1", "--preserve-status", "sleep", "30"}, 128 + 10},
+		{"numbered timeout signal", []string{"-t", "0.2", "-s", "2", "--preserve-status", "sleep", "30"}, 128 + 2},
+		{"not found", []string{"contain-no-such-command"}, 127},
+		{"not found by path", []string{filepath.Join(dir, "missing")}, 127},
+		{"not executable", []string{notExec}, 126},
+		{"a directory", []string{dir}, 126},
+		{"contain failed: bad option", []string{"--no-such-option", "true"}, 125},
+		{"arguments after COMMAND are COMMAND's", []string{"sh", "-c", "exit $#", "sh", "-t", "5", "--bogus"}, 3},
+		{"help as COMMAND is not contain's help", []string{"help"}, 127},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"run"}, c.args...)
+			if !strings.HasPrefix(c.args[0], "-") {
+				args = append([]string{"run", "--"}, c.args...)
+			}
+			wantCode(t, run(t, runOpts{}, args...), c.want)
+		})
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run"}, "missing COMMAND"},
+		{[]string{"run", "--"}, "missing COMMAND"},
+		{[]string{"run", "--bogus", "true"}, "flag provided but not defined"},
+		{[]string{"run", "-t", "abc", "true"}, `invalid duration "abc"`},
+		{[]string{"run", "-t", "-1", "true"}, `invalid duration "-1"`},
+		{[]string{"run", "-t", "5x", "true"}, `invalid duration "5x"`},
+		{[]string{"run", "-t", "", "true"}, `invalid duration ""`},
+		{[]string{"run", "-t", "nan", "true"}, `invalid duration "nan"`},
+		{[]string{"run", "-k", "1y", "true"}, `invalid duration "1y"`},
+		{[]string{"run", "-g", "soon", "true"}, `invalid duration "soon"`},
+		{[]string{"run", "-s", "NOPE", "true"}, `invalid signal "NOPE"`},
+		{[]string{"run", "-s", "65", "true"}, `invalid signal "65"`},
+		{[]string{"run", "-s", "-1", "true"}, `invalid signal "-1"`},
+		{[]string{"run", "-o", "", "true"}, "invalid originator name"},
+		{[]string{"run", "-o", "has space", "true"}, "invalid originator name"},
+		{[]string{"run", "-o", "A:B", "true"}, "invalid originator name"},
+		{[]string{"run", "-o", strings.Repeat("x", 65), "true"}, "invalid originator name"},
+		{[]string{"run", "-d", "-t", "5", "true"}, "--detach cannot be combined"},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			res := run(t, runOpts{}, c.args...)
+			wantCode(t, res, 125)
+			wantOneErrorLine(t, res.stderr, c.want)
+		})
+	}
+	t.Run("bad originator from the environment", func(t *testing.T) {
+		res := run(t, runOpts{env: []string{"CONTAIN_ORIGINATOR=no/slash"}}, "run", "true")
+		wantCode(t, res, 125)
+		wantOneErrorLine(t, res.stderr, "invalid originator name")
+	})
+	t.Run("unknown command", func(t *testing.T) {
+		res := run(t, runOpts{}, "frobnicate")
+		wantCode(t, res, 2)
+		wantOneErrorLine(t, res.stderr, `unknown command "frobnicate"`)
+	})
+}
+
+// wantOneErrorLine checks that stderr is exactly one "contain: ..." line
+// containing want.
+func wantOneErrorLine(t *testing.T, stderr, want string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "contain: ") || !strings.Contains(lines[0], want) {
+		t.Fatalf("stderr = %q, want one line \"contain: ...%s...\"", stderr, want)
+	}
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"run", "--help"}, {"help", "run"}, {"run", "-h"}} {
+		res := run(t, runOpts{}, args...)
+		wantCode(t, res, 0)
+		if !strings.Contains(res.stdout, "run") || !strings.Contains(res.stdout, "USAGE") {
+			t.Errorf("%q printed %q", args, res.stdout)
+		}
+	}
+	res := run(t, runOpts{}, "run", "--help")
+	for _, flag := range []string{"--originator", "--timeout", "--signal", "--kill-after", "--preserve-status", "--grace", "--detach", "--verbose", "CONTAIN_ORIGINATOR"} {
+		if !strings.Contains(res.stdout, flag) {
+			t.Errorf("run --help does not mention %s", flag)
+		}
+	}
+	res = run(t, runOpts{}, "--version")
+	wantCode(t, res, 0)
+	if !regexp.MustCompile(`^contain version \S+\n$`).MatchString(res.stdout) {
+		t.Errorf("--version printed %q", res.stdout)
+	}
+}
+
+func TestTag(t *testing.T) {
+	printTag := []string{"sh", "-c", `echo "$RUNNING_PROCESS_ORIGINATOR|$RUNNING_PROCESS_IS_DAEMON"`}
+	cases := []struct {
+		name  string
+		flags []string
+		env   []string
+		tool  string
+	}{
+		{"default", nil, nil, "CONTAIN"},
+		{"--originator", []string{"--originator", "MY_tool-1.0"}, nil, "MY_tool-1.0"},
+		{"-o", []string{"-o", "X"}, nil, "X"},
+		{"CONTAIN_ORIGINATOR", nil, []string{"CONTAIN_ORIGINATOR=FROMENV"}, "FROMENV"},
+		{"flag beats environment", []string{"-o", "FLAG"}, []string{"CONTAIN_ORIGINATOR=FROMENV"}, "FLAG"},
+		{"inherited value replaced", nil, []string{"RUNNING_PROCESS_ORIGINATOR=OLD:1", "RUNNING_PROCESS_IS_DAEMON=1"}, "CONTAIN"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := append(append([]string{"run"}, c.flags...), "--")
+			res := run(t, runOpts{env: c.env}, append(args, printTag...)...)
+			wantCode(t, res, 0)
+			want := fmt.Sprintf("%s:%d|\n", c.tool, res.pid)
+			if res.stdout != want {
+				t.Fatalf("the command saw %q, want %q (contain's PID is %d)", res.stdout, want, res.pid)
+			}
+		})
+	}
+	t.Run("every process of the group", func(t *testing.T) {
+		dir := t.TempDir()
+		// A double-forked grandchild in a new session, read from outside
+		// through /proc while it runs.
+		script := `setsid sh -c 'echo $$ > ` + dir + `/pid; exec sleep 30' &
+			while [ ! -s ` + dir + `/pid ]; do sleep 0.01; done
+			while [ ! -f ` + dir + `/done ]; do sleep 0.01; done`
+		cmd, wait := startContain(t, runOpts{env: []string{"RUNNING_PROCESS_ORIGINATOR=STALE:7"}}, "run", "-g", "0.2", "--", "sh", "-c", script)
+		waitFor(t, "the grandchild to start", 10*time.Second, func() bool {
+			_, err := os.Stat(filepath.Join(dir, "pid"))
+			return err == nil
+		})
+		pid := readPID(t, dir, "pid")
+		killOnCleanup(t, pid)
+		waitFor(t, "the grandchild to exec sleep", 10*time.Second, func() bool {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+			return strings.TrimSpace(string(b)) == "sleep"
+		})
+		if got, want := environOf(t, pid)["RUNNING_PROCESS_ORIGINATOR"], fmt.Sprintf("CONTAIN:%d", cmd.Process.Pid); got != want {
+			t.Errorf("grandchild tag = %q, want %q", got, want)
+		}
+		os.WriteFile(filepath.Join(dir, "done"), nil, 0o644)
+		wantCode(t, wait(), 0)
+		if exists(pid) {
+			t.Errorf("grandchild %d survived", pid)
+		}
+	})
+}
+
+// leftovers is a command that leaves one process of each kind behind and
+// records their PIDs: a background job, a setsid escapee, a double fork, a
+// child that ignores SIGTERM, and a real daemonizing program (ssh-agent).
+// It checks that each is alive before it exits, so an empty PID file can
+// never pass for a cleaned-up process.
+func leftovers(dir string) string {
+	return fmt.Sprintf(`
+D=%s
+sleep 300 & echo $! > $D/background
+setsid sh -c 'echo $$ > '$D'/setsid; exec sleep 300' &
+sh -c 'sleep 300 & echo $! > '$D'/doublefork' &
+sh -c 'trap "" TERM; echo $$ > '$D'/ignoresterm; exec sleep 300' &
+eval "$(ssh-agent -s -a $D/agent.sock)" > /dev/null && echo $SSH_AGENT_PID > $D/daemon
+for f in background setsid doublefork ignoresterm daemon; do
+	while [ ! -s $D/$f ]; do sleep 0.01; done
+	kill -0 "$(cat $D/$f)" || exit 99
+done
+cat /proc/$(cat $D/setsid)/cgroup > $D/setsid.cgroup
+exit 0
+`, dir)
+}
+
+var leftoverKinds = []string{"background", "setsid", "doublefork", "ignoresterm", "daemon"}
+
+func TestLeftoversAreKilled(t *testing.T) {
+	if _, err := exec.LookPath("ssh-agent"); err != nil {
+		t.Fatalf("ssh-agent is needed as the real daemon (Debian package openssh-client): %v", err)
+	}
+	modes := []struct {
+		name       string
+		nobody     bool
+		wantCgroup bool
+	}{
+		{"root with cgroup", false, true},
+		{"nobody without cgroup", true, false},
+	}
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			requireRoot(t, "the cgroup path runs as root and the fallback as nobody (setpriv)")
+			dir := sharedDir(t)
+			res := run(t, runOpts{asNobody: m.nobody}, "run", "-v", "-g", "0.5", "--", "sh", "-c", leftovers(dir))
+			pids := map[string]int{}
+			for _, kind := range leftoverKinds {
+				pids[kind] = readPID(t, dir, kind)
+				killOnCleanup(t, pids[kind])
+			}
+			wantCode(t, res, 0)
+			for _, kind := range leftoverKinds {
+				if exists(pids[kind]) {
+					t.Errorf("%s %d is still there after contain returned", kind, pids[kind])
+				}
+			}
+			cg := regexp.MustCompile(`containment: .*cgroup (/\S+)`).FindStringSubmatch(res.stderr)
+			inCgroup, _ := os.ReadFile(filepath.Join(dir, "setsid.cgroup"))
+			if m.wantCgroup {
+				if cg == nil {
+					t.Fatalf("no cgroup in use as root; stderr:\n%s", res.stderr)
+				}
+				if want := fmt.Sprintf("contain-%d\n", res.pid); !strings.HasSuffix(string(inCgroup), want) {
+					t.Errorf("the setsid escapee was in cgroup %q, want .../%s", inCgroup, want)
+				}
+				if _, err := os.Stat(cg[1]); !os.IsNotExist(err) {
+					t.Errorf("cgroup %s left behind (stat: %v)", cg[1], err)
+				}
+			} else {
+				if cg != nil || !strings.Contains(res.stderr, "falling back") {
+					t.Errorf("want the fallback without cgroup, said so on stderr; stderr:\n%s", res.stderr)
+				}
+			}
+			if !strings.Contains(res.stderr, "subreaper") {
+				t.Errorf("verbose output does not name the subreaper layer:\n%s", res.stderr)
+			}
+		})
+	}
+	// The same command without contain: its leftovers do survive, so the
+	// checks above can fail.
+	t.Run("control without contain", func(t *testing.T) {
+		dir := sharedDir(t)
+		// No pipes: the leftovers would hold them open.
+		if err := exec.Command("sh", "-c", leftovers(dir)).Run(); err != nil {
+			t.Fatalf("control run: %v", err)
+		}
+		for _, kind := range leftoverKinds {
+			pid := readPID(t, dir, kind)
+			killOnCleanup(t, pid)
+			if !alive(pid) {
+				t.Errorf("control: %s %d did not survive without contain", kind, pid)
+			}
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+}
+
+func TestTimeoutClosesTheGroup(t *testing.T) {
+	dir := sharedDir(t)
+	script := `sleep 300 & echo $! > ` + dir + `/background
+		setsid sh -c 'echo $$ > ` + dir + `/setsid; exec sleep 300' &
+		while [ ! -s ` + dir + `/setsid ]; do sleep 0.01; done
+		wait`
+	res := run(t, runOpts{}, "run", "-t", "0.3", "--", "sh", "-c", script)
+	wantCode(t, res, 124)
+	for _, kind := range []string{"background", "setsid"} {
+		pid := readPID(t, dir, kind)
+		killOnCleanup(t, pid)
+		if exists(pid) {
+			t.Errorf("%s %d survived the timeout", kind, pid)
+		}
+	}
+}
+
+// TestAdoptedZombiesAreReaped: orphans re-parented to contain are reaped
+// while COMMAND runs, and COMMAND's own status is never taken by that.
+func TestAdoptedZombiesAreReaped(t *testing.T) {
+	script := `for i in 1 2 3 4 5 6 7 8; do (sleep 0.0$i &); done
+		sleep 0.5
+		ps -o pid=,stat=,comm= --ppid $PPID | awk '$2 ~ /^Z/' 
+		for i in 1 2 3 4 5 6 7 8 9; do (true &); done
+		exit 42`
+	for i := 0; i < 5; i++ {
+		res := run(t, runOpts{}, "run", "--", "sh", "-c", script)
+		wantCode(t, res, 42)
+		if res.stdout != "" {
+			t.Fatalf("zombies under contain while the command ran:\n%s", res.stdout)
+		}
+	}
+}
+
+func TestStdioAndWorkdirPassThrough(t *testing.T) {
+	res := run(t, runOpts{stdin: "hello from stdin\n"}, "run", "--", "sh", "-c", "cat; pwd; echo err >&2")
+	wantCode(t, res, 0)
+	wd, _ := os.Getwd()
+	if res.stdout != "hello from stdin\n"+wd+"\n" || res.stderr != "err\n" {
+		t.Fatalf("stdout %q, stderr %q", res.stdout, res.stderr)
+	}
+}
+
+// signalScript traps sig in the main shell and in a background job; the
+// main shell exits 7 once both have seen it. A non-interactive shell starts
+// background jobs with SIGINT ignored, beyond any trap, so for INT only the
+// main shell is checked.
+func signalScript(dir, sig string) string {
+	waitJob := `n=0; while ! grep -q job $D/got 2>/dev/null && [ $n -lt 500 ]; do sleep 0.01; n=$((n+1)); done;`
+	if sig == "INT" {
+		waitJob = ""
+	}
+	return fmt.Sprintf(`D=%s
+(trap 'echo job >> $D/got; exit 0' %s; echo $$ > $D/job; while :; do sleep 0.02; done) &
+trap 'echo main >> $D/got; %s exit 7' %s
+while [ ! -s $D/job ]; do sleep 0.01; done
+echo ready > $D/ready
+while :; do sleep 0.02; done`, dir, sig, waitJob, sig)
+}
+
+func TestForwardedSignals(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			name := signalName(sig)
+			cmd, wait := startContain(t, runOpts{}, "run", "--", "sh", "-c", signalScript(dir, name))
+			waitFor(t, "the command to be ready", 10*time.Second, func() bool {
+				_, err := os.Stat(filepath.Join(dir, "ready"))
+				return err == nil
+			})
+			cmd.Process.Signal(sig)
+			res := wait()
+			wantCode(t, res, 7)
+			got, _ := os.ReadFile(filepath.Join(dir, "got"))
+			if strings.Count(string(got), "main") != 1 {
+				t.Errorf("the main shell saw %s %d times, want once", name, strings.Count(string(got), "main"))
+			}
+			if sig != syscall.SIGINT && !strings.Contains(string(got), "job") {
+				t.Errorf("%s did not reach the background job (got %q)", name, got)
+			}
+		})
+	}
+}
+
+func signalName(sig syscall.Signal) string {
+	return map[syscall.Signal]string{syscall.SIGTERM: "TERM", syscall.SIGINT: "INT", syscall.SIGHUP: "HUP", syscall.SIGUSR1: "USR1"}[sig]
+}
+
+// TestToldToStop: a command that ignores SIGTERM is killed a grace period
+// after contain is told to stop, leftovers included.
+func TestToldToStop(t *testing.T) {
+	for _, nobody := range []bool{false, true} {
+		t.Run(fmt.Sprintf("nobody=%v", nobody), func(t *testing.T) {
+			if nobody {
+				requireRoot(t, "switching to nobody")
+			}
+			dir := sharedDir(t)
+			script := `trap '' TERM; setsid sh -c 'echo $$ > ` + dir + `/setsid; exec sleep 300' &
+				while [ ! -s ` + dir + `/setsid ]; do sleep 0.01; done
+				echo $$ > ` + dir + `/main; sleep 300`
+			cmd, wait := startContain(t, runOpts{asNobody: nobody}, "run", "-g", "0.3", "--", "sh", "-c", script)
+			waitFor(t, "the command to be ready", 10*time.Second, func() bool {
+				_, err := os.Stat(filepath.Join(dir, "main"))
+				return err == nil
+			})
+			main, escapee := readPID(t, dir, "main"), readPID(t, dir, "setsid")
+			killOnCleanup(t, main)
+			killOnCleanup(t, escapee)
+			cmd.Process.Signal(syscall.SIGTERM)
+			res := wait()
+			wantCode(t, res, 137)
+			if exists(main) || exists(escapee) {
+				t.Fatalf("left behind: main %v, escapee %v", exists(main), exists(escapee))
+			}
+		})
+	}
+}
+
+// TestPdeathsigHolds: COMMAND dies with contain even when contain is killed
+// with SIGKILL, long after the thread that started it could have gone.
+func TestPdeathsigHolds(t *testing.T) {
+	dir := t.TempDir()
+	cmd, wait := startContain(t, runOpts{}, "run", "--", "sh", "-c", "echo $$ > "+dir+"/pid; exec sleep 300")
+	waitFor(t, "the command to start", 10*time.Second, func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, "pid"))
+		return len(b) > 0
+	})
+	pid := readPID(t, dir, "pid")
+	killOnCleanup(t, pid)
+	// Give the Go runtime time to retire idle threads; the child must live.
+	time.Sleep(300 * time.Millisecond)
+	if !exists(pid) {
+		t.Fatal("the command died while contain was running")
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	wait()
+	waitFor(t, "the command to die with contain", time.Second, func() bool { return !alive(pid) })
+}
+
+func TestDetach(t *testing.T) {
+	res := run(t, runOpts{}, "run", "--detach", "-o", "DAEMONS", "--", "sleep", "300")
+	wantCode(t, res, 0)
+	pid, err := strconv.Atoi(strings.TrimSpace(res.stdout))
+	if err != nil {
+		t.Fatalf("--detach printed %q, want a PID", res.stdout)
+	}
+	killOnCleanup(t, pid)
+	if !exists(pid) {
+		t.Fatalf("detached command %d is not running", pid)
+	}
+	env := environOf(t, pid)
+	if want := fmt.Sprintf("DAEMONS:%d", res.pid); env["RUNNING_PROCESS_ORIGINATOR"] != want || env["RUNNING_PROCESS_IS_DAEMON"] != "1" {
+		t.Errorf("detached tag %q daemon %q, want %q and 1", env["RUNNING_PROCESS_ORIGINATOR"], env["RUNNING_PROCESS_IS_DAEMON"], want)
+	}
+	stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	if sid := fields[3]; sid != strconv.Itoa(pid) {
+		t.Errorf("detached command is in session %s, want its own (%d)", sid, pid)
+	}
+	// Its output goes nowhere near contain's: a $(...) around contain
+	// returns at once.
+	out, err := exec.Command("sh", "-c", bin+" run -d -- sh -c 'echo leaked; sleep 300'").Output()
+	if err != nil || !regexp.MustCompile(`^\d+\n$`).Match(out) {
+		t.Fatalf("$(contain run -d ...) = %q, %v", out, err)
+	}
+	p2, _ := strconv.Atoi(strings.TrimSpace(string(out)))
+	killOnCleanup(t, p2)
+	t.Run("not found", func(t *testing.T) {
+		wantCode(t, run(t, runOpts{}, "run", "-d", "--", "contain-no-such-command"), 127)
+	})
+}
