@@ -1,0 +1,137 @@
+//go:build linux
+
+package tests
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// pane is a tmux session on a private server: a real pseudo-terminal with
+// a real shell, typed into and read back as a person would.
+type pane struct {
+	t      *testing.T
+	socket string
+}
+
+// newPane starts command (a shell, usually) in a new tmux pane.
+func newPane(t *testing.T, command string) *pane {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("tmux is needed for the terminal tests (Debian package tmux): %v", err)
+		}
+		t.Skipf("tmux is not installed (Debian package tmux): %v", err)
+	}
+	p := &pane{t: t, socket: fmt.Sprintf("contain-test-%d-%d", os.Getpid(), time.Now().UnixNano())}
+	p.tmux("-f", "/dev/null", "new-session", "-d", "-x", "160", "-y", "50", command)
+	t.Cleanup(func() { exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
+	return p
+}
+
+func (p *pane) tmux(args ...string) string {
+	p.t.Helper()
+	cmd := exec.Command("tmux", append([]string{"-L", p.socket}, args...)...)
+	cmd.Env = append(os.Environ(), "TERM=xterm", "PS1=$ ", "CONTAIN="+bin)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		p.t.Fatalf("tmux %q: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// typeLine types text and Enter.
+func (p *pane) typeLine(text string) { p.tmux("send-keys", "-l", text); p.tmux("send-keys", "Enter") }
+
+// key sends one key such as C-z.
+func (p *pane) key(k string) { p.tmux("send-keys", k) }
+
+// reset clears the screen and the scrollback, so that counts start afresh.
+func (p *pane) reset() {
+	p.typeLine("clear; echo cleared")
+	p.waitFor("cleared", 1)
+	p.tmux("clear-history")
+	p.typeLine("clear")
+	time.Sleep(100 * time.Millisecond)
+}
+
+func (p *pane) screen() string { return p.tmux("capture-pane", "-p", "-S", "-200") }
+
+// waitFor waits until the screen shows want (count times at least).
+func (p *pane) waitFor(want string, count int) {
+	p.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for strings.Count(p.screen(), want) < count {
+		if time.Now().After(deadline) {
+			p.t.Fatalf("the terminal never showed %q; screen:\n%s", want, p.screen())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func interactiveShell(t *testing.T) *pane {
+	p := newPane(t, "bash --norc --noprofile -i")
+	p.typeLine("PS1='$ '; echo shell-ready")
+	p.waitFor("shell-ready", 2)
+	return p
+}
+
+func TestTerminalRead(t *testing.T) {
+	p := interactiveShell(t)
+	p.typeLine(`$CONTAIN run -- sh -c 'echo ready-1; read x; echo got:$x'; echo rc=$?`)
+	p.waitFor("ready-1", 2)
+	p.typeLine("hello")
+	p.waitFor("got:hello", 1)
+	p.waitFor("rc=0", 1)
+}
+
+func TestTerminalCtrlC(t *testing.T) {
+	p := interactiveShell(t)
+	p.typeLine(`$CONTAIN run -- sh -c 'echo ready-2; sleep 300'; echo rc=$?`)
+	p.waitFor("ready-2", 2)
+	p.key("C-c")
+	p.waitFor("rc=130", 1)
+}
+
+func TestTerminalStopAndResume(t *testing.T) {
+	p := interactiveShell(t)
+	p.typeLine(`$CONTAIN run -- sh -c 'echo ready-3; read x; echo got:$x'`)
+	p.waitFor("ready-3", 2)
+	p.key("C-z")
+	p.waitFor("Stopped", 1)
+	// The shell has its terminal back and sees contain stopped.
+	p.typeLine("jobs -l; echo after-stop")
+	p.waitFor("after-stop", 2)
+	if !strings.Contains(p.screen(), "Stopped                 $CONTAIN run") {
+		t.Fatalf("the stopped job is not contain:\n%s", p.screen())
+	}
+	p.typeLine("fg")
+	p.typeLine("resumed")
+	p.waitFor("got:resumed", 1)
+	p.typeLine("echo rc=$?")
+	p.waitFor("rc=0", 1)
+
+	// bg: COMMAND goes on in the background, and finishes.
+	p.reset()
+	p.typeLine(`$CONTAIN run -- sh -c 'echo ready-4; sleep 0.5; echo bg-done'`)
+	p.waitFor("ready-4", 2)
+	p.key("C-z")
+	p.waitFor("Stopped", 1)
+	p.typeLine("bg")
+	p.waitFor("bg-done", 2)
+	p.typeLine("wait; echo waited-rc=$?")
+	p.waitFor("waited-rc=0", 1)
+}
+
+// TestTerminalGivenBack: a shell without job control does not take the
+// terminal back itself; contain must, or the shell's next read fails.
+func TestTerminalGivenBack(t *testing.T) {
+	p := newPane(t, `sh -c '$CONTAIN run -- sh -c "echo inner-ran"; echo type-now; read x; echo after:$x; sleep 300'`)
+	p.waitFor("type-now", 1)
+	p.typeLine("back")
+	p.waitFor("after:back", 1)
+}
