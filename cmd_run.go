@@ -38,15 +38,15 @@ Exit status: COMMAND's own; 128+N if it was killed by signal N; 124 on
 timeout; 137 if it had to be killed after --kill-after; 125 if contain
 failed; 126 if COMMAND cannot be executed; 127 if it was not found.`,
 	Flags: []cli.Flag{
-		&cli.StringFlag{Name: "originator", Aliases: []string{"o"}, Value: "CONTAIN", EnvVars: []string{"CONTAIN_ORIGINATOR"},
-			Usage: "the TOOL part of the tag (1-64 of A-Z a-z 0-9 _ . -)"},
-		&cli.StringFlag{Name: "timeout", Aliases: []string{"t"}, Usage: "send the timeout signal after `DURATION` (0: never)"},
-		&cli.StringFlag{Name: "signal", Aliases: []string{"s"}, Value: "TERM", Usage: "the timeout `SIG`nal: TERM, SIGTERM or 15"},
-		&cli.StringFlag{Name: "kill-after", Aliases: []string{"k"}, Usage: "SIGKILL if still running `DURATION` after the timeout signal"},
-		&cli.BoolFlag{Name: "preserve-status", Usage: "on timeout, exit with COMMAND's own status instead of 124"},
-		&cli.StringFlag{Name: "grace", Aliases: []string{"g"}, Value: "2s", Usage: "between SIGTERM and SIGKILL when the group is closed (`DURATION`)"},
-		&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "start COMMAND in a new session marked as a daemon, print its PID, return at once"},
-		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say on stderr what is done"},
+		newStringFlag(&cli.StringFlag{Name: "originator", Aliases: []string{"o"}, Value: "CONTAIN", EnvVars: []string{"CONTAIN_ORIGINATOR"},
+			Usage: "the `TOOL` part of the tag (1-64 of A-Z a-z 0-9 _ . -)"}),
+		newStringFlag(&cli.StringFlag{Name: "timeout", Aliases: []string{"t"}, Usage: "send the timeout signal after `DURATION` (0: never)"}),
+		newStringFlag(&cli.StringFlag{Name: "signal", Aliases: []string{"s"}, Value: "TERM", Usage: "the timeout signal `SIG`: TERM, SIGTERM or 15"}),
+		newStringFlag(&cli.StringFlag{Name: "kill-after", Aliases: []string{"k"}, Usage: "SIGKILL if still running `DURATION` after the timeout signal"}),
+		newBoolFlag(&cli.BoolFlag{Name: "preserve-status", Usage: "on timeout, exit with COMMAND's own status instead of 124"}),
+		newStringFlag(&cli.StringFlag{Name: "grace", Aliases: []string{"g"}, Value: "2s", Usage: "`DURATION` between SIGTERM and SIGKILL when the group is closed"}),
+		newBoolFlag(&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "start COMMAND in a new session marked as a daemon, print its PID, return at once"}),
+		newBoolFlag(&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say on stderr what is done"}),
 	},
 	OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 		return &exitError{code: exitFailed, err: err}

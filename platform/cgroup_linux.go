@@ -1,7 +1,6 @@
 package platform
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -26,29 +25,23 @@ type cgroup struct {
 // of it the mount shows (its root), from /proc/self/mountinfo. On hybrid
 // layouts it is /sys/fs/cgroup/unified, so it is never assumed.
 func cgroup2Mount() (mountPoint, root string, err error) {
-	f, err := os.Open("/proc/self/mountinfo")
+	b, err := readFile("/proc/self/mountinfo", make([]byte, 0, 8192))
 	if err != nil {
 		return "", "", err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
-	for sc.Scan() {
+	for len(b) > 0 {
+		var line []byte
+		line, b, _ = bytes.Cut(b, []byte("\n"))
 		// 41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
-		line := sc.Text()
-		sep := strings.Index(line, " - ")
-		if sep < 0 {
+		pre, post, ok := bytes.Cut(line, []byte(" - "))
+		if !ok || !bytes.HasPrefix(post, []byte("cgroup2 ")) {
 			continue
 		}
-		post := strings.Fields(line[sep+3:])
-		pre := strings.Fields(line[:sep])
-		if len(post) < 1 || post[0] != "cgroup2" || len(pre) < 5 {
+		f := strings.Fields(string(pre))
+		if len(f) < 5 {
 			continue
 		}
-		return unescapeMount(pre[4]), unescapeMount(pre[3]), nil
-	}
-	if err := sc.Err(); err != nil {
-		return "", "", err
+		return unescapeMount(f[4]), unescapeMount(f[3]), nil
 	}
 	return "", "", errors.New("no cgroup2 file system mounted")
 }
@@ -72,9 +65,9 @@ func unescapeMount(s string) string {
 	return b.String()
 }
 
-// ownCgroup reads the unified-hierarchy ("0::") line of /proc/self/cgroup.
-func ownCgroup() (string, error) {
-	b, err := os.ReadFile("/proc/self/cgroup")
+// cgroupOf reads the unified-hierarchy ("0::") line of /proc/PID/cgroup.
+func cgroupOf(pid string) (string, error) {
+	b, err := readFile("/proc/"+pid+"/cgroup", make([]byte, 0, 512))
 	if err != nil {
 		return "", err
 	}
@@ -83,7 +76,7 @@ func ownCgroup() (string, error) {
 			return p, nil
 		}
 	}
-	return "", errors.New("not in a cgroup v2 hierarchy (no 0:: line in /proc/self/cgroup)")
+	return "", fmt.Errorf("/proc/%s/cgroup has no cgroup v2 (0::) line", pid)
 }
 
 // newCgroup makes contain-PID beside contain's own cgroup members. Any error
@@ -93,7 +86,7 @@ func newCgroup(pid int) (*cgroup, error) {
 	if err != nil {
 		return nil, err
 	}
-	own, err := ownCgroup()
+	own, err := cgroupOf("self")
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +115,7 @@ func newCgroup(pid int) (*cgroup, error) {
 // populated reports whether any live process is in the group or below it;
 // zombies do not count.
 func (c *cgroup) populated() (bool, error) {
-	b, err := os.ReadFile(filepath.Join(c.dir, "cgroup.events"))
+	b, err := readFile(c.dir+"/cgroup.events", make([]byte, 0, 64))
 	if err != nil {
 		return false, err
 	}
@@ -162,14 +155,12 @@ func (c *cgroup) procs() ([]int, error) {
 
 // contains reports whether pid is in the group or below it now.
 func (c *cgroup) contains(pid int) error {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	p, err := cgroupOf(strconv.Itoa(pid))
 	if err != nil {
 		return err
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if p, ok := strings.CutPrefix(line, "0::"); ok && (p == c.rel || strings.HasPrefix(p, c.rel+"/")) {
-			return nil
-		}
+	if p == c.rel || strings.HasPrefix(p, c.rel+"/") {
+		return nil
 	}
 	return errIdentity
 }

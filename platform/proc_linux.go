@@ -50,18 +50,40 @@ func parseStat(pid int, b []byte) (procStat, error) {
 	return st, nil
 }
 
-// readStat reads /proc/PID/stat into buf (no stat(2) first: /proc sizes lie).
+// readFile reads a whole /proc or cgroup file into buf, growing it as
+// needed. It does not stat the file first: their sizes lie.
+func readFile(path string, buf []byte) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
+}
+
+// readStat reads /proc/PID/stat, using buf.
 func readStat(pid int, buf []byte) (procStat, error) {
-	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	b, err := readFile("/proc/"+strconv.Itoa(pid)+"/stat", buf)
 	if err != nil {
 		return procStat{}, err
 	}
-	n, err := unix.Read(fd, buf)
-	unix.Close(fd)
-	if err != nil {
-		return procStat{}, err
-	}
-	return parseStat(pid, buf[:n])
+	return parseStat(pid, b)
 }
 
 // scanProcs reads the stat of every visible process.

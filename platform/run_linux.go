@@ -7,7 +7,6 @@ import (
 	"os/signal"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -34,7 +33,8 @@ func Run(o RunOptions) (Result, error) {
 	if o.Detach {
 		return runDetached(o)
 	}
-	r := &runner{o: o, log: o.logger(), self: os.Getpid(), ownPgrp: unix.Getpgrp(), reaped: make(chan struct{})}
+	r := &runner{o: o, log: o.logger(), self: os.Getpid(), ownPgrp: unix.Getpgrp(),
+		events: make(chan waitEvent, 4), noKids: make(chan struct{})}
 	return r.run()
 }
 
@@ -47,25 +47,35 @@ type runner struct {
 	tty     *terminal
 	gaveTTY bool // COMMAND's group was given the terminal at some point
 
-	cmd      *exec.Cmd
 	pid      int // COMMAND; also its process group
 	status   unix.WaitStatus
 	mainDone bool
+	more     bool // when COMMAND ended, some other child was still alive
 	stopped  bool // COMMAND is stopped (Ctrl-Z) and so is contain
 	timedOut bool
 
-	sigs       chan os.Signal
-	reaped     chan struct{} // closed once COMMAND is reaped: frees its locked thread
-	reapedOnce sync.Once
+	sigs   chan os.Signal
+	events chan waitEvent // from the reaper: COMMAND stopped or ended
+	noKids chan struct{}  // closed by the reaper once contain has no child left
+}
+
+// waitEvent is what the reaper reports about COMMAND.
+type waitEvent struct {
+	status unix.WaitStatus
+	more   bool // with an exit: other children were alive at that moment
 }
 
 func (r *runner) run() (Result, error) {
-	// Subscribe before starting, so that no SIGCHLD or forwarded signal is
-	// missed between the start and the loop.
-	r.sigs = make(chan os.Signal, 256)
-	signal.Notify(r.sigs, append(forwarded, unix.SIGCHLD)...)
+	// Subscribe before starting, so that no forwarded signal is missed
+	// between the start and the loop. Subscribing costs a round trip to a
+	// runtime thread per signal: it runs while the cgroup is made.
+	r.sigs = make(chan os.Signal, 64)
+	subscribed := make(chan struct{})
+	go func() {
+		signal.Notify(r.sigs, forwarded...)
+		close(subscribed)
+	}()
 	defer signal.Stop(r.sigs)
-	defer r.releaseThread()
 
 	layers := []string{"process group", "pdeathsig"}
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
@@ -81,6 +91,7 @@ func (r *runner) run() (Result, error) {
 	} else {
 		r.cg = cg
 	}
+	<-subscribed
 	if err := r.start(); err != nil {
 		if r.cg != nil {
 			r.cg.remove()
@@ -92,7 +103,6 @@ func (r *runner) run() (Result, error) {
 	}
 	r.log("started %s as PID %d; containment: %s", r.o.Args[0], r.pid, strings.Join(layers, ", "))
 	r.waitMain()
-	r.releaseThread()
 	r.restoreTerminal()
 	r.closeGroup()
 
@@ -136,7 +146,7 @@ func (r *runner) start() error {
 		if err != nil {
 			return &StartError{Name: r.o.Args[0], Err: err}
 		}
-		r.cmd, r.pid, r.gaveTTY = cmd, cmd.Process.Pid, attr.Foreground
+		r.pid, r.gaveTTY = cmd.Process.Pid, attr.Foreground
 		return nil
 	}
 }
@@ -153,9 +163,11 @@ func cgroupRefusal(err error) bool {
 	return false
 }
 
-// startLocked starts cmd from a goroutine locked to its OS thread, and keeps
-// that thread alive until COMMAND is reaped: Pdeathsig fires when the thread
-// that forked the child exits, not when the process does (golang/go#27505).
+// startLocked starts cmd from a goroutine locked to its OS thread, which
+// then becomes the reaper. Pdeathsig fires when the thread that forked the
+// child exits, not when the process does (golang/go#27505), so that thread
+// must outlive COMMAND: the reaper's thread ends only when contain has no
+// child left.
 func (r *runner) startLocked(cmd *exec.Cmd) error {
 	errc := make(chan error, 1)
 	go func() {
@@ -166,14 +178,59 @@ func (r *runner) startLocked(cmd *exec.Cmd) error {
 			runtime.UnlockOSThread()
 			return
 		}
-		// Still locked: the thread ends with this goroutine, after COMMAND
-		// is gone.
-		<-r.reaped
+		r.reap(cmd.Process.Pid)
 	}()
 	return <-errc
 }
 
-func (r *runner) releaseThread() { r.reapedOnce.Do(func() { close(r.reaped) }) }
+// reap waits for every child of contain, COMMAND and the orphans it adopts
+// as subreaper, so that none stays a zombie. COMMAND's stops and its end go
+// to the main loop; nothing else can take its status, since this is the
+// only place that waits. It returns, closing noKids, when no child is left:
+// every live process of the group has a live ancestor among contain's
+// children, so then the group is empty.
+func (r *runner) reap(pid int) {
+	defer close(r.noKids)
+	for {
+		var ws unix.WaitStatus
+		wpid, err := unix.Wait4(-1, &ws, unix.WUNTRACED, nil)
+		switch {
+		case err == unix.EINTR:
+		case err != nil: // ECHILD
+			return
+		case ws.Stopped():
+			if wpid == pid {
+				r.events <- waitEvent{status: ws}
+			}
+		case wpid == pid:
+			more := r.reapReady()
+			r.events <- waitEvent{status: ws, more: more}
+			if !more {
+				return
+			}
+		default:
+			r.log("reaped adopted process %d", wpid)
+		}
+	}
+}
+
+// reapReady reaps the children that have already ended and reports whether
+// any is still alive.
+func (r *runner) reapReady() (alive bool) {
+	for {
+		var ws unix.WaitStatus
+		wpid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		switch {
+		case err == unix.EINTR:
+		case err != nil:
+			return false
+		case wpid == 0:
+			return true
+		default:
+			r.log("reaped adopted process %d", wpid)
+		}
+	}
+}
 
 // waitMain runs until COMMAND has ended and is reaped: it reaps adopted
 // children, forwards signals, and runs the timeout.
@@ -184,14 +241,17 @@ func (r *runner) waitMain() {
 		defer t.Stop()
 		timeoutC = t.C
 	}
-	r.reapChildren()
 	for !r.mainDone {
 		select {
+		case ev := <-r.events:
+			if ev.status.Stopped() {
+				r.commandStopped(ev.status.StopSignal())
+			} else {
+				r.status, r.more, r.mainDone = ev.status, ev.more, true
+			}
 		case s := <-r.sigs:
 			sig := s.(syscall.Signal)
 			switch {
-			case sig == unix.SIGCHLD:
-				r.reapChildren()
 			case stopRequest(sig):
 				r.log("received %s: forwarding it to the group", SignalName(sig))
 				r.signalGroup(sig)
@@ -228,32 +288,6 @@ func (r *runner) waitMain() {
 		case <-stopC:
 			r.log("still running %v after being told to stop: sending SIGKILL to the group", r.o.Grace)
 			r.killGroup()
-		}
-	}
-}
-
-// reapChildren reaps every child that has changed state: COMMAND's status
-// is kept, adopted orphans (contain is their subreaper) are only reaped, so
-// that none stays a zombie. It reports whether any child is still alive.
-func (r *runner) reapChildren() (alive bool) {
-	for {
-		var ws unix.WaitStatus
-		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG|unix.WUNTRACED, nil)
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err != nil: // ECHILD: no child at all, live or zombie
-			return false
-		case pid == 0:
-			return true
-		case ws.Stopped():
-			if pid == r.pid {
-				r.commandStopped(ws.StopSignal())
-			}
-		case pid == r.pid:
-			r.status, r.mainDone = ws, true
-		default:
-			r.log("reaped adopted process %d", pid)
 		}
 	}
 }
@@ -382,18 +416,27 @@ func (r *runner) killGroup() {
 	}
 }
 
-// anyLeft reaps what has ended and reports whether any process of the group
-// still lives. Every live descendant has a live ancestor among contain's
-// children, so "no live child" means "no live descendant".
+// anyLeft reports whether any process of the group still lives.
 func (r *runner) anyLeft() bool {
-	if r.reapChildren() {
+	select {
+	case <-r.noKids:
+	default:
 		return true
 	}
-	if r.cg != nil {
-		pop, err := r.cg.populated()
-		return pop || err != nil && !errors.Is(err, os.ErrNotExist)
+	return r.cgroupPopulated()
+}
+
+// cgroupPopulated reports whether a live process is in the cgroup; an error
+// reading it counts as yes, so that contain never returns early.
+func (r *runner) cgroupPopulated() bool {
+	if r.cg == nil {
+		return false
 	}
-	return false
+	pop, err := r.cg.populated()
+	if err != nil {
+		r.log("cannot read %s/cgroup.events: %v", r.cg.dir, err)
+	}
+	return pop || err != nil
 }
 
 // closeGroup runs after COMMAND ended: SIGTERM (and SIGCONT, for stopped
@@ -408,7 +451,7 @@ func (r *runner) closeGroup() {
 			}
 		}
 	}()
-	if !r.anyLeft() {
+	if !r.more && !r.cgroupPopulated() {
 		return
 	}
 	wait := newBackoff()
@@ -446,18 +489,26 @@ func (r *runner) closeGroup() {
 	}
 }
 
-// pause waits for a SIGCHLD, a stop request (then it returns true) or the
-// next backoff step, whichever comes first; other signals are forwarded.
+// pause waits until the last child is reaped, a stop request comes (then
+// it returns true) or the next backoff step, whichever is first; other
+// signals are forwarded.
 func (r *runner) pause(b *backoff, limit time.Duration) (stop bool) {
 	d := min(b.next(), max(limit, time.Millisecond))
 	t := time.NewTimer(d)
 	defer t.Stop()
+	noKids := r.noKids
 	select {
+	case <-noKids:
+		if !r.cgroupPopulated() {
+			return false
+		}
+		// Something outside contain's tree is still in the cgroup: only
+		// the timer tells when to look again.
+		<-t.C
 	case <-t.C:
 	case s := <-r.sigs:
 		sig := s.(syscall.Signal)
 		switch {
-		case sig == unix.SIGCHLD:
 		case stopRequest(sig):
 			r.log("received %s while closing: killing the group", SignalName(sig))
 			return true

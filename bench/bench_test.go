@@ -1,0 +1,131 @@
+//go:build linux
+
+// Package bench measures contain against baselines run in the same loop,
+// interleaved, and reports medians and their ratio. Run it with
+// bench/run.sh (or: go test -run '^$' -bench . -benchtime 200x ./bench).
+package bench
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var containBin, baselineBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "contain-bench-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Chmod(dir, 0o755)
+	containBin, baselineBin = filepath.Join(dir, "contain"), filepath.Join(dir, "baseline")
+	for out, pkg := range map[string]string{containBin: "..", baselineBin: "./baseline"} {
+		if b, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", pkg, err, b)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// timeRun runs argv and returns its wall time.
+func timeRun(b *testing.B, cred *syscall.Credential, argv ...string) time.Duration {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("%q: %v", argv, err)
+	}
+	return time.Since(start)
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// BenchmarkStartup: contain run -- true against baseline true, alternating
+// which goes first. Goal: median ratio at most 1.3.
+func BenchmarkStartup(b *testing.B) {
+	users := []struct {
+		name string
+		cred *syscall.Credential
+	}{{"self", nil}}
+	if os.Geteuid() == 0 {
+		// As root contain uses a cgroup; as nobody it falls back.
+		users = append(users, struct {
+			name string
+			cred *syscall.Credential
+		}{"nobody", &syscall.Credential{Uid: 65534, Gid: 65534}})
+	}
+	for _, u := range users {
+		b.Run(u.name, func(b *testing.B) {
+			var base, contain []time.Duration
+			for i := 0; i < b.N; i++ {
+				if i%2 == 0 {
+					base = append(base, timeRun(b, u.cred, baselineBin, "true"))
+					contain = append(contain, timeRun(b, u.cred, containBin, "run", "--", "true"))
+				} else {
+					contain = append(contain, timeRun(b, u.cred, containBin, "run", "--", "true"))
+					base = append(base, timeRun(b, u.cred, baselineBin, "true"))
+				}
+			}
+			mb, mc := median(base), median(contain)
+			b.ReportMetric(ms(mb), "baseline-ms")
+			b.ReportMetric(ms(mc), "contain-ms")
+			b.ReportMetric(float64(mc)/float64(mb), "ratio")
+		})
+	}
+}
+
+// closeTime runs contain on a bash command that leaves n TERM-responsive
+// sleepers and writes the time just before it exits; it returns the time
+// from that moment to contain's exit.
+func closeTime(b *testing.B, n int, stamp string) time.Duration {
+	script := fmt.Sprintf(`for ((i = 0; i < %d; i++)); do sleep 60 > /dev/null & done; echo $EPOCHREALTIME > %s`, n, stamp)
+	if err := exec.Command(containBin, "run", "--", "bash", "-c", script).Run(); err != nil {
+		b.Fatal(err)
+	}
+	end := time.Now()
+	raw, err := os.ReadFile(stamp)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sec, frac, _ := strings.Cut(strings.TrimSpace(string(raw)), ".")
+	s, err1 := strconv.ParseInt(sec, 10, 64)
+	us, err2 := strconv.ParseInt((frac + "000000")[:6], 10, 64)
+	if err1 != nil || err2 != nil {
+		b.Fatalf("bad timestamp %q", raw)
+	}
+	return end.Sub(time.Unix(s, us*1000))
+}
+
+// BenchmarkClose: the time from COMMAND's exit to contain's exit with 100
+// sleepers left behind, against the same with none left. Goal: median
+// under 50 ms.
+func BenchmarkClose(b *testing.B) {
+	stamp := filepath.Join(b.TempDir(), "stamp")
+	var empty, full []time.Duration
+	for i := 0; i < b.N; i++ {
+		empty = append(empty, closeTime(b, 0, stamp))
+		full = append(full, closeTime(b, 100, stamp))
+	}
+	me, mf := median(empty), median(full)
+	b.ReportMetric(ms(me), "empty-ms")
+	b.ReportMetric(ms(mf), "100sleepers-ms")
+	b.ReportMetric(float64(mf)/float64(me), "ratio")
+}
