@@ -10,12 +10,19 @@ import (
 	"runtime/debug"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/contain-cli/contain/platform"
 )
 
 // version is stamped at release time with -ldflags "-X main.version=...".
 var version = ""
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "run" {
+		// Subscribing to the forwarded signals is the slowest step of
+		// contain run's set-up; it runs while the options are parsed.
+		platform.PrepareRun()
+	}
 	os.Exit(runApp(os.Args, os.Stdout, os.Stderr))
 }
 

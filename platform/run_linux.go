@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -24,6 +25,29 @@ var forwarded = []os.Signal{
 // period later.
 func stopRequest(sig unix.Signal) bool {
 	return sig == unix.SIGINT || sig == unix.SIGTERM || sig == unix.SIGHUP || sig == unix.SIGQUIT
+}
+
+// subscription is the signal subscription of the one Run of this process.
+// Subscribing costs the Go runtime a round trip to one of its threads per
+// signal (about 200µs for all of them), so it may start early, in parallel
+// with whatever comes before Run.
+var subscription struct {
+	once sync.Once
+	sigs chan os.Signal
+	done chan struct{}
+}
+
+// PrepareRun starts subscribing to the signals Run forwards. Calling it is
+// optional: Run does it too. Until Run starts COMMAND the signals queue.
+func PrepareRun() {
+	subscription.once.Do(func() {
+		subscription.sigs = make(chan os.Signal, 64)
+		subscription.done = make(chan struct{})
+		go func() {
+			signal.Notify(subscription.sigs, forwarded...)
+			close(subscription.done)
+		}()
+	})
 }
 
 // Run starts COMMAND in a kill-on-close group, waits for it, then closes the
@@ -66,15 +90,10 @@ type waitEvent struct {
 }
 
 func (r *runner) run() (Result, error) {
-	// Subscribe before starting, so that no forwarded signal is missed
-	// between the start and the loop. Subscribing costs a round trip to a
-	// runtime thread per signal: it runs while the cgroup is made.
-	r.sigs = make(chan os.Signal, 64)
-	subscribed := make(chan struct{})
-	go func() {
-		signal.Notify(r.sigs, forwarded...)
-		close(subscribed)
-	}()
+	// Subscribed before starting, so that no forwarded signal is missed
+	// between the start and the loop.
+	PrepareRun()
+	r.sigs = subscription.sigs
 	defer signal.Stop(r.sigs)
 
 	layers := []string{"process group", "pdeathsig"}
@@ -91,7 +110,13 @@ func (r *runner) run() (Result, error) {
 	} else {
 		r.cg = cg
 	}
-	<-subscribed
+	<-subscription.done
+
+	// Pdeathsig fires when the thread that forked the child exits, not when
+	// the process does (golang/go#27505): this goroutine stays on its thread
+	// from the fork until the last child is reaped.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if err := r.start(); err != nil {
 		if r.cg != nil {
 			r.cg.remove()
@@ -102,9 +127,15 @@ func (r *runner) run() (Result, error) {
 		layers = append(layers, "cgroup "+r.cg.dir)
 	}
 	r.log("started %s as PID %d; containment: %s", r.o.Args[0], r.pid, strings.Join(layers, ", "))
-	r.waitMain()
-	r.restoreTerminal()
-	r.closeGroup()
+	closed := make(chan struct{})
+	go func() {
+		r.waitMain()
+		r.restoreTerminal()
+		r.closeGroup()
+		close(closed)
+	}()
+	r.reap()
+	<-closed
 
 	res := Result{Pid: r.pid, TimedOut: r.timedOut}
 	switch {
@@ -136,7 +167,7 @@ func (r *runner) start() error {
 			attr.UseCgroupFD, attr.CgroupFD = true, r.cg.fd
 		}
 		cmd.SysProcAttr = attr
-		err := r.startLocked(cmd)
+		err := cmd.Start()
 		if err != nil && r.cg != nil && cgroupRefusal(err) {
 			r.log("cannot start inside cgroup %s: %v (retrying without it)", r.cg.dir, err)
 			r.cg.remove()
@@ -163,34 +194,15 @@ func cgroupRefusal(err error) bool {
 	return false
 }
 
-// startLocked starts cmd from a goroutine locked to its OS thread, which
-// then becomes the reaper. Pdeathsig fires when the thread that forked the
-// child exits, not when the process does (golang/go#27505), so that thread
-// must outlive COMMAND: the reaper's thread ends only when contain has no
-// child left.
-func (r *runner) startLocked(cmd *exec.Cmd) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		err := cmd.Start()
-		errc <- err
-		if err != nil {
-			runtime.UnlockOSThread()
-			return
-		}
-		r.reap(cmd.Process.Pid)
-	}()
-	return <-errc
-}
-
 // reap waits for every child of contain, COMMAND and the orphans it adopts
 // as subreaper, so that none stays a zombie. COMMAND's stops and its end go
 // to the main loop; nothing else can take its status, since this is the
 // only place that waits. It returns, closing noKids, when no child is left:
 // every live process of the group has a live ancestor among contain's
 // children, so then the group is empty.
-func (r *runner) reap(pid int) {
+func (r *runner) reap() {
 	defer close(r.noKids)
+	pid := r.pid
 	for {
 		var ws unix.WaitStatus
 		wpid, err := unix.Wait4(-1, &ws, unix.WUNTRACED, nil)
@@ -451,7 +463,10 @@ func (r *runner) closeGroup() {
 			}
 		}
 	}()
-	if !r.more && !r.cgroupPopulated() {
+	// Nothing left is the common case: no child, and the cgroup (if any)
+	// can be removed, which only an empty group can.
+	if !r.more && (r.cg == nil || r.cg.remove() == nil) {
+		r.cg = nil
 		return
 	}
 	wait := newBackoff()

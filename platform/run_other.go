@@ -13,3 +13,6 @@ import (
 func Run(o RunOptions) (Result, error) {
 	return Result{}, fmt.Errorf("contain run on %s: %w", runtime.GOOS, ErrUnsupported)
 }
+
+// PrepareRun does nothing where Run is not written yet.
+func PrepareRun() {}
