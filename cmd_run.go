@@ -2,10 +2,13 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
+	"slices"
 	"syscall"
 	"time"
 
@@ -62,7 +65,19 @@ func runFailed(format string, args ...any) error {
 }
 
 func doRun(c *cli.Context) error {
-	args := c.Args().Slice()
+	return runWith(c, c.Args().Slice(), c.App.Writer, c.App.ErrWriter)
+}
+
+// flagValues is what runWith reads of the parsed options: a *cli.Context,
+// or a flagSetValues on the fast path.
+type flagValues interface {
+	String(name string) string
+	Bool(name string) bool
+	IsSet(name string) bool
+}
+
+// runWith runs `contain run` with its options parsed and args the COMMAND.
+func runWith(c flagValues, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return runFailed("run: missing COMMAND (usage: contain run [OPTIONS] [--] COMMAND [ARG...])")
 	}
@@ -100,7 +115,6 @@ func doRun(c *cli.Context) error {
 	}
 	opts.Env = tag.SetEnv(env, tag.DaemonVar, daemon)
 	if c.Bool("verbose") {
-		stderr := c.App.ErrWriter
 		opts.Log = func(format string, args ...any) {
 			fmt.Fprintf(stderr, "contain: "+format+"\n", args...)
 		}
@@ -111,13 +125,81 @@ func doRun(c *cli.Context) error {
 		return &exitError{code: startStatus(err), err: err}
 	}
 	if opts.Detach {
-		fmt.Fprintln(c.App.Writer, res.Pid)
+		fmt.Fprintln(stdout, res.Pid)
 		return nil
 	}
 	if code := exitStatus(res, c.Bool("preserve-status")); code != 0 {
 		return &exitError{code: code}
 	}
 	return nil
+}
+
+// fastRun runs `contain run ...` without urfave/cli's per-command
+// machinery, which is a tenth of the start-up of `contain run -- true`: the
+// options are parsed by the standard flag package into a flag set that
+// runCommand's own flags define (so the two paths cannot disagree). Help,
+// and anything else the fast path does not know, takes the normal path:
+// ok is false then.
+func fastRun(args []string, stdout, stderr io.Writer) (code int, ok bool) {
+	if len(args) < 2 || args[1] != "run" {
+		return 0, false
+	}
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	for _, f := range runCommand.Flags {
+		if err := f.Apply(fs); err != nil {
+			return 0, false
+		}
+	}
+	if err := fs.Parse(args[2:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, false
+		}
+		return exitCode(&exitError{code: exitFailed, err: err}, stderr), true
+	}
+	return exitCode(runWith(flagSetValues{fs}, fs.Args(), stdout, stderr), stderr), true
+}
+
+// flagSetValues reads options from a parsed flag set, as a cli.Context
+// would. Each name of a flag is its own entry in the set: the value is the
+// one given under any of them; IsSet is true for a flag given under any of
+// its names, or taken from the environment.
+type flagSetValues struct{ fs *flag.FlagSet }
+
+// lookup finds the entry of name's flag that was given, else name's own.
+func (v flagSetValues) lookup(name string) (f *flag.Flag, given bool) {
+	for _, cf := range runCommand.Flags {
+		names := cf.Names()
+		if !slices.Contains(names, name) {
+			continue
+		}
+		v.fs.Visit(func(g *flag.Flag) {
+			if slices.Contains(names, g.Name) {
+				f = g
+			}
+		})
+		if f != nil {
+			return f, true
+		}
+		return v.fs.Lookup(name), cf.IsSet()
+	}
+	return v.fs.Lookup(name), false
+}
+
+func (v flagSetValues) String(name string) string {
+	f, _ := v.lookup(name)
+	return f.Value.String()
+}
+
+func (v flagSetValues) Bool(name string) bool {
+	f, _ := v.lookup(name)
+	b, _ := f.Value.(flag.Getter).Get().(bool)
+	return b
+}
+
+func (v flagSetValues) IsSet(name string) bool {
+	_, given := v.lookup(name)
+	return given
 }
 
 // exitStatus maps how COMMAND ended to contain's status, as GNU timeout
