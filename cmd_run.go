@@ -147,6 +147,9 @@ func fastRun(args []string, stdout, stderr io.Writer) (code int, ok bool) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	for _, f := range runCommand.Flags {
+		if f == cli.HelpFlag {
+			continue // urfave/cli adds it once it has run; help is its job
+		}
 		if err := f.Apply(fs); err != nil {
 			return 0, false
 		}

@@ -31,12 +31,12 @@ func stopRequest(sig unix.Signal) bool {
 	return sig == unix.SIGINT || sig == unix.SIGTERM || sig == unix.SIGHUP || sig == unix.SIGQUIT
 }
 
-// subscription is the signal subscription of the one Run of this process.
-// It may start early (PrepareRun), in parallel with the parsing of options.
+// subscription is the signal subscription the next Run takes over. It may
+// start early (PrepareRun), in parallel with the parsing of options.
 var subscription struct {
-	once sync.Once
+	mu   sync.Mutex
 	sigs chan os.Signal
-	done chan struct{}
+	done chan struct{} // closed when the subscription is in force
 }
 
 // PrepareRun starts subscribing to the signals that would end contain, so
@@ -44,14 +44,27 @@ var subscription struct {
 // Calling it is optional: Run does it too. Until Run starts COMMAND, the
 // signals queue.
 func PrepareRun() {
-	subscription.once.Do(func() {
-		subscription.sigs = make(chan os.Signal, 64)
-		subscription.done = make(chan struct{})
-		go func() {
-			signal.Notify(subscription.sigs, forwardedFatal...)
-			close(subscription.done)
-		}()
-	})
+	subscription.mu.Lock()
+	defer subscription.mu.Unlock()
+	if subscription.sigs != nil {
+		return
+	}
+	sigs, done := make(chan os.Signal, 64), make(chan struct{})
+	subscription.sigs, subscription.done = sigs, done
+	go func() {
+		signal.Notify(sigs, forwardedFatal...)
+		close(done)
+	}()
+}
+
+// takeSubscription hands the prepared subscription to one Run.
+func takeSubscription() (chan os.Signal, chan struct{}) {
+	PrepareRun()
+	subscription.mu.Lock()
+	defer subscription.mu.Unlock()
+	sigs, done := subscription.sigs, subscription.done
+	subscription.sigs, subscription.done = nil, nil
+	return sigs, done
 }
 
 // Run starts COMMAND in a kill-on-close group, waits for it, then closes the
@@ -96,8 +109,8 @@ type waitEvent struct {
 func (r *runner) run() (Result, error) {
 	// Subscribed before starting, so that no signal that would end contain
 	// comes between the start and the loop.
-	PrepareRun()
-	r.sigs = subscription.sigs
+	sigs, subscribed := takeSubscription()
+	r.sigs = sigs
 	defer signal.Stop(r.sigs)
 
 	layers := []string{"process group", "pdeathsig"}
@@ -114,7 +127,7 @@ func (r *runner) run() (Result, error) {
 	} else {
 		r.cg = cg
 	}
-	<-subscription.done
+	<-subscribed
 
 	// Pdeathsig fires when the thread that forked the child exits, not when
 	// the process does (golang/go#27505): this goroutine stays on its thread

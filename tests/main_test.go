@@ -126,6 +126,33 @@ func readPID(t *testing.T, dir, name string) int {
 	return pid
 }
 
+// cgroupDir is where contain with the given PID, started by this test
+// process, makes its cgroup: beside the test's own cgroup members in the
+// unified hierarchy. "" when there is no cgroup2 mount.
+func cgroupDir(pid int) string {
+	own, mnt := "", ""
+	if b, err := os.ReadFile("/proc/self/cgroup"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if p, ok := strings.CutPrefix(line, "0::"); ok {
+				own = p
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if pre, post, ok := strings.Cut(line, " - "); ok && strings.HasPrefix(post, "cgroup2 ") {
+				if f := strings.Fields(pre); len(f) >= 5 && f[3] == "/" {
+					mnt = f[4]
+				}
+			}
+		}
+	}
+	if own == "" || mnt == "" {
+		return ""
+	}
+	return filepath.Join(mnt, own, fmt.Sprintf("contain-%d", pid))
+}
+
 // exists reports whether pid is a process, zombies included.
 func exists(pid int) bool {
 	_, err := os.Stat("/proc/" + strconv.Itoa(pid))
@@ -205,6 +232,16 @@ func startContain(t *testing.T, o runOpts, args ...string) (*exec.Cmd, func() re
 			t.Fatalf("contain did not return within a minute; stderr:\n%s", stderr.String())
 		}
 		res := result{stdout: stdout.String(), stderr: stderr.String(), pid: cmd.Process.Pid}
+		if dir := cgroupDir(res.pid); dir != "" {
+			if _, err := os.Stat(dir); err == nil {
+				if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+					// Killed by the test: nobody was left to remove it.
+					t.Cleanup(func() { os.Remove(dir) })
+				} else {
+					t.Errorf("contain left its cgroup %s behind", dir)
+				}
+			}
+		}
 		var ee *exec.ExitError
 		switch {
 		case err == nil:
