@@ -448,7 +448,7 @@ func TestDetach(t *testing.T) {
 	}
 	// Its output goes nowhere near contain's: a $(...) around contain
 	// returns at once.
-	out, err := exec.Command("sh", "-c", bin+" run -d -- sh -c 'echo leaked; sleep 300'").Output()
+	out, err := exec.Command("sh", "-c", bin+" run -d -- sh -c 'echo leaked; exec sleep 300'").Output()
 	if err != nil || !regexp.MustCompile(`^\d+\n$`).Match(out) {
 		t.Fatalf("$(contain run -d ...) = %q, %v", out, err)
 	}
@@ -457,4 +457,51 @@ func TestDetach(t *testing.T) {
 	t.Run("not found", func(t *testing.T) {
 		wantCode(t, run(t, runOpts{}, "run", "-d", "--", "contain-no-such-command"), 127)
 	})
+}
+
+// TestSecondStopKillsAtOnce: a second TERM while the grace period runs
+// kills the group without waiting for the rest of it (100 s here, more than
+// the test's one-minute limit on any run).
+func TestSecondStopKillsAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	script := `trap '' TERM; echo $$ > ` + dir + `/main; sleep 300`
+	cmd, wait := startContain(t, runOpts{}, "run", "-v", "-g", "100", "--", "sh", "-c", script)
+	waitFor(t, "the command to start", 10*time.Second, func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, "main"))
+		return len(b) > 0
+	})
+	main := readPID(t, dir, "main")
+	killOnCleanup(t, main)
+	cmd.Process.Signal(syscall.SIGTERM)
+	time.Sleep(200 * time.Millisecond)
+	if !alive(main) {
+		t.Fatal("the command, which ignores TERM, died on the first one")
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	res := wait()
+	wantCode(t, res, 137)
+	if alive(main) {
+		t.Fatalf("command %d survived", main)
+	}
+	if !strings.Contains(res.stderr, "killing the group") {
+		t.Errorf("verbose output does not say the group was killed:\n%s", res.stderr)
+	}
+}
+
+// TestGraceZero: with -g 0 leftovers get SIGKILL straight away, even those
+// that would have handled SIGTERM.
+func TestGraceZero(t *testing.T) {
+	dir := t.TempDir()
+	script := `sh -c 'trap "echo got TERM > ` + dir + `/term; exit 0" TERM; echo $$ > ` + dir + `/job; while :; do sleep 0.05; done' &
+		while [ ! -s ` + dir + `/job ]; do sleep 0.01; done`
+	res := run(t, runOpts{}, "run", "-g", "0", "--", "sh", "-c", script)
+	wantCode(t, res, 0)
+	job := readPID(t, dir, "job")
+	killOnCleanup(t, job)
+	if exists(job) {
+		t.Fatalf("leftover %d survived", job)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "term")); err == nil {
+		t.Fatalf("with -g 0 the leftover got SIGTERM first")
+	}
 }
