@@ -431,16 +431,21 @@ func (r *runner) signalGroup(sig syscall.Signal) {
 	}
 }
 
-// killGroup sends SIGKILL to everything: cgroup.kill first, which also stops
-// a fork race, then each process found by the scan.
+// killGroup sends SIGKILL to everything: cgroup.kill first, which also
+// wins a fork race, then each process found by the scan (one that left the
+// cgroup, or every one when there is none).
 func (r *runner) killGroup() {
+	members := r.members()
+	cgKilled := false
 	if r.cg != nil {
 		if err := r.cg.kill(); err != nil {
 			r.log("cannot kill cgroup %s: %v", r.cg.dir, err)
+		} else {
+			cgKilled = true
 		}
 	}
-	for _, m := range r.members() {
-		if err := r.signal(m, unix.SIGKILL); err == nil {
+	for _, m := range members {
+		if err := r.signal(m, unix.SIGKILL); err == nil || cgKilled {
 			r.log("killed %d (%s)", m.pid, m.comm)
 		}
 	}
@@ -490,14 +495,18 @@ func (r *runner) closeGroup() {
 	wait := newBackoff()
 	if r.o.Grace > 0 {
 		deadline := time.Now().Add(r.o.Grace)
-		termed := make(map[member]bool)
+		type identity struct {
+			pid   int
+			start uint64
+		}
+		termed := make(map[identity]bool) // comm changes on exec; these do not
 	grace:
 		for {
 			for _, m := range r.members() {
-				if termed[m] {
+				if termed[identity{m.pid, m.start}] {
 					continue
 				}
-				termed[m] = true
+				termed[identity{m.pid, m.start}] = true
 				if err := r.signal(m, unix.SIGTERM); err == nil {
 					r.log("sent SIGTERM to leftover %d (%s)", m.pid, m.comm)
 					r.signal(m, unix.SIGCONT)

@@ -263,6 +263,9 @@ func TestLeftoversAreKilled(t *testing.T) {
 					t.Errorf("want the fallback without cgroup, said so on stderr; stderr:\n%s", res.stderr)
 				}
 			}
+			if want := fmt.Sprintf("killed %d", pids["ignoresterm"]); !strings.Contains(res.stderr, want) {
+				t.Errorf("verbose output does not say %q:\n%s", want, res.stderr)
+			}
 			if !strings.Contains(res.stderr, "subreaper") {
 				t.Errorf("verbose output does not name the subreaper layer:\n%s", res.stderr)
 			}
