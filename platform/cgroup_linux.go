@@ -29,6 +29,11 @@ func cgroup2Mount() (mountPoint, root string, err error) {
 	if err != nil {
 		return "", "", err
 	}
+	return parseMountinfo(b)
+}
+
+// parseMountinfo finds the first cgroup2 mount in mountinfo text.
+func parseMountinfo(b []byte) (mountPoint, root string, err error) {
 	for len(b) > 0 {
 		var line []byte
 		line, b, _ = bytes.Cut(b, []byte("\n"))

@@ -130,6 +130,14 @@ func readPID(t *testing.T, dir, name string) int {
 // process, makes its cgroup: beside the test's own cgroup members in the
 // unified hierarchy. "" when there is no cgroup2 mount.
 func cgroupDir(pid int) string {
+	if own := ownCgroupDir(); own != "" {
+		return filepath.Join(own, fmt.Sprintf("contain-%d", pid))
+	}
+	return ""
+}
+
+// ownCgroupDir is the test process's own cgroup v2 directory, or "".
+func ownCgroupDir() string {
 	own, mnt := "", ""
 	if b, err := os.ReadFile("/proc/self/cgroup"); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {
@@ -150,7 +158,7 @@ func cgroupDir(pid int) string {
 	if own == "" || mnt == "" {
 		return ""
 	}
-	return filepath.Join(mnt, own, fmt.Sprintf("contain-%d", pid))
+	return filepath.Join(mnt, own)
 }
 
 // exists reports whether pid is a process, zombies included.

@@ -508,3 +508,53 @@ func TestGraceZero(t *testing.T) {
 		t.Fatalf("with -g 0 the leftover got SIGTERM first")
 	}
 }
+
+// TestCgroupRefusedFallsBack: as root, in a cgroup that allows no child
+// group, contain says so and contains with the other layers.
+func TestCgroupRefusedFallsBack(t *testing.T) {
+	requireRoot(t, "making a test cgroup")
+	own := ownCgroupDir()
+	if own == "" {
+		t.Fatal("no cgroup v2 hierarchy found")
+	}
+	parent := filepath.Join(own, fmt.Sprintf("contain-test-%d", os.Getpid()))
+	if err := os.Mkdir(parent, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(parent) })
+	if err := os.WriteFile(filepath.Join(parent, "cgroup.max.descendants"), []byte("0"), 0); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	script := fmt.Sprintf(`echo $$ > %s/cgroup.procs && exec %s run -v -- sh -c 'sleep 300 & echo $! > %s/job'`, parent, bin, dir)
+	out, err := exec.Command("sh", "-c", script).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	job := readPID(t, dir, "job")
+	killOnCleanup(t, job)
+	if exists(job) {
+		t.Errorf("background job %d survived", job)
+	}
+	if !strings.Contains(string(out), "cannot create cgroup "+parent+"/contain-") || !strings.Contains(string(out), "falling back") {
+		t.Errorf("contain did not say it fell back:\n%s", out)
+	}
+	if strings.Contains(string(out), "containment: process group, pdeathsig, subreaper, cgroup") {
+		t.Errorf("contain claims a cgroup:\n%s", out)
+	}
+}
+
+// TestNestedContain: an inner contain killed with SIGKILL leaves its
+// command's leftovers and its own cgroup inside the outer one, which ends
+// and removes both.
+func TestNestedContain(t *testing.T) {
+	dir := t.TempDir()
+	inner := fmt.Sprintf(`%s run -- sh -c 'sleep 300 & echo $! > %s/job; kill -9 $PPID'; exit 0`, bin, dir)
+	res := run(t, runOpts{}, "run", "-v", "--", "sh", "-c", inner)
+	wantCode(t, res, 0)
+	job := readPID(t, dir, "job")
+	killOnCleanup(t, job)
+	if exists(job) {
+		t.Fatalf("the inner command's job %d survived both", job)
+	}
+}
