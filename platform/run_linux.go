@@ -262,8 +262,8 @@ func (r *runner) reapReady() (alive bool) {
 	}
 }
 
-// waitMain runs until COMMAND has ended and is reaped: it reaps adopted
-// children, forwards signals, and runs the timeout.
+// waitMain runs until COMMAND has ended and is reaped: it follows COMMAND's
+// stops, forwards signals, and runs the timeout.
 func (r *runner) waitMain() {
 	var timeoutC, killC, stopC <-chan time.Time
 	if r.o.Timeout > 0 {
@@ -325,9 +325,31 @@ func (r *runner) waitMain() {
 // commandStopped follows COMMAND into a stop (Ctrl-Z) on a terminal: take
 // the terminal back, then stop contain with the same signal, so that the
 // shell sees its job stopped and can resume it with fg or bg.
+//
+// Under a shell without job control contain's process group is orphaned:
+// the kernel discards job-control stops sent to it, and nobody would ever
+// resume COMMAND. There contain does what the kernel does for an orphaned
+// group: it does not stop, and lets COMMAND go on (with the terminal, when
+// contain has it to give).
 func (r *runner) commandStopped(sig syscall.Signal) {
 	if r.tty == nil {
 		r.log("command stopped by %s", SignalName(sig))
+		return
+	}
+	jobControl := sig == unix.SIGTSTP || sig == unix.SIGTTIN || sig == unix.SIGTTOU
+	if jobControl && orphanedPgrp(r.ownPgrp) {
+		fg := r.tty.foreground()
+		if fg == r.ownPgrp {
+			if err := r.tty.setForeground(r.pid); err == nil {
+				r.gaveTTY, fg = true, r.pid
+			}
+		}
+		if sig == unix.SIGTSTP || fg == r.pid {
+			r.log("command stopped by %s, but contain's process group is orphaned (no job control): continuing it", SignalName(sig))
+			r.signalGroup(unix.SIGCONT)
+			return
+		}
+		r.log("command stopped by %s and the terminal is not contain's to give", SignalName(sig))
 		return
 	}
 	r.stopped = true
@@ -338,6 +360,33 @@ func (r *runner) commandStopped(sig syscall.Signal) {
 	}
 	r.log("command stopped by %s: stopping contain too", SignalName(sig))
 	unix.Kill(r.self, sig)
+}
+
+// orphanedPgrp reports whether process group pgrp (contain's) is orphaned:
+// no ancestor of contain outside the group is in the same session, so no
+// shell can resume it. The kernel looks at the parents of every member;
+// contain's own line of ancestors is what matters here.
+func orphanedPgrp(pgrp int) bool {
+	sid, err := unix.Getsid(0)
+	if err != nil {
+		return false
+	}
+	for pid := os.Getppid(); pid > 1; {
+		pg, err := unix.Getpgid(pid)
+		if err != nil {
+			return false
+		}
+		if pg != pgrp {
+			psid, err := unix.Getsid(pid)
+			return err != nil || psid != sid
+		}
+		st, err := readStat(pid, make([]byte, 1024))
+		if err != nil {
+			return false
+		}
+		pid = st.ppid
+	}
+	return true
 }
 
 // resumed handles SIGCONT: after fg, contain is in the foreground again and

@@ -135,3 +135,16 @@ func TestTerminalGivenBack(t *testing.T) {
 	p.typeLine("back")
 	p.waitFor("after:back", 1)
 }
+
+// TestTerminalStopWithoutJobControl: Ctrl-Z under a shell without job
+// control must not leave COMMAND stopped forever: as the kernel does for an
+// orphaned process group, the stop is ignored.
+func TestTerminalStopWithoutJobControl(t *testing.T) {
+	p := newPane(t, `sh -c '$CONTAIN run -- sh -c "echo ready-5; read x; echo got:\$x"; echo rc=$?; sleep 300'`)
+	p.waitFor("ready-5", 1)
+	p.key("C-z")
+	time.Sleep(200 * time.Millisecond)
+	p.typeLine("still-here")
+	p.waitFor("got:still-here", 1)
+	p.waitFor("rc=0", 1)
+}
