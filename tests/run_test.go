@@ -509,22 +509,38 @@ func TestGraceZero(t *testing.T) {
 	}
 }
 
-// TestCgroupRefusedFallsBack: as root, in a cgroup that allows no child
-// group, contain says so and contains with the other layers.
-func TestCgroupRefusedFallsBack(t *testing.T) {
+// testCgroup makes a cgroup for one test beside the test's own members;
+// it is removed when the test ends.
+func testCgroup(t *testing.T, name string) string {
+	t.Helper()
 	requireRoot(t, "making a test cgroup")
 	own := ownCgroupDir()
 	if own == "" {
 		t.Fatal("no cgroup v2 hierarchy found")
 	}
-	parent := filepath.Join(own, fmt.Sprintf("contain-test-%d", os.Getpid()))
-	if err := os.Mkdir(parent, 0o755); err != nil {
+	dir := filepath.Join(own, fmt.Sprintf("contain-test-%d-%s", os.Getpid(), name))
+	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.Remove(parent) })
-	if err := os.WriteFile(filepath.Join(parent, "cgroup.max.descendants"), []byte("0"), 0); err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(func() {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if e.IsDir() {
+				os.Remove(filepath.Join(dir, e.Name()))
+			}
+		}
+		if err := os.Remove(dir); err != nil {
+			t.Errorf("removing test cgroup: %v", err)
+		}
+	})
+	return dir
+}
+
+// runIn runs contain -v from a shell that first moves itself into cgroup
+// parent, with a background job; it checks that the job is gone and returns
+// what contain said.
+func runIn(t *testing.T, parent string) string {
+	t.Helper()
 	dir := t.TempDir()
 	script := fmt.Sprintf(`echo $$ > %s/cgroup.procs && exec %s run -v -- sh -c 'sleep 300 & echo $! > %s/job'`, parent, bin, dir)
 	out, err := exec.Command("sh", "-c", script).CombinedOutput()
@@ -536,12 +552,48 @@ func TestCgroupRefusedFallsBack(t *testing.T) {
 	if exists(job) {
 		t.Errorf("background job %d survived", job)
 	}
-	if !strings.Contains(string(out), "cannot create cgroup "+parent+"/contain-") || !strings.Contains(string(out), "falling back") {
-		t.Errorf("contain did not say it fell back:\n%s", out)
-	}
 	if strings.Contains(string(out), "containment: process group, pdeathsig, subreaper, cgroup") {
 		t.Errorf("contain claims a cgroup:\n%s", out)
 	}
+	return string(out)
+}
+
+// TestCgroupRefusedFallsBack: as root, where no cgroup can be made or the
+// kernel refuses to clone into it, contain says so and contains with the
+// other layers, leaving no cgroup behind.
+func TestCgroupRefusedFallsBack(t *testing.T) {
+	t.Run("mkdir refused", func(t *testing.T) {
+		parent := testCgroup(t, "nochild")
+		if err := os.WriteFile(filepath.Join(parent, "cgroup.max.descendants"), []byte("0"), 0); err != nil {
+			t.Fatal(err)
+		}
+		out := runIn(t, parent)
+		if !strings.Contains(out, "cannot create cgroup "+parent+"/contain-") || !strings.Contains(out, "falling back") {
+			t.Errorf("contain did not say it fell back:\n%s", out)
+		}
+	})
+	t.Run("clone refused", func(t *testing.T) {
+		// A threaded child makes parent a threaded domain; a new domain
+		// group below it is "domain invalid", which CLONE_INTO_CGROUP
+		// refuses with EOPNOTSUPP.
+		parent := testCgroup(t, "threaded")
+		if err := os.Mkdir(filepath.Join(parent, "t"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(parent, "t", "cgroup.type"), []byte("threaded"), 0); err != nil {
+			t.Fatal(err)
+		}
+		out := runIn(t, parent)
+		if !strings.Contains(out, "cannot start inside cgroup "+parent+"/contain-") || !strings.Contains(out, "retrying without it") {
+			t.Errorf("contain did not say it retried without the cgroup:\n%s", out)
+		}
+		entries, _ := os.ReadDir(parent)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), "contain-") {
+				t.Errorf("cgroup %s left behind", e.Name())
+			}
+		}
+	})
 }
 
 // TestNestedContain: an inner contain killed with SIGKILL leaves its
