@@ -291,19 +291,26 @@ func TestLeftoversAreKilled(t *testing.T) {
 }
 
 func TestTimeoutClosesTheGroup(t *testing.T) {
-	dir := sharedDir(t)
-	script := `sleep 300 & echo $! > ` + dir + `/background
-		setsid sh -c 'echo $$ > ` + dir + `/setsid; exec sleep 300' &
-		while [ ! -s ` + dir + `/setsid ]; do sleep 0.01; done
-		wait`
-	res := run(t, runOpts{}, "run", "-t", "0.3", "--", "sh", "-c", script)
-	wantCode(t, res, 124)
-	for _, kind := range []string{"background", "setsid"} {
-		pid := readPID(t, dir, kind)
-		killOnCleanup(t, pid)
-		if exists(pid) {
-			t.Errorf("%s %d survived the timeout", kind, pid)
-		}
+	for _, nobody := range []bool{false, true} {
+		t.Run(fmt.Sprintf("nobody=%v", nobody), func(t *testing.T) {
+			if nobody {
+				requireRoot(t, "switching to nobody")
+			}
+			dir := sharedDir(t)
+			script := `sleep 300 & echo $! > ` + dir + `/background
+				setsid sh -c 'echo $$ > ` + dir + `/setsid; exec sleep 300' &
+				while [ ! -s ` + dir + `/setsid ]; do sleep 0.01; done
+				wait`
+			res := run(t, runOpts{asNobody: nobody}, "run", "-t", "0.3", "--", "sh", "-c", script)
+			wantCode(t, res, 124)
+			for _, kind := range []string{"background", "setsid"} {
+				pid := readPID(t, dir, kind)
+				killOnCleanup(t, pid)
+				if exists(pid) {
+					t.Errorf("%s %d survived the timeout", kind, pid)
+				}
+			}
+		})
 	}
 }
 
