@@ -24,6 +24,20 @@ var (
 	forwardedLater = []os.Signal{unix.SIGWINCH, unix.SIGCONT}
 )
 
+// notIgnored drops the signals contain was started with ignored: nohup
+// ignores HUP, a shell without job control ignores INT (and QUIT) in its
+// background jobs, and COMMAND inherits that, as it would without contain.
+// (Go reports an inherited SIG_IGN for HUP and INT only.)
+func notIgnored(sigs []os.Signal) []os.Signal {
+	var out []os.Signal
+	for _, s := range sigs {
+		if !signal.Ignored(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // stopRequest reports whether sig, sent to contain, means "stop": it is
 // forwarded, and the group is killed if COMMAND is still running a grace
 // period later.
@@ -52,7 +66,7 @@ func PrepareRun() {
 	sigs, done := make(chan os.Signal, 64), make(chan struct{})
 	subscription.sigs, subscription.done = sigs, done
 	go func() {
-		signal.Notify(sigs, forwardedFatal...)
+		signal.Notify(sigs, notIgnored(forwardedFatal)...)
 		close(done)
 	}()
 }

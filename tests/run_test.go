@@ -617,3 +617,18 @@ func TestNestedContain(t *testing.T) {
 		t.Fatalf("the inner command's job %d survived both", job)
 	}
 }
+
+// TestIgnoredSignalsStayIgnored: started with HUP ignored (nohup), contain
+// and COMMAND keep ignoring it, as COMMAND would without contain.
+func TestIgnoredSignalsStayIgnored(t *testing.T) {
+	inner := `kill -HUP $PPID; kill -HUP $$; sleep 0.2; echo survived`
+	out, err := exec.Command("sh", "-c", `trap "" HUP; exec "$0" run -- sh -c "$1"`, bin, inner).CombinedOutput()
+	if err != nil || string(out) != "survived\n" {
+		t.Fatalf("with HUP ignored: %v, output %q; want survived", err, out)
+	}
+	// Without the inherited SIG_IGN, the same HUP ends both.
+	res := run(t, runOpts{}, "run", "--", "sh", "-c", inner)
+	if res.code != 128+1 || strings.Contains(res.stdout, "survived") {
+		t.Fatalf("without HUP ignored: status %d, output %q; want 129", res.code, res.stdout)
+	}
+}
