@@ -52,7 +52,7 @@ func exitCode(err error, stderr io.Writer) int {
 }
 
 func newApp(stdout, stderr io.Writer) *cli.App {
-	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version and exit"}
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version and exit", DisableDefaultText: true}
 	return &cli.App{
 		Name:      "contain",
 		Usage:     "run a command so that nothing it starts outlives it",
