@@ -20,7 +20,7 @@ import (
 
 // containBin is built as releases are (buildFlags); plainBin as a plain
 // `go install` builds it, for comparison.
-var containBin, plainBin, baselineBin string
+var containBin, plainBin, baselineBin, floorBin, floorCLIBin string
 
 // buildFlags are the release build's: urfave/cli's man and markdown
 // generators (and the markdown parser they bring, whose start-up alone is
@@ -35,10 +35,13 @@ func TestMain(m *testing.M) {
 	}
 	os.Chmod(dir, 0o755)
 	containBin, plainBin, baselineBin = filepath.Join(dir, "contain"), filepath.Join(dir, "contain-plain"), filepath.Join(dir, "baseline")
+	floorBin, floorCLIBin = filepath.Join(dir, "floor"), filepath.Join(dir, "floor-cli")
 	for _, b := range [][]string{
 		append(append([]string{"build"}, buildFlags...), "-o", containBin, ".."),
 		{"build", "-o", plainBin, ".."},
 		{"build", "-o", baselineBin, "./baseline"},
+		append(append([]string{"build"}, buildFlags...), "-o", floorBin, "./floor"),
+		{"build", "-tags", "urfave_cli_no_docs,linkcli", "-trimpath", "-ldflags", "-s -w", "-o", floorCLIBin, "./floor"},
 	} {
 		if out, err := exec.Command("go", b...).CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "go %q: %v\n%s", b, err, out)
@@ -71,7 +74,9 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 // BenchmarkStartup: contain run -- true against baseline true, in turns
 // whose order rotates. Goal: median ratio at most 1.3 for the release
-// build. As root contain makes a cgroup; as nobody it falls back.
+// build. As root contain makes a cgroup; as nobody it falls back. Two
+// yardsticks run in the same turns: floor, contain's mechanisms alone, and
+// floor-cli, the same with urfave/cli linked in.
 func BenchmarkStartup(b *testing.B) {
 	users := []struct {
 		name string
@@ -85,7 +90,8 @@ func BenchmarkStartup(b *testing.B) {
 	}
 	for _, u := range users {
 		b.Run(u.name, func(b *testing.B) {
-			progs := [][]string{{baselineBin, "true"}, {containBin, "run", "--", "true"}, {plainBin, "run", "--", "true"}}
+			progs := [][]string{{baselineBin, "true"}, {containBin, "run", "--", "true"}, {plainBin, "run", "--", "true"},
+				{floorBin, "true"}, {floorCLIBin, "true"}}
 			times := make([][]time.Duration, len(progs))
 			for i := 0; i < b.N; i++ {
 				for j := range progs {
@@ -93,11 +99,13 @@ func BenchmarkStartup(b *testing.B) {
 					times[k] = append(times[k], timeRun(b, u.cred, progs[k]...))
 				}
 			}
-			mb, mc, mp := median(times[0]), median(times[1]), median(times[2])
+			mb, mc := median(times[0]), median(times[1])
 			b.ReportMetric(ms(mb), "baseline-ms")
 			b.ReportMetric(ms(mc), "contain-ms")
 			b.ReportMetric(float64(mc)/float64(mb), "ratio")
-			b.ReportMetric(float64(mp)/float64(mb), "plain-build-ratio")
+			for k, name := range map[int]string{2: "plain-build-ratio", 3: "floor-ratio", 4: "floor-cli-ratio"} {
+				b.ReportMetric(float64(median(times[k]))/float64(mb), name)
+			}
 		})
 	}
 }
