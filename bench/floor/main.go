@@ -31,14 +31,18 @@ func main() {
 	unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	dir := ""
-	var st unix.Statfs_t
-	if unix.Statfs("/sys/fs/cgroup/unified", &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC {
-		dir = "/sys/fs/cgroup/unified/floor-" + strconv.Itoa(os.Getpid())
+	for _, mnt := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
+		var st unix.Statfs_t
+		if unix.Statfs(mnt, &st) != nil || st.Type != unix.CGROUP2_SUPER_MAGIC {
+			continue
+		}
+		dir = mnt + "/floor-" + strconv.Itoa(os.Getpid())
 		if unix.Mkdir(dir, 0o755) != nil {
 			dir = ""
 		} else if fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
 			attr.UseCgroupFD, attr.CgroupFD = true, fd
 		}
+		break
 	}
 	runtime.LockOSThread()
 	cmd := exec.Command(os.Args[1], os.Args[2:]...)
