@@ -11,7 +11,7 @@ import (
 // without the guarantees contain promises (see DESIGN.md for the plan:
 // kqueue and a guard on macOS, Job Objects on Windows).
 func Run(o RunOptions) (Result, error) {
-	return Result{}, fmt.Errorf("contain run on %s: %w", runtime.GOOS, ErrUnsupported)
+	return Result{}, fmt.Errorf("run on %s: %w", runtime.GOOS, ErrUnsupported)
 }
 
 // PrepareRun does nothing where Run is not written yet.
