@@ -1,9 +1,7 @@
 package platform
 
 import (
-	"fmt"
 	"strconv"
-	"strings"
 	"syscall"
 )
 
@@ -19,23 +17,9 @@ var signalNames = map[string]syscall.Signal{
 
 const maxSignal = 15
 
-// ParseSignal reads a signal name (TERM, SIGTERM) or number (15).
-func ParseSignal(s string) (syscall.Signal, error) {
-	name := strings.ToUpper(s)
-	if name == "" {
-		return 0, fmt.Errorf("invalid signal %q", s)
-	}
-	if name[0] >= '0' && name[0] <= '9' {
-		n, err := strconv.Atoi(name)
-		if err != nil || n < 0 || n > maxSignal {
-			return 0, fmt.Errorf("invalid signal %q: a number must be 0..%d", s, maxSignal)
-		}
-		return syscall.Signal(n), nil
-	}
-	if sig, ok := signalNames[strings.TrimPrefix(name, "SIG")]; ok {
-		return sig, nil
-	}
-	return 0, fmt.Errorf("invalid signal %q", s)
+func signalByName(name string) (syscall.Signal, bool) {
+	sig, ok := signalNames[name]
+	return sig, ok
 }
 
 // SignalName names a signal for messages.

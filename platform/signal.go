@@ -1,0 +1,30 @@
+package platform
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// ParseSignal reads a signal the way GNU timeout does: a name with or
+// without "SIG", in any case (TERM, SIGTERM, term), a number (15), or on
+// Linux a real-time signal (RTMIN+2, RTMAX-1). 0 is accepted: it sends
+// nothing.
+func ParseSignal(s string) (syscall.Signal, error) {
+	name := strings.ToUpper(s)
+	if name == "" {
+		return 0, fmt.Errorf("invalid signal %q", s)
+	}
+	if name[0] >= '0' && name[0] <= '9' {
+		n, err := strconv.Atoi(name)
+		if err != nil || n < 0 || n > maxSignal {
+			return 0, fmt.Errorf("invalid signal %q: a number must be 0..%d", s, maxSignal)
+		}
+		return syscall.Signal(n), nil
+	}
+	if sig, ok := signalByName(strings.TrimPrefix(name, "SIG")); ok {
+		return sig, nil
+	}
+	return 0, fmt.Errorf("invalid signal %q", s)
+}
