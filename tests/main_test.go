@@ -264,3 +264,24 @@ func startContain(t *testing.T, o runOpts, args ...string) (*exec.Cmd, func() re
 		return res
 	}
 }
+
+// tagged lists the live processes whose environment carries
+// RUNNING_PROCESS_ORIGINATOR=value: what is left of a session. Processes
+// whose environment this user cannot read are not listed.
+func tagged(value string) []int {
+	want := []byte("\x00RUNNING_PROCESS_ORIGINATOR=" + value + "\x00")
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || !bytes.Contains(append([]byte{0}, b...), want) || !alive(pid) {
+			continue
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}

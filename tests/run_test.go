@@ -263,6 +263,9 @@ func TestLeftoversAreKilled(t *testing.T) {
 					t.Errorf("want the fallback without cgroup, said so on stderr; stderr:\n%s", res.stderr)
 				}
 			}
+			if left := tagged(fmt.Sprintf("CONTAIN:%d", res.pid)); len(left) > 0 {
+				t.Errorf("processes tagged with this session are left: %v", left)
+			}
 			if want := fmt.Sprintf("killed %d", pids["ignoresterm"]); !strings.Contains(res.stderr, want) {
 				t.Errorf("verbose output does not say %q:\n%s", want, res.stderr)
 			}
@@ -630,5 +633,43 @@ func TestIgnoredSignalsStayIgnored(t *testing.T) {
 	res := run(t, runOpts{}, "run", "--", "sh", "-c", inner)
 	if res.code != 128+1 || strings.Contains(res.stdout, "survived") {
 		t.Fatalf("without HUP ignored: status %d, output %q; want 129", res.code, res.stdout)
+	}
+}
+
+// TestForkingLeftover: a leftover that ignores SIGTERM and forks without
+// pause while the group is closed; contain returns only when nothing of the
+// session is left.
+func TestForkingLeftover(t *testing.T) {
+	for _, nobody := range []bool{false, true} {
+		t.Run(fmt.Sprintf("nobody=%v", nobody), func(t *testing.T) {
+			if nobody {
+				requireRoot(t, "switching to nobody")
+			}
+			script := `(trap "" TERM; while :; do (sleep 300 &); (trap "" TERM; sleep 300 &); done) & sleep 0.3`
+			res := run(t, runOpts{asNobody: nobody}, "run", "-g", "0.3", "--", "sh", "-c", script)
+			wantCode(t, res, 0)
+			if left := tagged(fmt.Sprintf("CONTAIN:%d", res.pid)); len(left) > 0 {
+				for _, pid := range left {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+				t.Fatalf("%d processes of the session survived: %v", len(left), left)
+			}
+		})
+	}
+}
+
+// TestTaggedFinds: the helper that finds what is left of a session does
+// find a tagged process, so the checks built on it can fail.
+func TestTaggedFinds(t *testing.T) {
+	value := fmt.Sprintf("HELPER:%d", os.Getpid())
+	cmd := exec.Command("sleep", "30")
+	cmd.Env = append(os.Environ(), "RUNNING_PROCESS_ORIGINATOR="+value)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	if got := tagged(value); len(got) != 1 || got[0] != cmd.Process.Pid {
+		t.Fatalf("tagged(%q) = %v, want [%d]", value, got, cmd.Process.Pid)
 	}
 }
