@@ -139,8 +139,7 @@ func descendants(procs map[int]procStat, root int) []procStat {
 // errIdentity means the PID now names another process than the one seen.
 var errIdentity = errors.New("process changed identity")
 
-// signalPinned sends sig to the process seen as want, through a pidfd opened
-// first. verify runs after the pidfd pins the process; the send succeeding
+// signalPinned sends sig to pid through a pidfd opened first. verify runs after the pidfd pins the process; the send succeeding
 // afterwards proves the PID was not recycled in between (a process keeps its
 // PID until it is reaped).
 func signalPinned(pid int, sig unix.Signal, verify func() error) error {
