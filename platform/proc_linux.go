@@ -139,9 +139,10 @@ func descendants(procs map[int]procStat, root int) []procStat {
 // errIdentity means the PID now names another process than the one seen.
 var errIdentity = errors.New("process changed identity")
 
-// signalPinned sends sig to pid through a pidfd opened first. verify runs after the pidfd pins the process; the send succeeding
-// afterwards proves the PID was not recycled in between (a process keeps its
-// PID until it is reaped).
+// signalPinned sends sig to pid through a pidfd opened first. verify runs
+// after the pidfd pins the process; the send succeeding afterwards proves
+// the PID was not recycled in between (a process keeps its PID until it is
+// reaped).
 func signalPinned(pid int, sig unix.Signal, verify func() error) error {
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
