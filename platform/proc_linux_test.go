@@ -3,60 +3,32 @@ package platform
 import (
 	"os"
 	"testing"
-)
 
-func TestParseStat(t *testing.T) {
-	tail := " 4242 4243 4243 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 100 18446744073709551615"
-	cases := []struct {
-		line  string
-		comm  string
-		state byte
-	}{
-		{"4244 (sleep) S" + tail, "sleep", 'S'},
-		{"4244 (my prog) R" + tail, "my prog", 'R'},
-		{"4244 (a) (b) ) Z" + tail, "a) (b) ", 'Z'},
-		{"4244 ((x)) S" + tail, "(x)", 'S'},
-		{"4244 () S" + tail, "", 'S'},
-	}
-	for _, c := range cases {
-		st, err := parseStat(4244, []byte(c.line))
-		if err != nil {
-			t.Errorf("parseStat(%q): %v", c.line, err)
-			continue
-		}
-		if st.comm != c.comm || st.state != c.state || st.ppid != 4242 || st.start != 987654 {
-			t.Errorf("parseStat(%q) = %+v", c.line, st)
-		}
-	}
-	for _, bad := range []string{"", "4244", "4244 (sleep", "4244 sleep) S 1", "4244 (sleep) S 1 2 3", "4244 (x) SS" + tail, "4244 (x) S x" + tail} {
-		if st, err := parseStat(1, []byte(bad)); err == nil {
-			t.Errorf("parseStat(%q) = %+v, want an error", bad, st)
-		}
-	}
-}
+	"github.com/contain-cli/contain/procfs"
+)
 
 func TestReadStatSelf(t *testing.T) {
 	st, err := readStat(os.Getpid(), make([]byte, 1024))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.ppid != os.Getppid() || st.start == 0 || st.state == 'Z' {
+	if st.PPID != os.Getppid() || st.Start == 0 || st.Zombie() {
 		t.Fatalf("readStat(self) = %+v, want ppid %d", st, os.Getppid())
 	}
 }
 
 func TestDescendants(t *testing.T) {
-	procs := map[int]procStat{
-		1:  {pid: 1, ppid: 0},
-		10: {pid: 10, ppid: 1, state: 'S'},
-		11: {pid: 11, ppid: 10, state: 'S'},
-		12: {pid: 12, ppid: 11, state: 'Z'},
-		13: {pid: 13, ppid: 12, state: 'S'}, // a zombie's child (transient)
-		20: {pid: 20, ppid: 1, state: 'S'},
+	procs := map[int]procfs.Stat{
+		1:  {PID: 1, PPID: 0},
+		10: {PID: 10, PPID: 1, State: 'S'},
+		11: {PID: 11, PPID: 10, State: 'S'},
+		12: {PID: 12, PPID: 11, State: 'Z'},
+		13: {PID: 13, PPID: 12, State: 'S'}, // a zombie's child (transient)
+		20: {PID: 20, PPID: 1, State: 'S'},
 	}
 	got := map[int]bool{}
 	for _, st := range descendants(procs, 10) {
-		got[st.pid] = true
+		got[st.PID] = true
 	}
 	if len(got) != 2 || !got[11] || !got[13] {
 		t.Fatalf("descendants(10) = %v, want 11 and 13 (12 is a zombie)", got)

@@ -398,7 +398,7 @@ func orphanedPgrp(pgrp int) bool {
 		if err != nil {
 			return false
 		}
-		pid = st.ppid
+		pid = st.PPID
 	}
 	return true
 }
@@ -449,8 +449,8 @@ func (r *runner) members() []member {
 	var out []member
 	seen := make(map[int]bool)
 	for _, st := range descendants(procs, r.self) {
-		out = append(out, member{pid: st.pid, comm: st.comm, start: st.start})
-		seen[st.pid] = true
+		out = append(out, member{pid: st.PID, comm: st.Comm, start: st.Start})
+		seen[st.PID] = true
 	}
 	if r.cg != nil {
 		pids, err := r.cg.procs()
@@ -459,7 +459,7 @@ func (r *runner) members() []member {
 		}
 		for _, pid := range pids {
 			if !seen[pid] {
-				out = append(out, member{pid: pid, comm: procs[pid].comm})
+				out = append(out, member{pid: pid, comm: procs[pid].Comm})
 			}
 		}
 	}
@@ -478,7 +478,7 @@ func (r *runner) signal(m member, sig syscall.Signal) error {
 		if err != nil {
 			return err
 		}
-		if st.start != m.start {
+		if st.Start != m.start {
 			return errIdentity
 		}
 		return nil

@@ -1,0 +1,335 @@
+// Package procfs reads what contain needs of a Linux /proc tree: the stat,
+// environment, command line and owner of a process, and the boot time. The
+// root is a parameter, so that the parsers are tested on fixture trees under
+// testdata/ without touching the live system. The code is plain Go and builds
+// everywhere; only Linux has a /proc to point it at.
+package procfs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+)
+
+// ErrFormat is wrapped by every error about a file's content.
+var ErrFormat = errors.New("unexpected /proc file format")
+
+// TicksPerSecond is USER_HZ, the unit of start times in /proc/PID/stat. The
+// kernel exports it as 100 on every architecture Go supports.
+const TicksPerSecond = 100
+
+// maxFile caps what is read of one file: an environment or command line is
+// at most a few MiB (ARG_MAX); a larger file is not what it claims to be.
+const maxFile = 16 << 20
+
+// FS is a /proc tree.
+type FS struct {
+	Root string // "/proc" on a live system
+}
+
+// Stat is what contain uses of /proc/PID/stat.
+type Stat struct {
+	PID     int
+	Comm    string // may hold spaces and parentheses
+	State   byte   // 'R', 'S', 'D', 'T', 'Z', ...
+	PPID    int
+	PGRP    int
+	Session int
+	Start   uint64 // clock ticks after boot: with the PID, the process's identity
+}
+
+// Zombie reports whether the process has ended and waits to be reaped.
+func (s Stat) Zombie() bool { return s.State == 'Z' || s.State == 'X' }
+
+// ParseStat parses a stat line. comm sits between the first '(' and the
+// last ')', since it may itself hold ") (".
+func ParseStat(b []byte) (Stat, error) {
+	open := bytes.IndexByte(b, '(')
+	closing := bytes.LastIndexByte(b, ')')
+	if open < 1 || closing < open {
+		return Stat{}, fmt.Errorf("%w: stat: no (comm)", ErrFormat)
+	}
+	pid, err := strconv.Atoi(string(bytes.TrimSpace(b[:open])))
+	if err != nil || pid < 0 {
+		return Stat{}, fmt.Errorf("%w: stat: bad pid %q", ErrFormat, b[:open])
+	}
+	st := Stat{PID: pid, Comm: string(b[open+1 : closing])}
+	// After ") ": state ppid pgrp session tty_nr tpgid flags minflt cminflt
+	// majflt cmajflt utime stime cutime cstime priority nice num_threads
+	// itrealvalue starttime — starttime is the 20th field.
+	f := bytes.Fields(b[closing+1:])
+	if len(f) < 20 || len(f[0]) != 1 {
+		return Stat{}, fmt.Errorf("%w: stat: %d fields after comm", ErrFormat, len(f))
+	}
+	st.State = f[0][0]
+	ints := []*int{&st.PPID, &st.PGRP, &st.Session}
+	for i, dst := range ints {
+		n, err := strconv.Atoi(string(f[1+i]))
+		if err != nil {
+			return Stat{}, fmt.Errorf("%w: stat: field %d is %q", ErrFormat, 2+i, f[1+i])
+		}
+		*dst = n
+	}
+	if st.Start, err = strconv.ParseUint(string(f[19]), 10, 64); err != nil {
+		return Stat{}, fmt.Errorf("%w: stat: starttime is %q", ErrFormat, f[19])
+	}
+	return st, nil
+}
+
+// ReadFile reads a whole /proc file into buf (grown as needed) and returns
+// it. It does not stat the file first: /proc sizes lie.
+func ReadFile(path string, buf []byte) ([]byte, error) {
+	f, err := openFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.close()
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			if len(buf) >= maxFile {
+				return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrFormat, path, maxFile)
+			}
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.read(buf[len(buf):cap(buf)])
+		if err != nil {
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
+}
+
+func (fs FS) path(pid int, name string) string {
+	return fs.Root + "/" + strconv.Itoa(pid) + "/" + name
+}
+
+// Stat reads /proc/PID/stat, using buf.
+func (fs FS) Stat(pid int, buf []byte) (Stat, error) {
+	b, err := ReadFile(fs.path(pid, "stat"), buf)
+	if err != nil {
+		return Stat{}, err
+	}
+	st, err := ParseStat(b)
+	if err == nil && st.PID != pid {
+		err = fmt.Errorf("%w: %s names PID %d", ErrFormat, fs.path(pid, "stat"), st.PID)
+	}
+	return st, err
+}
+
+// Environ reads /proc/PID/environ into buf: NUL-terminated KEY=VALUE
+// entries. Another user's process gives a permission error without root;
+// a kernel thread or a zombie has none (ESRCH or empty).
+func (fs FS) Environ(pid int, buf []byte) ([]byte, error) {
+	return ReadFile(fs.path(pid, "environ"), buf)
+}
+
+// Cmdline reads /proc/PID/cmdline as an argument list. A process may have
+// rewritten it (then it is one string with spaces) or emptied it.
+func (fs FS) Cmdline(pid int, buf []byte) ([]string, error) {
+	b, err := ReadFile(fs.path(pid, "cmdline"), buf)
+	if err != nil {
+		return nil, err
+	}
+	return SplitNUL(b), nil
+}
+
+// SplitNUL splits NUL-terminated strings; a missing final NUL is tolerated
+// (a process that rewrote its arguments).
+func SplitNUL(b []byte) []string {
+	var out []string
+	for len(b) > 0 {
+		var s []byte
+		s, b, _ = bytes.Cut(b, []byte{0})
+		out = append(out, string(s))
+	}
+	return out
+}
+
+// Getenv finds key in an environ block. The first entry wins, as for
+// getenv(3).
+func Getenv(environ []byte, key string) (string, bool) {
+	for len(environ) > 0 {
+		var kv []byte
+		kv, environ, _ = bytes.Cut(environ, []byte{0})
+		if len(kv) > len(key) && kv[len(key)] == '=' && string(kv[:len(key)]) == key {
+			return string(kv[len(key)+1:]), true
+		}
+	}
+	return "", false
+}
+
+// UID reads the real user ID from /proc/PID/status.
+func (fs FS) UID(pid int, buf []byte) (int, error) {
+	b, err := ReadFile(fs.path(pid, "status"), buf)
+	if err != nil {
+		return 0, err
+	}
+	return ParseStatusUID(b)
+}
+
+// ParseStatusUID finds the real UID in a status file ("Uid:\treal\teffective\tsaved\tfs").
+func ParseStatusUID(b []byte) (int, error) {
+	for len(b) > 0 {
+		var line []byte
+		line, b, _ = bytes.Cut(b, []byte{'\n'})
+		if rest, ok := bytes.CutPrefix(line, []byte("Uid:")); ok {
+			f := bytes.Fields(rest)
+			if len(f) == 0 {
+				break
+			}
+			uid, err := strconv.ParseUint(string(f[0]), 10, 32)
+			if err != nil {
+				break
+			}
+			return int(uid), nil
+		}
+	}
+	return 0, fmt.Errorf("%w: status has no Uid line", ErrFormat)
+}
+
+// BootTime reads btime, the boot time in whole seconds, from /proc/stat.
+func (fs FS) BootTime() (time.Time, error) {
+	b, err := ReadFile(fs.Root+"/stat", make([]byte, 0, 4096))
+	if err != nil {
+		return time.Time{}, err
+	}
+	for len(b) > 0 {
+		var line []byte
+		line, b, _ = bytes.Cut(b, []byte{'\n'})
+		if rest, ok := bytes.CutPrefix(line, []byte("btime ")); ok {
+			s, err := strconv.ParseInt(string(bytes.TrimSpace(rest)), 10, 64)
+			if err != nil {
+				break
+			}
+			return time.Unix(s, 0), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%w: %s/stat has no btime line", ErrFormat, fs.Root)
+}
+
+// StartTime turns a start time in ticks into wall-clock time.
+func StartTime(boot time.Time, ticks uint64) time.Time {
+	return boot.Add(time.Duration(ticks) * (time.Second / TicksPerSecond))
+}
+
+// PIDs lists the numeric entries of the root: every visible process.
+func (fs FS) PIDs() ([]int, error) {
+	d, err := os.Open(fs.Root)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return nil, err
+	}
+	pids := make([]int, 0, len(names))
+	for _, name := range names {
+		if name == "" || name[0] < '0' || name[0] > '9' {
+			continue
+		}
+		if pid, err := strconv.Atoi(name); err == nil && pid > 0 {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, nil
+}
+
+// Tagged is a process whose environment holds the variable a scan looks for.
+type Tagged struct {
+	Stat
+	UID    int
+	Argv   []string
+	Value  string // the variable's value, as found
+	Daemon bool   // the daemon variable is "1"
+}
+
+// Scan is the result of ScanTagged.
+type Scan struct {
+	Procs []Tagged
+	// Unreadable counts the processes whose environment could not be read,
+	// by reason: they may carry the variable, and are not guessed at.
+	Unreadable map[string]int
+}
+
+// ScanTagged reads the environment of every visible process and returns
+// those that hold key (with their stat, owner and command line). A process
+// that vanishes while it is read, a kernel thread and a zombie (none has an
+// environment to read) are left out; one that cannot be read for another
+// reason is counted.
+func (fs FS) ScanTagged(key, daemonKey string) (Scan, error) {
+	pids, err := fs.PIDs()
+	if err != nil {
+		return Scan{}, err
+	}
+	sc := Scan{Unreadable: map[string]int{}}
+	buf := make([]byte, 0, 8192)
+	for _, pid := range pids {
+		env, err := fs.Environ(pid, buf)
+		if err != nil {
+			if r := unreadable(err); r != "" {
+				sc.Unreadable[r]++
+			}
+			continue
+		}
+		buf = env[:0]
+		value, ok := Getenv(env, key)
+		if !ok {
+			continue
+		}
+		daemon, _ := Getenv(env, daemonKey)
+		t, err := fs.describe(pid, buf)
+		if err != nil {
+			if r := unreadable(err); r != "" {
+				sc.Unreadable[r]++
+			}
+			continue
+		}
+		t.Value, t.Daemon = value, daemon == "1"
+		sc.Procs = append(sc.Procs, t)
+	}
+	return sc, nil
+}
+
+// describe reads the stat, owner and command line of pid.
+func (fs FS) describe(pid int, buf []byte) (Tagged, error) {
+	st, err := fs.Stat(pid, buf)
+	if err != nil {
+		return Tagged{}, err
+	}
+	uid, err := fs.UID(pid, buf)
+	if err != nil {
+		return Tagged{}, err
+	}
+	argv, err := fs.Cmdline(pid, buf)
+	if err != nil {
+		return Tagged{}, err
+	}
+	return Tagged{Stat: st, UID: uid, Argv: argv}, nil
+}
+
+// unreadable names why a process could not be read, or returns "" when it
+// simply is not there any more (or never had an environment: a kernel thread,
+// a zombie).
+func unreadable(err error) string {
+	switch {
+	case errors.Is(err, os.ErrNotExist), isESRCH(err):
+		return ""
+	case errors.Is(err, os.ErrPermission):
+		return "permission denied"
+	case errors.Is(err, ErrFormat):
+		return "unexpected content"
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
