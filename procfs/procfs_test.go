@@ -69,10 +69,10 @@ func TestGetenv(t *testing.T) {
 
 func TestSplitNUL(t *testing.T) {
 	for in, want := range map[string][]string{
-		"":                nil,
+		"":                 nil,
 		"sleep\x00300\x00": {"sleep", "300"},
-		"nginx: worker":   {"nginx: worker"},
-		"a\x00\x00b\x00":  {"a", "", "b"},
+		"nginx: worker":    {"nginx: worker"},
+		"a\x00\x00b\x00":   {"a", "", "b"},
 	} {
 		if got := SplitNUL([]byte(in)); !reflect.DeepEqual(got, want) {
 			t.Errorf("SplitNUL(%q) = %q, want %q", in, got, want)
