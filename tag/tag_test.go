@@ -73,3 +73,32 @@ func TestSetEnv(t *testing.T) {
 		t.Fatalf("SetEnv with empty value kept the variable: %q", got)
 	}
 }
+
+// FuzzParse: Parse never panics, accepts only TOOL:PID with a non-empty
+// TOOL free of blanks and NUL and PID in 1..2^31-1, and what it accepts
+// formats back to a value that parses the same.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"CONTAIN:1234", "CLUD:12345", "a:b:7", "X", "X:", ":12", "X:0", "X:-1", "X:abc",
+		"X:4294967296", "X:2147483648", "X :1", "X\x00:1", "X:1 ", "X:+1", "X:007", "::1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, value string) {
+		tool, pid, err := Parse(value)
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("Parse(%q): %v does not wrap ErrMalformed", value, err)
+			}
+			return
+		}
+		if tool == "" || strings.ContainsAny(tool, " \t\n\r\x00") || pid < 1 || pid > MaxPID {
+			t.Fatalf("Parse(%q) = %q, %d", value, tool, pid)
+		}
+		if !strings.HasPrefix(value, tool+":") {
+			t.Fatalf("Parse(%q): tool %q is not the part before the last ':'", value, tool)
+		}
+		t2, p2, err := Parse(Format(tool, pid))
+		if err != nil || t2 != tool || p2 != pid {
+			t.Fatalf("Parse(Format(%q, %d)) = %q, %d, %v", tool, pid, t2, p2, err)
+		}
+	})
+}

@@ -1,0 +1,82 @@
+package session
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Reaper is who is reaping: what reap must never touch depends on it.
+type Reaper struct {
+	PID       int          // contain itself
+	Ancestors map[int]bool // contain's parent, its parent, ... up to PID 1
+	UID       int
+	Root      bool // may signal other users' processes
+}
+
+// Choice is one process of a selected session and what reap may do to it.
+type Choice struct {
+	Process
+	Session string // the originator value
+	Skip    string // why it is left alone; "" if it is to be reaped
+}
+
+// SkippedSession is a session the filters named that reap leaves alone.
+type SkippedSession struct {
+	Value  string
+	State  State
+	Reason string
+}
+
+// Options are reap's choices that widen or narrow the selection.
+type Options struct {
+	Filter         Filter
+	IncludeDaemons bool
+}
+
+// Select chooses what reap may signal: the processes of orphaned sessions
+// that pass the filter, except daemons (unless included), PID 0 and 1,
+// contain itself and its ancestors, and other users' processes unless the
+// reaper is root. Malformed and alive sessions are never selected; those the
+// filters name are returned as skipped, so that reap can say why.
+func Select(sessions []Session, o Options, r Reaper) (chosen []Choice, skipped []SkippedSession) {
+	f := o.Filter
+	f.Orphaned = false
+	for i := range sessions {
+		s := &sessions[i]
+		if !f.Match(s) {
+			continue
+		}
+		switch s.State {
+		case Orphaned:
+		case Daemon:
+			if !o.IncludeDaemons {
+				skipped = append(skipped, SkippedSession{s.Value, s.State, "every process is a daemon (--include-daemons reaps them)"})
+				continue
+			}
+		default:
+			skipped = append(skipped, SkippedSession{s.Value, s.State, s.Reason})
+			continue
+		}
+		for _, p := range s.Processes {
+			chosen = append(chosen, Choice{Process: p, Session: s.Value, Skip: r.skip(p, o.IncludeDaemons)})
+		}
+	}
+	return chosen, skipped
+}
+
+// skip says why p must be left alone, or "".
+func (r Reaper) skip(p Process, includeDaemons bool) string {
+	switch {
+	case p.PID <= 1:
+		return "PID " + strconv.Itoa(p.PID) + " is never signalled"
+	case p.PID == r.PID:
+		return "contain itself"
+	case r.Ancestors[p.PID]:
+		return "an ancestor of this contain"
+	case p.UID != r.UID && !r.Root:
+		return fmt.Sprintf("belongs to another user (uid %d)", p.UID)
+	case p.Daemon && !includeDaemons:
+		return "a daemon (--include-daemons reaps it)"
+	}
+	return ""
+}

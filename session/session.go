@@ -1,0 +1,164 @@
+// Package session groups tagged processes into sessions, decides which are
+// alive and which orphaned, and chooses what reap may touch. It is the same
+// on every OS: the platform package finds the processes, this package only
+// reasons about them.
+package session
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/contain-cli/contain/tag"
+)
+
+// State is what a session (or one of its processes) is to ps and reap.
+type State string
+
+const (
+	// Alive: the originator runs and started no later than the session.
+	Alive State = "alive"
+	// Orphaned: the originator is gone, a zombie, or its PID was recycled.
+	Orphaned State = "orphaned"
+	// Daemon: orphaned, but started on purpose to outlive its originator.
+	Daemon State = "daemon"
+	// Malformed: the tag does not follow the contract; never signalled.
+	Malformed State = "malformed"
+)
+
+// Process is one tagged process.
+type Process struct {
+	PID     int
+	PPID    int
+	Start   uint64    // start time in the OS's own unit: with PID, its identity
+	Started time.Time // the same, as wall-clock time
+	UID     int
+	User    string
+	Argv    []string
+	Comm    string
+	Value   string // RUNNING_PROCESS_ORIGINATOR as found
+	Daemon  bool   // RUNNING_PROCESS_IS_DAEMON=1
+}
+
+// Originator is what a lookup of the session's PID finds now.
+type Originator struct {
+	Exists bool
+	Zombie bool
+	Start  uint64 // same unit as Process.Start
+}
+
+// Lookup tells what process, if any, a PID names now. An error means it
+// could not be told; the session then counts as alive, never as orphaned.
+type Lookup func(pid int) (Originator, error)
+
+// Session is every process that carries the same originator value.
+type Session struct {
+	Value     string
+	Tool      string // empty when malformed
+	PID       int    // the originator's PID; 0 when malformed
+	State     State
+	Reason    string    // why it has that state, for people
+	Processes []Process // earliest first
+}
+
+// Group sorts processes into sessions and decides each session's state: the
+// originator is alive only when its PID exists, is not a zombie, and started
+// no later than the earliest member (so a recycled PID is not taken for it).
+// Sessions come earliest first.
+func Group(procs []Process, lookup Lookup) []Session {
+	byValue := map[string]*Session{}
+	var order []*Session
+	for _, p := range procs {
+		s := byValue[p.Value]
+		if s == nil {
+			s = &Session{Value: p.Value}
+			byValue[p.Value] = s
+			order = append(order, s)
+		}
+		s.Processes = append(s.Processes, p)
+	}
+	out := make([]Session, 0, len(order))
+	for _, s := range order {
+		slices.SortFunc(s.Processes, func(a, b Process) int {
+			return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.PID, b.PID))
+		})
+		s.decide(lookup)
+		out = append(out, *s)
+	}
+	slices.SortStableFunc(out, func(a, b Session) int {
+		return cmp.Or(cmp.Compare(a.Processes[0].Start, b.Processes[0].Start), cmp.Compare(a.Value, b.Value))
+	})
+	return out
+}
+
+func (s *Session) decide(lookup Lookup) {
+	tool, pid, err := tag.Parse(s.Value)
+	if err != nil {
+		s.State, s.Reason = Malformed, "not TOOL:PID with PID in 1.."+strconv.Itoa(tag.MaxPID)
+		return
+	}
+	s.Tool, s.PID = tool, pid
+	o, err := lookup(pid)
+	earliest := s.Processes[0]
+	switch {
+	case err != nil:
+		s.State, s.Reason = Alive, fmt.Sprintf("cannot check PID %d (%v): counted as alive", pid, err)
+		return
+	case !o.Exists:
+		s.State, s.Reason = Orphaned, fmt.Sprintf("PID %d is gone", pid)
+	case o.Zombie:
+		s.State, s.Reason = Orphaned, fmt.Sprintf("PID %d has exited (zombie)", pid)
+	case o.Start > earliest.Start:
+		s.State, s.Reason = Orphaned, fmt.Sprintf("PID %d was reused: it started after PID %d of the session", pid, earliest.PID)
+	default:
+		s.State, s.Reason = Alive, fmt.Sprintf("PID %d is running", pid)
+		return
+	}
+	for _, p := range s.Processes {
+		if !p.Daemon {
+			return
+		}
+	}
+	s.State = Daemon
+	s.Reason += "; every process is marked as a daemon"
+}
+
+// StateOf is p's own state: an orphaned session's process marked as a
+// daemon is a daemon (reap spares it unless asked), otherwise the session's.
+func (s *Session) StateOf(p Process) State {
+	if s.State == Orphaned && p.Daemon {
+		return Daemon
+	}
+	return s.State
+}
+
+// Daemons counts the processes marked as daemons.
+func (s *Session) Daemons() int {
+	n := 0
+	for _, p := range s.Processes {
+		if p.Daemon {
+			n++
+		}
+	}
+	return n
+}
+
+// Filter narrows the sessions ps lists and reap acts on.
+type Filter struct {
+	Tools    []string // exact TOOL; empty: all
+	Values   []string // exact TOOL:PID; empty: all
+	Orphaned bool     // only orphaned sessions
+}
+
+// Match reports whether s passes the filter.
+func (f Filter) Match(s *Session) bool {
+	if len(f.Tools) > 0 && !slices.Contains(f.Tools, s.Tool) {
+		return false
+	}
+	if len(f.Values) > 0 && !slices.Contains(f.Values, s.Value) {
+		return false
+	}
+	return !f.Orphaned || s.State == Orphaned
+}

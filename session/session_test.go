@@ -1,0 +1,166 @@
+package session
+
+import (
+	"errors"
+	"testing"
+)
+
+// world is a process table for lookups: PID -> what is there now.
+type world map[int]Originator
+
+func (w world) lookup(pid int) (Originator, error) {
+	if pid == 666 {
+		return Originator{}, errors.New("permission denied")
+	}
+	return w[pid], nil
+}
+
+func proc(pid int, start uint64, value string) Process {
+	return Process{PID: pid, PPID: 1, Start: start, Value: value, UID: 1000}
+}
+
+func TestGroupStates(t *testing.T) {
+	w := world{
+		100: {Exists: true, Start: 50},              // started before its session: alive
+		200: {Exists: true, Zombie: true, Start: 1}, // exited, not reaped yet
+		300: {Exists: true, Start: 90},              // reused: started after the session
+		400: {Exists: true, Start: 70},              // started at the same tick as its earliest member
+	}
+	daemon := proc(31, 80, "D:500")
+	daemon.Daemon = true
+	mixedDaemon := proc(41, 80, "M:501")
+	mixedDaemon.Daemon = true
+	procs := []Process{
+		proc(11, 60, "A:100"), proc(10, 55, "A:100"),
+		proc(12, 60, "B:200"),
+		proc(13, 80, "R:300"), proc(14, 60, "R:300"),
+		proc(15, 70, "S:400"),
+		proc(16, 60, "G:999"),
+		daemon,
+		mixedDaemon, proc(42, 81, "M:501"),
+		proc(17, 60, "E:666"),
+	}
+	for _, v := range []string{"X", "X:", ":12", "X:0", "X:-1", "X:abc", "X:4294967296", "X:2147483648", "X Y:1", ""} {
+		procs = append(procs, proc(20, 60, v))
+	}
+	want := map[string]State{
+		"A:100": Alive, "B:200": Orphaned, "R:300": Orphaned, "S:400": Alive, "G:999": Orphaned,
+		"D:500": Daemon, "M:501": Orphaned, "E:666": Alive,
+		"X": Malformed, "X:": Malformed, ":12": Malformed, "X:0": Malformed, "X:-1": Malformed, "X:abc": Malformed,
+		"X:4294967296": Malformed, "X:2147483648": Malformed, "X Y:1": Malformed, "": Malformed,
+	}
+	sessions := Group(procs, w.lookup)
+	if len(sessions) != len(want) {
+		t.Fatalf("%d sessions, want %d: %+v", len(sessions), len(want), sessions)
+	}
+	for i, s := range sessions {
+		if s.State != want[s.Value] {
+			t.Errorf("session %q: %s (%s), want %s", s.Value, s.State, s.Reason, want[s.Value])
+		}
+		if i > 0 && sessions[i-1].Processes[0].Start > s.Processes[0].Start {
+			t.Errorf("session %q comes after a later one", s.Value)
+		}
+		for j := 1; j < len(s.Processes); j++ {
+			if s.Processes[j-1].Start > s.Processes[j].Start {
+				t.Errorf("session %q: processes not earliest first", s.Value)
+			}
+		}
+		if s.State != Malformed && (s.Tool == "" || s.PID == 0) {
+			t.Errorf("session %q: tool %q pid %d", s.Value, s.Tool, s.PID)
+		}
+	}
+	// The reused PID is named in the reason, with the member it lost to.
+	for _, s := range sessions {
+		if s.Value == "R:300" && s.Reason != "PID 300 was reused: it started after PID 14 of the session" {
+			t.Errorf("R:300 reason: %q", s.Reason)
+		}
+		if s.Value == "M:501" {
+			if s.StateOf(s.Processes[0]) != Daemon || s.StateOf(s.Processes[1]) != Orphaned || s.Daemons() != 1 {
+				t.Errorf("M:501: mixed daemon states wrong: %+v", s)
+			}
+		}
+		if s.Value == "A:100" && s.StateOf(s.Processes[0]) != Alive {
+			t.Errorf("A:100: process state %s", s.StateOf(s.Processes[0]))
+		}
+	}
+}
+
+func TestFilter(t *testing.T) {
+	s := Session{Value: "CLUD:4242", Tool: "CLUD", PID: 4242, State: Orphaned}
+	for _, c := range []struct {
+		f    Filter
+		want bool
+	}{
+		{Filter{}, true},
+		{Filter{Tools: []string{"CLUD"}}, true},
+		{Filter{Tools: []string{"clud"}}, false},
+		{Filter{Tools: []string{"X", "CLUD"}}, true},
+		{Filter{Values: []string{"CLUD:4242"}}, true},
+		{Filter{Values: []string{"CLUD:4243"}}, false},
+		{Filter{Orphaned: true}, true},
+		{Filter{Tools: []string{"CLUD"}, Values: []string{"X:1"}}, false},
+	} {
+		if got := c.f.Match(&s); got != c.want {
+			t.Errorf("%+v.Match = %v, want %v", c.f, got, c.want)
+		}
+	}
+	s.State = Daemon
+	if (Filter{Orphaned: true}).Match(&s) {
+		t.Error("--orphans lists a daemon session")
+	}
+}
+
+func TestSelect(t *testing.T) {
+	w := world{100: {Exists: true, Start: 1}}
+	daemon := proc(24, 60, "O:999")
+	daemon.Daemon = true
+	other := proc(25, 60, "O:999")
+	other.UID = 0
+	procs := []Process{
+		proc(21, 60, "O:999"), proc(1, 60, "O:999"), proc(7, 60, "O:999"), proc(8, 60, "O:999"),
+		daemon, other,
+		proc(30, 60, "A:100"), proc(31, 60, "X:abc"), proc(32, 60, "P:998"),
+	}
+	r := Reaper{PID: 7, Ancestors: map[int]bool{8: true, 1: true}, UID: 1000}
+	chosen, skipped := Select(Group(procs, w.lookup), Options{}, r)
+	want := map[int]string{
+		21: "", 1: "PID 1 is never signalled", 7: "contain itself", 8: "an ancestor of this contain",
+		24: "a daemon (--include-daemons reaps it)", 25: "belongs to another user (uid 0)", 32: "",
+	}
+	got := map[int]string{}
+	for _, c := range chosen {
+		got[c.PID] = c.Skip
+	}
+	if len(got) != len(want) {
+		t.Errorf("chosen %v, want %v", got, want)
+	}
+	for pid, reason := range want {
+		if r, ok := got[pid]; !ok || r != reason {
+			t.Errorf("PID %d: skip %q (chosen: %v), want %q", pid, r, ok, reason)
+		}
+	}
+	if len(skipped) != 2 || skipped[0].State != Alive || skipped[1].State != Malformed {
+		t.Errorf("skipped sessions: %+v", skipped)
+	}
+
+	// Root may reap other users; daemons when asked; filters narrow.
+	r.Root = true
+	chosen, _ = Select(Group(procs, w.lookup), Options{IncludeDaemons: true, Filter: Filter{Values: []string{"O:999"}}}, r)
+	for _, c := range chosen {
+		if c.Session != "O:999" {
+			t.Errorf("filter let %q through", c.Session)
+		}
+		if (c.PID == 24 || c.PID == 25) && c.Skip != "" {
+			t.Errorf("PID %d skipped: %s", c.PID, c.Skip)
+		}
+	}
+	chosen, _ = Select(Group(procs, w.lookup), Options{Filter: Filter{Tools: []string{"P"}}}, r)
+	if len(chosen) != 1 || chosen[0].PID != 32 {
+		t.Errorf("--originator P chose %+v", chosen)
+	}
+	// A session of daemons only is named as skipped unless included.
+	_, skipped = Select(Group([]Process{daemon}, w.lookup), Options{}, r)
+	if len(skipped) != 1 || skipped[0].State != Daemon {
+		t.Errorf("daemon session: skipped %+v", skipped)
+	}
+}
