@@ -1,0 +1,294 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/contain-cli/contain/platform"
+	"github.com/contain-cli/contain/session"
+	"github.com/contain-cli/contain/tag"
+)
+
+var psCommand = &cli.Command{
+	Name:  "ps",
+	Usage: "list the processes that carry RUNNING_PROCESS_ORIGINATOR, by session",
+	Description: `Lists every visible process whose environment holds
+RUNNING_PROCESS_ORIGINATOR=TOOL:PID, whichever tool set it, grouped by
+session (the processes that carry the same value).
+
+A session is alive when a process with that PID runs, is not a zombie and
+started no later than the session's earliest process; otherwise it is
+orphaned (a reused PID is not the originator). A session whose processes are
+all marked RUNNING_PROCESS_IS_DAEMON=1 is shown as daemon; a value that is
+not TOOL:PID as malformed.
+
+Processes whose environment cannot be read (other users' without root) are
+counted on stderr, never guessed at. Exit status 0, 1 if the scan failed.`,
+	Flags: []cli.Flag{
+		&cli.StringSliceFlag{Name: "originator", Aliases: []string{"o"}, Usage: "only sessions of `TOOL` (repeatable)"},
+		&cli.BoolFlag{Name: "orphans", Usage: "only orphaned sessions"},
+		&cli.StringFlag{Name: "format", Value: "table", Usage: "`table` for people, json for scripts"},
+	},
+	OnUsageError:    usageError,
+	Action:          doPs,
+	HideHelpCommand: true,
+}
+
+// usageError turns a bad option into status 2 and one line.
+func usageError(_ *cli.Context, err error, _ bool) error {
+	return &exitError{code: 2, err: err}
+}
+
+func badUsage(format string, args ...any) error {
+	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
+}
+
+// outputFormat checks --format.
+func outputFormat(c *cli.Context) (string, error) {
+	f := c.String("format")
+	if f != "table" && f != "json" {
+		return "", badUsage("--format: %q is not table or json", f)
+	}
+	return f, nil
+}
+
+// noArgs refuses positional arguments to a command that takes none.
+func noArgs(c *cli.Context) error {
+	if c.Args().Present() {
+		return badUsage("%s: unexpected argument %q (see contain %s --help)", c.Command.Name, c.Args().First(), c.Command.Name)
+	}
+	return nil
+}
+
+func doPs(c *cli.Context) error {
+	if err := noArgs(c); err != nil {
+		return err
+	}
+	format, err := outputFormat(c)
+	if err != nil {
+		return err
+	}
+	sessions, unreadable, err := scanSessions()
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	f := session.Filter{Tools: c.StringSlice("originator"), Orphaned: c.Bool("orphans")}
+	var shown []session.Session
+	for i := range sessions {
+		if f.Match(&sessions[i]) {
+			shown = append(shown, sessions[i])
+		}
+	}
+	reportUnreadable(c.App.ErrWriter, unreadable)
+	if format == "json" {
+		return writeJSON(c.App.Writer, psJSON{Sessions: jsonSessions(shown), Unreadable: unreadable})
+	}
+	writePsTable(c.App.Writer, shown)
+	return nil
+}
+
+// scanSessions lists the tagged processes and groups them into sessions.
+func scanSessions() ([]session.Session, map[string]int, error) {
+	l, err := platform.ListTagged()
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot list processes: %w", err)
+	}
+	return session.Group(l.Procs, platform.LookupOriginator), l.Unreadable, nil
+}
+
+// reportUnreadable says on stderr how many processes could not be read, and
+// why, in one line.
+func reportUnreadable(w io.Writer, unreadable map[string]int) {
+	if len(unreadable) == 0 {
+		return
+	}
+	var parts []string
+	total := 0
+	for _, reason := range slices.Sorted(maps.Keys(unreadable)) {
+		n := unreadable[reason]
+		total += n
+		parts = append(parts, fmt.Sprintf("%d: %s", n, reason))
+	}
+	hint := ""
+	if unreadable["permission denied"] > 0 && os.Geteuid() > 0 {
+		hint = "; other users' processes need root"
+	}
+	fmt.Fprintf(w, "contain: skipped %s whose environment cannot be read (%s%s)\n",
+		plural(total, "process", "processes"), strings.Join(parts, ", "), hint)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+// psJSON is `contain ps --format json`.
+type psJSON struct {
+	Sessions   []sessionJSON  `json:"sessions"`
+	Unreadable map[string]int `json:"unreadable"`
+}
+
+type originatorJSON struct {
+	Value string `json:"value"`
+	Tool  string `json:"tool,omitempty"` // absent when malformed
+	PID   int    `json:"pid,omitempty"`
+}
+
+type sessionJSON struct {
+	Originator originatorJSON `json:"originator"`
+	State      session.State  `json:"state"`
+	Reason     string         `json:"reason"`
+	Count      int            `json:"count"`
+	Processes  []processJSON  `json:"processes"`
+}
+
+type processJSON struct {
+	PID        int            `json:"pid"`
+	PPID       int            `json:"ppid"`
+	Originator originatorJSON `json:"originator"`
+	State      session.State  `json:"state"`
+	Daemon     bool           `json:"daemon"`
+	Started    string         `json:"started"` // RFC 3339, to the clock tick
+	User       string         `json:"user"`
+	UID        int            `json:"uid"`
+	Argv       []string       `json:"argv"`
+	Comm       string         `json:"comm"`
+}
+
+func originatorOf(s *session.Session) originatorJSON {
+	return originatorJSON{Value: s.Value, Tool: s.Tool, PID: s.PID}
+}
+
+func jsonSessions(sessions []session.Session) []sessionJSON {
+	out := make([]sessionJSON, 0, len(sessions))
+	for i := range sessions {
+		s := &sessions[i]
+		sj := sessionJSON{Originator: originatorOf(s), State: s.State, Reason: s.Reason, Count: len(s.Processes)}
+		for _, p := range s.Processes {
+			sj.Processes = append(sj.Processes, processJSON{
+				PID: p.PID, PPID: p.PPID, Originator: sj.Originator, State: s.StateOf(p), Daemon: p.Daemon,
+				Started: p.Started.Format(time.RFC3339Nano), User: p.User, UID: p.UID, Argv: nonNil(p.Argv), Comm: p.Comm,
+			})
+		}
+		out = append(out, sj)
+	}
+	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("cannot write the output: %w", err)}
+	}
+	return nil
+}
+
+// writePsTable prints a summary line per session, then the processes,
+// one row each, the sessions apart by a blank line.
+func writePsTable(w io.Writer, sessions []session.Session) {
+	if len(sessions) == 0 {
+		fmt.Fprintf(w, "no process carries %s\n", tag.Var)
+		return
+	}
+	sum := &table{}
+	sum.row("SESSION", "STATE", "PROCESSES", "WHY")
+	for i := range sessions {
+		s := &sessions[i]
+		sum.row(printable(s.Value), string(s.State), strconv.Itoa(len(s.Processes)), s.Reason)
+	}
+	sum.write(w)
+	fmt.Fprintln(w)
+
+	procs := &table{}
+	procs.row("ORIGINATOR", "STATE", "PID", "PPID", "STARTED", "USER", "COMMAND")
+	for i := range sessions {
+		s := &sessions[i]
+		if i > 0 {
+			procs.gap()
+		}
+		for _, p := range s.Processes {
+			procs.row(printable(s.Value), string(s.StateOf(p)), strconv.Itoa(p.PID), strconv.Itoa(p.PPID),
+				p.Started.Format("2006-01-02 15:04:05"), p.User, commandLine(p))
+		}
+	}
+	procs.write(w)
+}
+
+// commandLine shows argv as ps does, or [comm] when it is empty.
+func commandLine(p session.Process) string {
+	if len(p.Argv) == 0 {
+		return "[" + printable(p.Comm) + "]"
+	}
+	parts := make([]string, len(p.Argv))
+	for i, a := range p.Argv {
+		parts[i] = printable(a)
+	}
+	return strings.Join(parts, " ")
+}
+
+// printable escapes control characters, so that a process cannot write
+// escape sequences to the terminal through its arguments or its tag.
+func printable(s string) string {
+	ok := true
+	for _, r := range s {
+		if r < ' ' || r == 0x7f || r == '\ufffd' {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		return s
+	}
+	q := strconv.QuoteToGraphic(s)
+	return q[1 : len(q)-1]
+}
+
+// table aligns columns; the last column is not padded.
+type table struct {
+	rows [][]string // nil: a blank line
+}
+
+func (t *table) row(cells ...string) { t.rows = append(t.rows, cells) }
+func (t *table) gap()                { t.rows = append(t.rows, nil) }
+
+func (t *table) write(w io.Writer) {
+	var width []int
+	for _, r := range t.rows {
+		for i, c := range r {
+			if i == len(width) {
+				width = append(width, 0)
+			}
+			width[i] = max(width[i], len([]rune(c)))
+		}
+	}
+	var b strings.Builder
+	for _, r := range t.rows {
+		for i, c := range r {
+			b.WriteString(c)
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", width[i]-len([]rune(c))+2))
+			}
+		}
+		b.WriteByte('\n')
+	}
+	io.WriteString(w, b.String())
+}

@@ -1,0 +1,98 @@
+package platform
+
+import (
+	"errors"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/contain-cli/contain/procfs"
+	"github.com/contain-cli/contain/session"
+	"github.com/contain-cli/contain/tag"
+)
+
+// ListTagged reads the environment of every visible process and returns
+// those that carry RUNNING_PROCESS_ORIGINATOR.
+func ListTagged() (Listing, error) {
+	return listTagged(proc)
+}
+
+func listTagged(fs procfs.FS) (Listing, error) {
+	sc, err := fs.ScanTagged(tag.Var, tag.DaemonVar)
+	if err != nil {
+		return Listing{}, err
+	}
+	boot, err := bootTime(fs)
+	if err != nil {
+		return Listing{}, err
+	}
+	l := Listing{Unreadable: sc.Unreadable, Procs: make([]session.Process, 0, len(sc.Procs))}
+	for _, p := range sc.Procs {
+		l.Procs = append(l.Procs, session.Process{
+			PID: p.PID, PPID: p.PPID, Start: p.Start, Started: procfs.StartTime(boot, p.Start),
+			UID: p.UID, User: userName(p.UID), Argv: p.Argv, Comm: p.Comm, Value: p.Value, Daemon: p.Daemon,
+		})
+	}
+	return l, nil
+}
+
+var boot struct {
+	once sync.Once
+	t    time.Time
+	err  error
+}
+
+func bootTime(fs procfs.FS) (time.Time, error) {
+	if fs != proc {
+		return fs.BootTime()
+	}
+	boot.once.Do(func() { boot.t, boot.err = fs.BootTime() })
+	return boot.t, boot.err
+}
+
+// LookupOriginator tells what process PID names now: whether it exists, is
+// a zombie, and when it started.
+func LookupOriginator(pid int) (session.Originator, error) {
+	st, err := readStat(pid, make([]byte, 0, 512))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return session.Originator{}, nil
+	case err != nil:
+		return session.Originator{}, err
+	}
+	return session.Originator{Exists: true, Zombie: st.Zombie(), Start: st.Start}, nil
+}
+
+// Ancestors lists contain's parent, its parent, and so on up to PID 1.
+func Ancestors() map[int]bool {
+	out := map[int]bool{}
+	buf := make([]byte, 0, 512)
+	for pid := os.Getppid(); pid > 0 && !out[pid]; {
+		out[pid] = true
+		st, err := readStat(pid, buf)
+		if err != nil {
+			break
+		}
+		pid = st.PPID
+	}
+	return out
+}
+
+var users struct {
+	once  sync.Once
+	names map[int]string
+}
+
+// userName names uid from /etc/passwd, or gives the number. (os/user would
+// link the C library in.)
+func userName(uid int) string {
+	users.once.Do(func() {
+		b, _ := os.ReadFile("/etc/passwd")
+		users.names = parsePasswd(b)
+	})
+	if n, ok := users.names[uid]; ok {
+		return n
+	}
+	return strconv.Itoa(uid)
+}
