@@ -236,3 +236,12 @@ func (c *cgroup) remove() error {
 	}
 	return first
 }
+
+// cgroupMountOf finds the cgroup2 mount that holds dir, and the part of
+// the hierarchy it shows.
+func cgroupMountOf(dir string) (mountPoint, root string) {
+	if mnt, root, err := cgroup2Mount(); err == nil && strings.HasPrefix(dir, mnt) {
+		return mnt, root
+	}
+	return usualCgroup2Mount(), "/"
+}

@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"syscall"
 	"time"
+
+	"github.com/contain-cli/contain/session"
 )
 
 // ErrUnsupported is returned where an OS feature is not written yet. It is
@@ -64,4 +66,48 @@ func (o *RunOptions) logger() Logger {
 		return nopLog
 	}
 	return o.Log
+}
+
+// ReapPlan is what `contain reap` (and the guard) asks the platform to kill.
+type ReapPlan struct {
+	// Targets are the processes chosen to be reaped (none to be skipped).
+	Targets []session.Choice
+	// Rescan lists the chosen sessions' processes as they are now; reap
+	// calls it until no new process appears, and once more at the end.
+	Rescan func() ([]session.Choice, error)
+	// Cgroups are leftover groups of dead contain runs: frozen first,
+	// killed, then removed.
+	Cgroups []LeftoverCgroup
+	Signal  syscall.Signal // the first signal
+	Grace   time.Duration  // then SIGKILL
+	Log     Logger
+}
+
+// LeftoverCgroup is a cgroup contain-PID whose contain is gone.
+type LeftoverCgroup struct {
+	Dir   string
+	PID   int    // the contain run that made it
+	Procs []int  // its processes when found
+	Skip  string // why it is left alone, or ""
+}
+
+// Outcome is what became of one process.
+type Outcome struct {
+	session.Process
+	Session string // its originator value, or the cgroup it was found in
+	Result  string // for people: "ended after SIGTERM", "killed with SIGKILL", ...
+	Alive   bool   // it still runs: reap failed for it
+}
+
+// CgroupOutcome is what became of one leftover cgroup.
+type CgroupOutcome struct {
+	Dir    string
+	Result string
+	Failed bool
+}
+
+// ReapReport lists every process and cgroup reap acted on.
+type ReapReport struct {
+	Processes []Outcome
+	Cgroups   []CgroupOutcome
 }

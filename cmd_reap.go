@@ -1,0 +1,314 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/contain-cli/contain/platform"
+	"github.com/contain-cli/contain/session"
+	"github.com/contain-cli/contain/tag"
+)
+
+var reapCommand = &cli.Command{
+	Name:  "reap",
+	Usage: "kill orphaned sessions, safely",
+	Description: `Kills the processes of orphaned sessions (see contain ps): the first signal,
+then SIGKILL after the grace period, and removes leftover cgroups of contain
+runs that died. Never a live session, a malformed tag, a daemon (unless
+--include-daemons), PID 0 or 1, contain itself or one of its ancestors, or
+another user's process unless run as root.
+
+Each process is pinned by a pidfd and its start time and tag are checked
+again before any signal; a process whose identity changed is left alone. A
+session is stopped (its cgroup frozen, or SIGSTOP) and rescanned until
+nothing new appears before it is signalled, so one that forks while it is
+reaped is still reaped completely.
+
+Exit status: 0 when nothing of the chosen sessions is left alive (also when
+there was nothing to do), 1 when something could not be killed, 2 on bad
+usage.`,
+	Flags: []cli.Flag{
+		&cli.StringSliceFlag{Name: "originator", Aliases: []string{"o"}, Usage: "only sessions of `TOOL` (repeatable)"},
+		&cli.StringSliceFlag{Name: "session", Usage: "only the session `TOOL:PID` (repeatable)"},
+		&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "say what would be killed, kill nothing"},
+		&cli.StringFlag{Name: "signal", Aliases: []string{"s"}, Value: "TERM", Usage: "the first signal `SIG`"},
+		&cli.StringFlag{Name: "grace", Aliases: []string{"g"}, Value: "2s", Usage: "SIGKILL after `DURATION`"},
+		&cli.BoolFlag{Name: "include-daemons", Usage: "also reap processes marked RUNNING_PROCESS_IS_DAEMON=1"},
+		&cli.StringFlag{Name: "format", Value: "table", Usage: "the report: `table` or json"},
+		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say on stderr each signal sent"},
+	},
+	OnUsageError:    usageError,
+	Action:          doReap,
+	HideHelpCommand: true,
+}
+
+// reapRequest is reap's parsed options.
+type reapRequest struct {
+	opts   session.Options
+	sig    syscall.Signal
+	grace  time.Duration
+	dryRun bool
+	format string
+	log    platform.Logger
+}
+
+func parseReap(c *cli.Context) (reapRequest, error) {
+	var rq reapRequest
+	if err := noArgs(c); err != nil {
+		return rq, err
+	}
+	var err error
+	if rq.format, err = outputFormat(c); err != nil {
+		return rq, err
+	}
+	for _, v := range c.StringSlice("session") {
+		if _, _, err := tag.Parse(v); err != nil {
+			return rq, badUsage("--session: %v (want TOOL:PID)", err)
+		}
+	}
+	for _, t := range c.StringSlice("originator") {
+		if t == "" {
+			return rq, badUsage("--originator: empty TOOL")
+		}
+	}
+	if rq.sig, err = platform.ParseSignal(c.String("signal")); err != nil {
+		return rq, badUsage("--signal: %v", err)
+	}
+	if rq.grace, err = parseDuration(c.String("grace")); err != nil {
+		return rq, badUsage("--grace: %v", err)
+	}
+	rq.opts = session.Options{
+		Filter:         session.Filter{Tools: c.StringSlice("originator"), Values: c.StringSlice("session")},
+		IncludeDaemons: c.Bool("include-daemons"),
+	}
+	rq.dryRun = c.Bool("dry-run")
+	rq.log = nopLogger
+	if c.Bool("verbose") {
+		stderr := c.App.ErrWriter
+		rq.log = func(format string, args ...any) { fmt.Fprintf(stderr, "contain: "+format+"\n", args...) }
+	}
+	return rq, nil
+}
+
+func nopLogger(string, ...any) {}
+
+func doReap(c *cli.Context) error {
+	rq, err := parseReap(c)
+	if err != nil {
+		return err
+	}
+	sessions, unreadable, err := scanSessions()
+	if err != nil {
+		return &exitError{code: 1, err: err}
+	}
+	reportUnreadable(c.App.ErrWriter, unreadable)
+	me := session.Reaper{PID: os.Getpid(), Ancestors: platform.Ancestors(), UID: os.Getuid(), Root: os.Geteuid() == 0}
+	chosen, skippedSessions := session.Select(sessions, rq.opts, me)
+
+	cgroups, err := leftoverCgroups(rq.opts.Filter, chosen)
+	if err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "contain: cannot look for leftover cgroups: %v\n", err)
+	}
+	var targets []session.Choice
+	rep := reapReport{SkippedSessions: skippedSessions}
+	for _, ch := range chosen {
+		if ch.Skip != "" {
+			rep.add(platform.Outcome{Process: ch.Process, Session: ch.Session, Result: "left alone: " + ch.Skip}, true)
+			continue
+		}
+		targets = append(targets, ch)
+	}
+	var plan []platform.LeftoverCgroup
+	for _, lc := range cgroups {
+		if lc.Skip != "" {
+			rep.Cgroups = append(rep.Cgroups, platform.CgroupOutcome{Dir: lc.Dir, Result: "left alone: " + lc.Skip})
+			continue
+		}
+		plan = append(plan, lc)
+	}
+
+	if rq.dryRun {
+		what := "would send " + platform.SignalName(rq.sig)
+		if rq.sig != syscall.SIGKILL {
+			what += ", then SIGKILL after " + rq.grace.String()
+		}
+		for _, t := range targets {
+			rep.add(platform.Outcome{Process: t.Process, Session: t.Session, Result: what}, false)
+		}
+		for _, lc := range plan {
+			rep.Cgroups = append(rep.Cgroups, platform.CgroupOutcome{Dir: lc.Dir,
+				Result: fmt.Sprintf("would freeze, kill and remove (%s)", plural(len(lc.Procs), "process", "processes"))})
+		}
+		rep.DryRun = true
+		return rep.write(c.App.Writer, rq.format)
+	}
+
+	values := sessionValues(targets)
+	rescan := func() ([]session.Choice, error) {
+		if len(values) == 0 {
+			return nil, nil
+		}
+		sessions, _, err := scanSessions()
+		if err != nil {
+			return nil, err
+		}
+		o := rq.opts
+		o.Filter = session.Filter{Values: values}
+		chosen, _ := session.Select(sessions, o, me)
+		return chosen, nil
+	}
+	r := platform.Reap(platform.ReapPlan{Targets: targets, Rescan: rescan, Cgroups: plan, Signal: rq.sig, Grace: rq.grace, Log: rq.log})
+	for _, o := range r.Processes {
+		rep.add(o, false)
+	}
+	rep.Cgroups = append(rep.Cgroups, r.Cgroups...)
+	if err := rep.write(c.App.Writer, rq.format); err != nil {
+		return err
+	}
+	if failed := rep.failed(); failed > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("reap: %s could not be killed (see the report)", plural(failed, "process or cgroup", "processes or cgroups"))}
+	}
+	return nil
+}
+
+// sessionValues lists the sessions the targets belong to, once each.
+func sessionValues(targets []session.Choice) []string {
+	var out []string
+	for _, t := range targets {
+		if !slices.Contains(out, t.Session) {
+			out = append(out, t.Session)
+		}
+	}
+	return out
+}
+
+// leftoverCgroups finds the cgroups of dead contain runs. With a filter,
+// only those holding a chosen process are taken.
+func leftoverCgroups(f session.Filter, chosen []session.Choice) ([]platform.LeftoverCgroup, error) {
+	all, err := platform.FindLeftoverCgroups()
+	if len(f.Tools) == 0 && len(f.Values) == 0 {
+		return all, err
+	}
+	var out []platform.LeftoverCgroup
+	for _, lc := range all {
+		if slices.ContainsFunc(chosen, func(c session.Choice) bool { return c.Skip == "" && slices.Contains(lc.Procs, c.PID) }) {
+			out = append(out, lc)
+		}
+	}
+	return out, err
+}
+
+// reapReport is what reap prints.
+type reapReport struct {
+	DryRun          bool
+	Processes       []reapedJSON
+	SkippedSessions []session.SkippedSession
+	Cgroups         []platform.CgroupOutcome
+}
+
+type reapedJSON struct {
+	PID        int            `json:"pid"`
+	PPID       int            `json:"ppid"`
+	Originator originatorJSON `json:"originator"`
+	User       string         `json:"user"`
+	UID        int            `json:"uid"`
+	Argv       []string       `json:"argv"`
+	Comm       string         `json:"comm"`
+	Started    string         `json:"started"`
+	Skipped    bool           `json:"skipped"` // left alone by the safety rules
+	Result     string         `json:"result"`
+	Alive      bool           `json:"alive"` // still running: reap failed for it
+}
+
+func (r *reapReport) add(o platform.Outcome, skipped bool) {
+	orig := originatorJSON{Value: o.Session}
+	if tool, pid, err := tag.Parse(o.Session); err == nil {
+		orig.Tool, orig.PID = tool, pid
+	}
+	started := ""
+	if !o.Started.IsZero() {
+		started = o.Started.Format(time.RFC3339Nano)
+	}
+	r.Processes = append(r.Processes, reapedJSON{PID: o.PID, PPID: o.PPID, Originator: orig, User: o.User, UID: o.UID,
+		Argv: nonNil(o.Argv), Comm: o.Comm, Started: started, Skipped: skipped, Result: o.Result, Alive: o.Alive})
+}
+
+func (r *reapReport) failed() int {
+	n := 0
+	for _, p := range r.Processes {
+		if p.Alive && !p.Skipped {
+			n++
+		}
+	}
+	for _, c := range r.Cgroups {
+		if c.Failed {
+			n++
+		}
+	}
+	return n
+}
+
+type cgroupJSON struct {
+	Dir    string `json:"dir"`
+	Result string `json:"result"`
+	Failed bool   `json:"failed"`
+}
+
+type skippedSessionJSON struct {
+	Originator string        `json:"originator"`
+	State      session.State `json:"state"`
+	Reason     string        `json:"reason"`
+}
+
+func (r *reapReport) write(w io.Writer, format string) error {
+	if format == "json" {
+		out := struct {
+			DryRun          bool                 `json:"dry_run"`
+			Processes       []reapedJSON         `json:"processes"`
+			Cgroups         []cgroupJSON         `json:"cgroups"`
+			SkippedSessions []skippedSessionJSON `json:"skipped_sessions"`
+		}{DryRun: r.DryRun, Processes: r.Processes, Cgroups: []cgroupJSON{}, SkippedSessions: []skippedSessionJSON{}}
+		if out.Processes == nil {
+			out.Processes = []reapedJSON{}
+		}
+		for _, c := range r.Cgroups {
+			out.Cgroups = append(out.Cgroups, cgroupJSON(c))
+		}
+		for _, s := range r.SkippedSessions {
+			out.SkippedSessions = append(out.SkippedSessions, skippedSessionJSON{s.Value, s.State, s.Reason})
+		}
+		return writeJSON(w, out)
+	}
+	if len(r.Processes) == 0 && len(r.Cgroups) == 0 {
+		fmt.Fprintln(w, "nothing to reap: no orphaned session")
+	}
+	if len(r.Processes) > 0 {
+		t := &table{}
+		t.row("SESSION", "PID", "USER", "COMMAND", "RESULT")
+		for _, p := range r.Processes {
+			t.row(printable(p.Originator.Value), strconv.Itoa(p.PID), p.User,
+				commandLine(session.Process{Argv: p.Argv, Comm: p.Comm}), p.Result)
+		}
+		t.write(w)
+	}
+	if len(r.Cgroups) > 0 {
+		t := &table{}
+		t.row("CGROUP", "RESULT")
+		for _, c := range r.Cgroups {
+			t.row(c.Dir, c.Result)
+		}
+		fmt.Fprintln(w)
+		t.write(w)
+	}
+	for _, s := range r.SkippedSessions {
+		fmt.Fprintf(w, "left alone: session %s is %s (%s)\n", printable(s.Value), s.State, s.Reason)
+	}
+	return nil
+}

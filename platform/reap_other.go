@@ -1,0 +1,22 @@
+//go:build !linux
+
+package platform
+
+import (
+	"fmt"
+	"runtime"
+)
+
+// Reap is not written for this OS yet: it kills nothing and says so for
+// every target.
+func Reap(plan ReapPlan) ReapReport {
+	var r ReapReport
+	for _, c := range plan.Targets {
+		r.Processes = append(r.Processes, Outcome{Process: c.Process, Session: c.Session,
+			Result: fmt.Sprintf("reap on %s: %v", runtime.GOOS, ErrUnsupported), Alive: true})
+	}
+	return r
+}
+
+// FindLeftoverCgroups: only Linux has cgroups.
+func FindLeftoverCgroups() ([]LeftoverCgroup, error) { return nil, nil }
