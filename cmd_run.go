@@ -108,7 +108,8 @@ func runWith(c flagValues, args []string, stdout, stderr io.Writer) error {
 		return runFailed("--detach cannot be combined with --timeout, --kill-after or --preserve-status")
 	}
 
-	env := tag.SetEnv(os.Environ(), tag.Var, tag.Format(tool, os.Getpid()))
+	opts.Tag = tag.Format(tool, os.Getpid())
+	env := tag.SetEnv(os.Environ(), tag.Var, opts.Tag)
 	daemon := ""
 	if opts.Detach {
 		daemon = "1"

@@ -18,6 +18,9 @@ import (
 var version = ""
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == platform.GuardCommand {
+		os.Exit(platform.RunGuard(os.Args[2:]))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "run" {
 		// Subscribing to the forwarded signals is the slowest step of
 		// contain run's set-up; it runs while the options are parsed.

@@ -87,35 +87,65 @@ func cgroupOf(pid string) (string, error) {
 // newCgroup makes contain-PID beside contain's own cgroup members. Any error
 // means: fall back to the other layers.
 func newCgroup(pid int) (*cgroup, error) {
-	own, err := cgroupOf("self")
-	if err != nil {
-		return nil, err
-	}
 	name := "contain-" + strconv.Itoa(pid)
 	// Reading mountinfo costs more than all the rest of the set-up: first
 	// try the two usual places, which a statfs confirms in microseconds.
 	// They may show only a subtree of the hierarchy (a container without a
-	// cgroup namespace): then own is not found there, and mountinfo says
-	// which subtree it is.
+	// cgroup namespace): then the own group is not found there, and
+	// mountinfo says which subtree it is.
+	own, err := cgroupOf("self")
+	if err != nil {
+		return nil, err
+	}
 	if mnt := usualCgroup2Mount(); mnt != "" {
 		c, err := makeCgroup(mnt+own, own, name)
 		if !errors.Is(err, unix.ENOENT) {
 			return c, err
 		}
 	}
-	mnt, root, err := cgroup2Mount()
+	parent, err := ownCgroupDir(own)
 	if err != nil {
 		return nil, err
+	}
+	return makeCgroup(parent, own, name)
+}
+
+// ownCgroupDir finds the directory of cgroup own (as /proc/self/cgroup
+// names it) through mountinfo.
+func ownCgroupDir(own string) (string, error) {
+	mnt, root, err := cgroup2Mount()
+	if err != nil {
+		return "", err
 	}
 	inMount := own
 	if root != "/" {
 		rest, ok := strings.CutPrefix(own, root)
 		if !ok {
-			return nil, fmt.Errorf("own cgroup %s is outside the cgroup2 mount at %s", own, mnt)
+			return "", fmt.Errorf("own cgroup %s is outside the cgroup2 mount at %s", own, mnt)
 		}
 		inMount = rest
 	}
-	return makeCgroup(mnt+inMount, own, name)
+	return mnt + inMount, nil
+}
+
+// runCgroupDir is where contain PID, a process in the same cgroup as the
+// caller, made its group, if it made one.
+func runCgroupDir(pid int) (string, error) {
+	own, err := cgroupOf("self")
+	if err != nil {
+		return "", err
+	}
+	name := "/contain-" + strconv.Itoa(pid)
+	if mnt := usualCgroup2Mount(); mnt != "" {
+		if _, err := os.Stat(mnt + own); err == nil {
+			return filepath.Join(mnt+own, name), nil
+		}
+	}
+	parent, err := ownCgroupDir(own)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(parent, name), nil
 }
 
 // usualCgroup2Mount returns /sys/fs/cgroup (unified layout) or

@@ -24,6 +24,7 @@ type Logger func(format string, args ...any)
 type RunOptions struct {
 	Args      []string      // COMMAND and its arguments
 	Env       []string      // the complete environment, tag included
+	Tag       string        // the session's RUNNING_PROCESS_ORIGINATOR value
 	Timeout   time.Duration // 0: none
 	Signal    syscall.Signal
 	KillAfter time.Duration // 0: none

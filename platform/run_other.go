@@ -16,3 +16,9 @@ func Run(o RunOptions) (Result, error) {
 
 // PrepareRun does nothing where Run is not written yet.
 func PrepareRun() {}
+
+// GuardCommand is argv[1] of the crash guard, which only Linux has yet.
+const GuardCommand = "__guard"
+
+// RunGuard: there is no guard on this OS yet.
+func RunGuard([]string) int { return 125 }
