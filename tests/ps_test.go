@@ -1,0 +1,285 @@
+//go:build linux
+
+package tests
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// psOutput is the part of `contain ps --format json` the tests read.
+type psOutput struct {
+	Sessions []struct {
+		Originator struct {
+			Value string `json:"value"`
+			Tool  string `json:"tool"`
+			PID   int    `json:"pid"`
+		} `json:"originator"`
+		State     string `json:"state"`
+		Reason    string `json:"reason"`
+		Count     int    `json:"count"`
+		Processes []struct {
+			PID     int      `json:"pid"`
+			PPID    int      `json:"ppid"`
+			State   string   `json:"state"`
+			Daemon  bool     `json:"daemon"`
+			Started string   `json:"started"`
+			User    string   `json:"user"`
+			UID     int      `json:"uid"`
+			Argv    []string `json:"argv"`
+		} `json:"processes"`
+	} `json:"sessions"`
+	Unreadable map[string]int `json:"unreadable"`
+}
+
+// reapOutput is the part of `contain reap --format json` the tests read.
+type reapOutput struct {
+	DryRun    bool `json:"dry_run"`
+	Processes []struct {
+		PID        int `json:"pid"`
+		Originator struct {
+			Value string `json:"value"`
+		} `json:"originator"`
+		Skipped bool   `json:"skipped"`
+		Result  string `json:"result"`
+		Alive   bool   `json:"alive"`
+	} `json:"processes"`
+	Cgroups []struct {
+		Dir    string `json:"dir"`
+		Result string `json:"result"`
+		Failed bool   `json:"failed"`
+	} `json:"cgroups"`
+	SkippedSessions []struct {
+		Originator string `json:"originator"`
+		State      string `json:"state"`
+	} `json:"skipped_sessions"`
+}
+
+func decode[T any](t *testing.T, res result) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal([]byte(res.stdout), &v); err != nil {
+		t.Fatalf("output is not the JSON expected: %v\nstdout: %s\nstderr: %s", err, res.stdout, res.stderr)
+	}
+	return v
+}
+
+// uniqueTool is an originator name no other test uses, so that a test's
+// ps and reap see only its own sessions.
+func uniqueTool(t *testing.T) string {
+	return fmt.Sprintf("T%x", time.Now().UnixNano())
+}
+
+// deadPID returns the PID of a process that has exited and been reaped.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	if exists(pid) {
+		t.Fatalf("PID %d was reused at once", pid)
+	}
+	return pid
+}
+
+// tagged process options.
+type procOpts struct {
+	daemon bool
+	nobody bool
+	env    []string
+}
+
+// startTagged starts argv (default: sleep 300) in its own session with
+// RUNNING_PROCESS_ORIGINATOR=value, reaps it when it ends, and kills it
+// when the test ends.
+func startTagged(t *testing.T, value string, o procOpts, argv ...string) int {
+	t.Helper()
+	if len(argv) == 0 {
+		argv = []string{"sleep", "300"}
+	}
+	if o.nobody {
+		argv = append([]string{"setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(withoutTag(os.Environ()), "RUNNING_PROCESS_ORIGINATOR="+value)
+	if o.daemon {
+		cmd.Env = append(cmd.Env, "RUNNING_PROCESS_IS_DAEMON=1")
+	}
+	cmd.Env = append(cmd.Env, o.env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go cmd.Wait()
+	pid := cmd.Process.Pid
+	killOnCleanup(t, pid)
+	// Wait until the tag can be read: the process has exec'd.
+	waitFor(t, "the tagged process to start", 10*time.Second, func() bool {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		return strings.Contains(string(b), "RUNNING_PROCESS_ORIGINATOR="+value+"\x00") && !strings.Contains(string(b), "setpriv")
+	})
+	return pid
+}
+
+func withoutTag(env []string) []string {
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		return strings.HasPrefix(kv, "RUNNING_PROCESS_ORIGINATOR=") || strings.HasPrefix(kv, "RUNNING_PROCESS_IS_DAEMON=")
+	})
+}
+
+// sessionState finds value's session in ps output: its state and PIDs.
+func sessionState(out psOutput, value string) (string, []int) {
+	for _, s := range out.Sessions {
+		if s.Originator.Value == value {
+			var pids []int
+			for _, p := range s.Processes {
+				pids = append(pids, p.PID)
+			}
+			return s.State, pids
+		}
+	}
+	return "", nil
+}
+
+func TestPsSessions(t *testing.T) {
+	tool := uniqueTool(t)
+	orphanValue := fmt.Sprintf("%s:%d", tool, deadPID(t))
+	liveValue := fmt.Sprintf("%s:%d", tool, os.Getpid()) // started before its member
+	orphan := startTagged(t, orphanValue, procOpts{})
+	orphan2 := startTagged(t, orphanValue, procOpts{})
+	live := startTagged(t, liveValue, procOpts{})
+	daemonValue := fmt.Sprintf("%s:%d", tool, deadPID(t))
+	daemon := startTagged(t, daemonValue, procOpts{daemon: true})
+	foreign := startTagged(t, fmt.Sprintf("CLUD%s:4242", tool), procOpts{})
+
+	res := run(t, runOpts{}, "ps", "--format", "json", "-o", tool, "-o", "CLUD"+tool)
+	wantCode(t, res, 0)
+	out := decode[psOutput](t, res)
+	for _, c := range []struct {
+		value, state string
+		pids         []int
+	}{
+		{orphanValue, "orphaned", []int{orphan, orphan2}},
+		{liveValue, "alive", []int{live}},
+		{daemonValue, "daemon", []int{daemon}},
+	} {
+		state, pids := sessionState(out, c.value)
+		slices.Sort(pids)
+		slices.Sort(c.pids)
+		if state != c.state || !slices.Equal(pids, c.pids) {
+			t.Errorf("session %s: %s %v, want %s %v", c.value, state, pids, c.state, c.pids)
+		}
+	}
+	// Another tool's session, started by some other program, is listed when
+	// asked for, and its originator PID does not exist.
+	if state, pids := sessionState(out, "CLUD"+tool+":4242"); pids == nil || pids[0] != foreign || (state != "orphaned" && exists(4242)) {
+		t.Errorf("the foreign session: %s %v, want orphaned [%d]", state, pids, foreign)
+	}
+	// Typed fields: pid, ppid, tool and pid of the originator, started as
+	// RFC 3339, user, argv.
+	for _, s := range out.Sessions {
+		if s.Originator.Value == orphanValue {
+			p := s.Processes[0]
+			started, err := time.Parse(time.RFC3339Nano, p.Started)
+			if err != nil || time.Since(started) > time.Minute || time.Since(started) < -time.Second {
+				t.Errorf("started %q: %v", p.Started, err)
+			}
+			if s.Originator.Tool != tool || p.User != "root" && os.Geteuid() == 0 || !slices.Equal(p.Argv, []string{"sleep", "300"}) || p.PPID == 0 || s.Count != 2 {
+				t.Errorf("session fields: %+v", s)
+			}
+		}
+	}
+
+	// --orphans leaves the live and the daemon session out.
+	out = decode[psOutput](t, run(t, runOpts{}, "ps", "--format", "json", "--orphans", "-o", tool))
+	if len(out.Sessions) != 1 || out.Sessions[0].Originator.Value != orphanValue {
+		t.Errorf("--orphans lists %+v", out.Sessions)
+	}
+
+	// The table: one summary row per session, one row per process.
+	res = run(t, runOpts{}, "ps", "-o", tool)
+	wantCode(t, res, 0)
+	for _, want := range []string{
+		orphanValue + "  orphaned", liveValue + "  alive", daemonValue + "  daemon",
+		fmt.Sprintf(" %d ", orphan), fmt.Sprintf(" %d ", live), "sleep 300", "PID", "PPID", "STARTED", "USER", "COMMAND",
+	} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("the table lacks %q:\n%s", want, res.stdout)
+		}
+	}
+}
+
+func TestPsMalformed(t *testing.T) {
+	tool := uniqueTool(t)
+	forms := []string{tool, tool + ":", ":12" + tool, tool + ":0", tool + ":-1", tool + ":abc", tool + ":4294967296",
+		tool + ":2147483648", tool + " x:12", tool + ":12 ", tool + ":+12"}
+	pids := map[string]int{}
+	for _, v := range forms {
+		pids[v] = startTagged(t, v, procOpts{})
+	}
+	out := decode[psOutput](t, run(t, runOpts{}, "ps", "--format", "json"))
+	for _, v := range forms {
+		state, got := sessionState(out, v)
+		if state != "malformed" || len(got) != 1 || got[0] != pids[v] {
+			t.Errorf("value %q: %s %v, want malformed [%d]", v, state, got, pids[v])
+		}
+	}
+	// reap never signals them, whatever the filter.
+	res := run(t, runOpts{}, "reap", "--format", "json", "--session", tool+":99999999")
+	wantCode(t, res, 0)
+	for v, pid := range pids {
+		if !alive(pid) {
+			t.Errorf("the process tagged %q was killed", v)
+		}
+	}
+}
+
+func TestPsBadInput(t *testing.T) {
+	for _, args := range [][]string{
+		{"ps", "--format", "xml"},
+		{"ps", "extra"},
+		{"ps", "--bogus"},
+		{"reap", "--format", "yaml"},
+		{"reap", "--session", "X:abc"},
+		{"reap", "--session", "nocolon"},
+		{"reap", "--signal", "BOGUS"},
+		{"reap", "--grace", "-1"},
+		{"reap", "--grace", "soon"},
+		{"reap", "--originator", ""},
+		{"reap", "now"},
+	} {
+		res := run(t, runOpts{}, args...)
+		lines := strings.Split(strings.TrimSpace(res.stderr), "\n")
+		if res.code != 2 || len(lines) != 1 || !strings.HasPrefix(lines[0], "contain: ") || res.stdout != "" {
+			t.Errorf("contain %q: status %d, stdout %q, stderr %q; want 2 and one line", args, res.code, res.stdout, res.stderr)
+		}
+	}
+}
+
+func TestPsUnreadableCounted(t *testing.T) {
+	requireRoot(t, "root's processes next to an unprivileged ps")
+	tool := uniqueTool(t)
+	root := startTagged(t, fmt.Sprintf("%s:%d", tool, deadPID(t)), procOpts{})
+	res := run(t, runOpts{asNobody: true}, "ps", "--format", "json", "-o", tool)
+	wantCode(t, res, 0)
+	out := decode[psOutput](t, res)
+	if len(out.Sessions) != 0 {
+		t.Errorf("nobody sees root's session: %+v", out.Sessions)
+	}
+	if !regexp.MustCompile(`contain: skipped \d+ processes whose environment cannot be read \(\d+: permission denied; other users' processes need root\)`).MatchString(res.stderr) || out.Unreadable["permission denied"] == 0 {
+		t.Errorf("the unreadable processes are not counted; stderr %q, unreadable %v", res.stderr, out.Unreadable)
+	}
+	if !alive(root) {
+		t.Error("root's process died")
+	}
+}

@@ -1,0 +1,279 @@
+//go:build linux
+
+package tests
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// results maps PID to the result reap reported for it.
+func results(out reapOutput) map[int]string {
+	m := map[int]string{}
+	for _, p := range out.Processes {
+		m[p.PID] = p.Result
+	}
+	return m
+}
+
+// procState reads the state letter of pid ('S', 'T', 'Z', ...), or 0.
+func procState(pid int) byte {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 || i+2 >= len(b) {
+		return 0
+	}
+	return b[i+2]
+}
+
+func TestReapOrphansOnly(t *testing.T) {
+	tool := uniqueTool(t)
+	orphanValue := fmt.Sprintf("%s:%d", tool, deadPID(t))
+	orphan := startTagged(t, orphanValue, procOpts{})
+	// A TERM-ignoring member: it takes SIGKILL after the grace period.
+	stubborn := startTagged(t, orphanValue, procOpts{}, "sh", "-c", `trap "" TERM; while :; do sleep 0.05; done`)
+	live := startTagged(t, fmt.Sprintf("%s:%d", tool, os.Getpid()), procOpts{})
+	daemonValue := fmt.Sprintf("%s:%d", tool, deadPID(t))
+	daemon := startTagged(t, daemonValue, procOpts{daemon: true})
+
+	start := time.Now()
+	res := run(t, runOpts{}, "reap", "--format", "json", "-o", tool, "-g", "300ms")
+	wantCode(t, res, 0)
+	out := decode[reapOutput](t, res)
+	got := results(out)
+	if got[orphan] != "ended after the first signal" || got[stubborn] != "killed with SIGKILL" {
+		t.Errorf("results: %v\nstdout: %s", got, res.stdout)
+	}
+	if d := time.Since(start); d < 300*time.Millisecond {
+		t.Errorf("SIGKILL came after %v, before the grace period", d)
+	}
+	waitFor(t, "the orphans to die", time.Second, func() bool { return !alive(orphan) && !alive(stubborn) })
+	if !alive(live) || !alive(daemon) {
+		t.Errorf("reap killed a live session (%v) or a daemon (%v)", !alive(live), !alive(daemon))
+	}
+	if _, listed := got[live]; listed {
+		t.Errorf("the live session's process is in the report: %s", got[live])
+	}
+	if len(out.SkippedSessions) != 2 {
+		t.Errorf("skipped sessions: %+v, want the live and the daemon one", out.SkippedSessions)
+	}
+
+	// The daemon goes only when asked.
+	res = run(t, runOpts{}, "reap", "--include-daemons", "--session", daemonValue)
+	wantCode(t, res, 0)
+	waitFor(t, "the daemon to die", time.Second, func() bool { return !alive(daemon) })
+	if !strings.Contains(res.stdout, daemonValue) || !strings.Contains(res.stdout, "ended after the first signal") {
+		t.Errorf("the table does not report the daemon:\n%s", res.stdout)
+	}
+	if !alive(live) {
+		t.Error("the live session died")
+	}
+
+	// Nothing left to do: status 0, and it says so.
+	res = run(t, runOpts{}, "reap", "-o", tool+"none")
+	wantCode(t, res, 0)
+	if !strings.Contains(res.stdout, "nothing to reap") {
+		t.Errorf("stdout %q", res.stdout)
+	}
+}
+
+func TestReapDryRun(t *testing.T) {
+	tool := uniqueTool(t)
+	value := fmt.Sprintf("%s:%d", tool, deadPID(t))
+	pid := startTagged(t, value, procOpts{})
+	res := run(t, runOpts{}, "reap", "-n", "-o", tool, "-s", "INT", "-g", "5s")
+	wantCode(t, res, 0)
+	if want := fmt.Sprintf("%s  %d  ", value, pid); !strings.Contains(res.stdout, want) || !strings.Contains(res.stdout, "would send SIGINT, then SIGKILL after 5s") {
+		t.Errorf("dry run output:\n%s", res.stdout)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if !alive(pid) || procState(pid) == 'T' {
+		t.Fatalf("the dry run touched %d (state %c)", pid, procState(pid))
+	}
+	out := decode[reapOutput](t, run(t, runOpts{}, "reap", "--dry-run", "--format", "json", "-o", tool))
+	if !out.DryRun || len(out.Processes) != 1 || out.Processes[0].PID != pid {
+		t.Errorf("JSON dry run: %+v", out)
+	}
+}
+
+// TestReapRecycledPID places a new process at the PID a session names: the
+// session is orphaned, its member is reaped, and the newer process at that
+// PID is never signalled.
+func TestReapRecycledPID(t *testing.T) {
+	requireRoot(t, "writing /proc/sys/kernel/ns_last_pid")
+	tool := uniqueTool(t)
+	var member, impostor, target int
+	for attempt := 0; attempt < 20 && impostor == 0; attempt++ {
+		target = deadPID(t) + 300 + attempt*50
+		if exists(target) {
+			continue
+		}
+		value := fmt.Sprintf("%s:%d", tool, target)
+		member = startTagged(t, value, procOpts{})
+		time.Sleep(20 * time.Millisecond) // a later start, in clock ticks
+		if err := os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte(strconv.Itoa(target-1)), 0); err != nil {
+			t.Fatalf("ns_last_pid: %v", err)
+		}
+		cmd := exec.Command("sleep", "300")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go cmd.Wait()
+		killOnCleanup(t, cmd.Process.Pid)
+		if cmd.Process.Pid == target {
+			impostor = target
+		} else {
+			cmd.Process.Kill()
+			syscall.Kill(member, syscall.SIGKILL)
+		}
+	}
+	if impostor == 0 {
+		t.Fatal("could not place a process at a chosen PID in 20 attempts")
+	}
+	value := fmt.Sprintf("%s:%d", tool, target)
+	out := decode[psOutput](t, run(t, runOpts{}, "ps", "--format", "json", "-o", tool))
+	if state, pids := sessionState(out, value); state != "orphaned" || len(pids) != 1 || pids[0] != member {
+		t.Fatalf("session %s: %s %v, want orphaned [%d]; %+v", value, state, pids, member, out)
+	} else if reason := out.Sessions[0].Reason; !strings.Contains(reason, "reused") {
+		t.Errorf("reason %q does not say the PID was reused", reason)
+	}
+	res := run(t, runOpts{}, "reap", "-o", tool, "-g", "1s")
+	wantCode(t, res, 0)
+	waitFor(t, "the member to die", time.Second, func() bool { return !alive(member) })
+	time.Sleep(100 * time.Millisecond)
+	if !alive(impostor) || procState(impostor) != 'S' {
+		t.Fatalf("the process now at PID %d was signalled (state %c)\n%s", impostor, procState(impostor), res.stdout)
+	}
+}
+
+// TestReapForkingSession reaps a session that keeps forking while it is
+// reaped: nothing of it is left.
+func TestReapForkingSession(t *testing.T) {
+	tool := uniqueTool(t)
+	value := fmt.Sprintf("%s:%d", tool, deadPID(t))
+	for i := 0; i < 3; i++ {
+		startTagged(t, value, procOpts{}, "sh", "-c", `while :; do sleep 300 & sleep 0.002; done`)
+	}
+	waitFor(t, "the session to grow", 10*time.Second, func() bool { return len(tagged(value)) > 30 })
+	res := run(t, runOpts{}, "reap", "-o", tool, "-g", "1s")
+	wantCode(t, res, 0)
+	time.Sleep(200 * time.Millisecond)
+	if left := tagged(value); len(left) > 0 {
+		t.Fatalf("%d processes of the forking session are left: %v\n%s", len(left), left, res.stdout)
+	}
+}
+
+// TestReapUnprivileged: nobody reaps its own orphans and cannot even see
+// root's; root's stay.
+func TestReapUnprivileged(t *testing.T) {
+	requireRoot(t, "processes of two users")
+	tool := uniqueTool(t)
+	rootValue := fmt.Sprintf("%s:%d", tool, deadPID(t))
+	nobodyValue := fmt.Sprintf("%s:%d", tool, deadPID(t))
+	rootPID := startTagged(t, rootValue, procOpts{})
+	nobodyPID := startTagged(t, nobodyValue, procOpts{nobody: true})
+	res := run(t, runOpts{asNobody: true}, "reap", "-o", tool)
+	wantCode(t, res, 0)
+	waitFor(t, "nobody's orphan to die", time.Second, func() bool { return !alive(nobodyPID) })
+	if !alive(rootPID) {
+		t.Fatal("nobody's reap killed root's process")
+	}
+	if strings.Contains(res.stdout, rootValue) || !strings.Contains(res.stderr, "permission denied") {
+		t.Errorf("stdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+	}
+	// Root reaps both users'.
+	res = run(t, runOpts{}, "reap", "-o", tool)
+	wantCode(t, res, 0)
+	waitFor(t, "root's orphan to die", time.Second, func() bool { return !alive(rootPID) })
+}
+
+// TestReapLeftoverCgroup: the cgroup of a contain run that died, with an
+// untagged process inside, is killed and removed; a group whose contain
+// runs is not touched.
+func TestReapLeftoverCgroup(t *testing.T) {
+	requireRoot(t, "making cgroups")
+	own := ownCgroupDir()
+	if own == "" {
+		t.Fatal("no cgroup2 mount")
+	}
+	dead := filepath.Join(own, fmt.Sprintf("contain-%d", deadPID(t)))
+	if err := os.Mkdir(dead, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(dead) })
+	cmd := exec.Command("sleep", "300")
+	cmd.Env = withoutTag(os.Environ())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go cmd.Wait()
+	killOnCleanup(t, cmd.Process.Pid)
+	if err := os.WriteFile(filepath.Join(dead, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0); err != nil {
+		t.Fatal(err)
+	}
+	// A group named after this test process, which runs and is older than
+	// anything inside: a live contain's.
+	liveDir := filepath.Join(own, fmt.Sprintf("contain-%d", os.Getpid()))
+	if err := os.Mkdir(liveDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(liveDir) })
+
+	res := run(t, runOpts{}, "reap", "--format", "json")
+	wantCode(t, res, 0)
+	out := decode[reapOutput](t, res)
+	waitFor(t, "the process in the leftover cgroup to die", time.Second, func() bool { return !alive(cmd.Process.Pid) })
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("the leftover cgroup is still there: %v\n%s", err, res.stdout)
+	}
+	if _, err := os.Stat(liveDir); err != nil {
+		t.Errorf("the live contain's cgroup was removed")
+	}
+	if got := results(out)[cmd.Process.Pid]; got == "" {
+		t.Errorf("the report does not list the process in the cgroup: %+v", out)
+	}
+	found := false
+	for _, c := range out.Cgroups {
+		found = found || c.Dir == dead && c.Result == "killed and removed"
+		if c.Dir == liveDir {
+			t.Errorf("the live group is in the report: %+v", c)
+		}
+	}
+	if !found {
+		t.Errorf("cgroups in the report: %+v", out.Cgroups)
+	}
+}
+
+// TestReapSparesItsAncestors: a session whose processes include the
+// reaper's own ancestors (contain reap run from inside an orphaned session)
+// leaves them alone.
+func TestReapSparesItsAncestors(t *testing.T) {
+	tool := uniqueTool(t)
+	value := fmt.Sprintf("%s:%d", tool, deadPID(t))
+	dir := t.TempDir()
+	// sh (tagged, orphaned session) runs contain reap and records its status.
+	script := fmt.Sprintf(`%s reap -o %s --format json > %s/out; echo $? > %s/code; sleep 300`, bin, tool, dir, dir)
+	sh := startTagged(t, value, procOpts{}, "sh", "-c", script)
+	waitFor(t, "reap to run", 10*time.Second, func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, "code"))
+		return len(b) > 0
+	})
+	if !alive(sh) {
+		t.Fatal("reap killed its own parent")
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "out"))
+	if !regexp.MustCompile(`"result": "left alone: an ancestor of this contain"`).Match(b) {
+		t.Errorf("report:\n%s", b)
+	}
+}
