@@ -111,6 +111,8 @@ type runner struct {
 	gaveTTY bool // COMMAND's group was given the terminal at some point
 
 	waitFlags int // WNOTHREAD: the guard, a child of another thread, is not waited for
+	guardMu   sync.Mutex
+	guardPID  int // the crash guard, a child of contain but no member of the group
 
 	pid      int // COMMAND; also its process group
 	status   unix.WaitStatus
@@ -220,7 +222,12 @@ func (r *runner) startGuardLater(guardc chan<- *guard) *time.Timer {
 	}
 	r.waitFlags = unix.WNOTHREAD
 	return time.AfterFunc(guardDelay, func() {
+		r.guardMu.Lock()
 		g, err := startGuard(r.o.Tag, r.o.Grace, r.o.Log != nil)
+		if g != nil {
+			r.guardPID = g.pid
+		}
+		r.guardMu.Unlock()
 		if err != nil {
 			r.log("cannot start the crash guard: %v (if contain is killed, run contain reap)", err)
 		} else {
@@ -493,9 +500,17 @@ type member struct {
 // (with contain a subreaper, that is every process COMMAND started), and
 // whatever else is in the cgroup.
 func (r *runner) members() []member {
+	// Held while the guard is being started: it is contain's child before
+	// its PID is known.
+	r.guardMu.Lock()
+	guard := r.guardPID
+	r.guardMu.Unlock()
 	procs, err := scanProcs()
 	if err != nil {
 		r.log("cannot scan /proc: %v", err)
+	}
+	if guard != 0 {
+		delete(procs, guard)
 	}
 	var out []member
 	seen := make(map[int]bool)

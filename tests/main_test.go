@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -216,8 +217,34 @@ func environOf(t *testing.T, pid int) map[string]string {
 // while it runs; the returned wait gives its result.
 func startContain(t *testing.T, o runOpts, args ...string) (*exec.Cmd, func() result) {
 	t.Helper()
+	cmd, _, wait := startContainLive(t, o, args...)
+	return cmd, wait
+}
+
+// syncBuffer is a buffer that can be read while contain writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startContainLive is startContain that also gives what contain has
+// written to stderr so far.
+func startContainLive(t *testing.T, o runOpts, args ...string) (*exec.Cmd, func() string, func() result) {
+	t.Helper()
 	cmd := containCmd(o, args...)
-	var stdout, stderr bytes.Buffer
+	var stdout, stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -229,7 +256,7 @@ func startContain(t *testing.T, o runOpts, args ...string) (*exec.Cmd, func() re
 		cancel()
 		cmd.Process.Kill()
 	})
-	return cmd, func() result {
+	return cmd, stderr.String, func() result {
 		t.Helper()
 		var err error
 		select {

@@ -1,0 +1,169 @@
+//go:build linux
+
+package tests
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// crashTree starts what must not survive a crash, writes their PIDs, then
+// waits, as a long-running COMMAND does.
+func crashTree(dir string) string {
+	return fmt.Sprintf(`
+D=%s
+sleep 300 & echo $! > $D/background
+setsid sh -c 'echo $$ > '$D'/setsid; exec sleep 300' &
+sh -c 'sleep 300 & echo $! > '$D'/doublefork' &
+sh -c 'trap "" TERM; echo $$ > '$D'/ignoresterm; exec sleep 300' &
+for f in background setsid doublefork ignoresterm; do
+	while [ ! -s $D/$f ]; do sleep 0.01; done
+done
+echo $$ > $D/ready
+wait
+`, dir)
+}
+
+var crashKinds = []string{"background", "setsid", "doublefork", "ignoresterm"}
+
+// guardPID finds the guard's PID in contain's verbose output.
+func guardPID(t *testing.T, stderr func() string) int {
+	t.Helper()
+	re := regexp.MustCompile(`crash guard: PID (\d+)`)
+	var m []string
+	waitFor(t, "the crash guard to start", 10*time.Second, func() bool {
+		m = re.FindStringSubmatch(stderr())
+		return m != nil
+	})
+	pid, _ := strconv.Atoi(m[1])
+	return pid
+}
+
+// TestCrashLeavesNothing kills contain with SIGKILL while its command runs
+// a background job, a setsid escapee, a double-forked process and one that
+// ignores SIGTERM: within a second nothing of the group is left, with a
+// cgroup (root) and without (nobody).
+func TestCrashLeavesNothing(t *testing.T) {
+	modes := []struct {
+		name   string
+		nobody bool
+	}{{"root with cgroup", false}, {"nobody without cgroup", true}}
+	if os.Geteuid() != 0 {
+		modes = modes[:1]
+		modes[0].name = "unprivileged"
+	}
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			dir := sharedDir(t)
+			cmd, stderr, wait := startContainLive(t, runOpts{asNobody: m.nobody}, "run", "-v", "--", "sh", "-c", crashTree(dir))
+			waitFor(t, "the tree to be ready", 10*time.Second, func() bool {
+				b, _ := os.ReadFile(filepath.Join(dir, "ready"))
+				return len(b) > 0
+			})
+			pids := map[string]int{"command": readPID(t, dir, "ready")}
+			for _, kind := range crashKinds {
+				pids[kind] = readPID(t, dir, kind)
+			}
+			for _, pid := range pids {
+				killOnCleanup(t, pid)
+			}
+			guard := guardPID(t, stderr)
+			killOnCleanup(t, guard)
+			value := fmt.Sprintf("CONTAIN:%d", cmd.Process.Pid)
+			checkGuard(t, guard, value)
+			cg := cgroupDir(cmd.Process.Pid)
+			if _, err := os.Stat(cg); (err == nil) == m.nobody {
+				t.Fatalf("cgroup %s: %v (as nobody: %v)", cg, err, m.nobody)
+			}
+
+			cmd.Process.Signal(syscall.SIGKILL)
+			killed := time.Now()
+			wait()
+			waitFor(t, "every process of the group to die", time.Second, func() bool {
+				for _, pid := range pids {
+					if alive(pid) {
+						return false
+					}
+				}
+				return len(tagged(value)) == 0
+			})
+			t.Logf("all gone %v after SIGKILL", time.Since(killed).Round(time.Millisecond))
+			if !m.nobody {
+				waitFor(t, "the cgroup to be removed", time.Second, func() bool {
+					_, err := os.Stat(cg)
+					return os.IsNotExist(err)
+				})
+			}
+			waitFor(t, "the guard to exit", 2*time.Second, func() bool { return !alive(guard) })
+		})
+	}
+}
+
+// checkGuard: the guard runs in a session of its own (a kill of contain's
+// process group spares it) and is no member of the session it guards.
+func checkGuard(t *testing.T, guard int, value string) {
+	t.Helper()
+	sid, err := unix.Getsid(guard)
+	if err != nil || sid != guard {
+		t.Errorf("guard %d: session %d (%v), want its own", guard, sid, err)
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", guard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "RUNNING_PROCESS_ORIGINATOR="+value) {
+		t.Errorf("the guard carries the session's tag %s", value)
+	}
+	out := decode[psOutput](t, run(t, runOpts{}, "ps", "--format", "json", "-o", "CONTAIN"))
+	if _, pids := sessionState(out, value); len(pids) == 0 {
+		t.Errorf("ps does not list session %s: %+v", value, out)
+	} else {
+		for _, pid := range pids {
+			if pid == guard {
+				t.Errorf("ps lists the guard %d as a member of %s", guard, value)
+			}
+		}
+	}
+}
+
+// TestGuardEndsWithTheRun: a normal run leaves no guard behind.
+func TestGuardEndsWithTheRun(t *testing.T) {
+	res := run(t, runOpts{}, "run", "-v", "--", "sleep", "0.2")
+	wantCode(t, res, 0)
+	m := regexp.MustCompile(`crash guard: PID (\d+)`).FindStringSubmatch(res.stderr)
+	if m == nil {
+		t.Fatalf("no crash guard named in:\n%s", res.stderr)
+	}
+	pid, _ := strconv.Atoi(m[1])
+	if exists(pid) {
+		t.Fatalf("the guard %d outlived the run", pid)
+	}
+}
+
+// TestCrashDuringClose: contain killed while it closes the group (a
+// leftover that ignores SIGTERM, a long grace period): the guard finishes
+// the job within a second.
+func TestCrashDuringClose(t *testing.T) {
+	dir := sharedDir(t)
+	cmd, stderr, wait := startContainLive(t, runOpts{}, "run", "-v", "-g", "30s", "--", "sh", "-c",
+		`sh -c 'trap "" TERM; echo $$ > `+dir+`/stubborn; exec sleep 300' & while [ ! -s `+dir+`/stubborn ]; do sleep 0.01; done`)
+	guard := guardPID(t, stderr)
+	killOnCleanup(t, guard)
+	waitFor(t, "contain to close the group", 10*time.Second, func() bool {
+		return strings.Contains(stderr(), "sent SIGTERM to leftover")
+	})
+	stubborn := readPID(t, dir, "stubborn")
+	killOnCleanup(t, stubborn)
+	cmd.Process.Signal(syscall.SIGKILL)
+	wait()
+	waitFor(t, "the leftover to die", time.Second, func() bool { return !alive(stubborn) })
+}
