@@ -123,10 +123,11 @@ func startTagged(t *testing.T, value string, o procOpts, argv ...string) int {
 	go cmd.Wait()
 	pid := cmd.Process.Pid
 	killOnCleanup(t, pid)
-	// Wait until the tag can be read: the process has exec'd.
+	// Wait until the tag can be read and setpriv, if any, has exec'd.
 	waitFor(t, "the tagged process to start", 10*time.Second, func() bool {
 		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-		return strings.Contains(string(b), "RUNNING_PROCESS_ORIGINATOR="+value+"\x00") && !strings.Contains(string(b), "setpriv")
+		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		return strings.Contains(string(b), "RUNNING_PROCESS_ORIGINATOR="+value+"\x00") && string(comm) != "setpriv\n"
 	})
 	return pid
 }
