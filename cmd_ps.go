@@ -237,6 +237,9 @@ func writePsTable(w io.Writer, sessions []session.Session) {
 // commandLine shows argv as ps does, or [comm] when it is empty.
 func commandLine(p session.Process) string {
 	if len(p.Argv) == 0 {
+		if p.Comm == "" {
+			return ""
+		}
 		return "[" + printable(p.Comm) + "]"
 	}
 	parts := make([]string, len(p.Argv))
