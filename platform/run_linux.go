@@ -14,13 +14,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The main goroutine stays on the main thread, the thread group leader: the
-// kernel gives orphans to the leader of a subreaper, so the reaper, which
-// waits with __WNOTHREAD, must run there (and Pdeathsig needs a thread that
-// lives as long as contain: the leader does). Every other goroutine, the
-// one that starts the crash guard included, then runs on other threads, so
-// the guard is not among the children the reaper waits for.
-func init() { runtime.LockOSThread() }
+// lockMainThread keeps the main goroutine on the main thread, the thread
+// group leader: the kernel gives orphans to the leader of a subreaper, so
+// the reaper, which waits with __WNOTHREAD, must run there (and Pdeathsig
+// needs a thread that lives as long as contain: the leader does). Every
+// other goroutine, the one that starts the crash guard included, then runs
+// on other threads, so the guard is not among the children the reaper waits
+// for. It must be called first thing in main: main starts on the main
+// thread, but may move once it blocks. (Locking in an init function would
+// do, for every command, and costs contain run -- true 5%.)
+func lockMainThread() {
+	runtime.LockOSThread()
+}
 
 // forwarded are the signals contain passes on to the whole group. Those
 // whose default action would end contain are caught before COMMAND starts;
@@ -61,11 +66,24 @@ var subscription struct {
 	done chan struct{} // closed when the subscription is in force
 }
 
-// PrepareRun starts subscribing to the signals that would end contain, so
-// that Run does not wait for it (measured: 3-4% of contain run -- true).
-// Calling it is optional: Run does it too. Until Run starts COMMAND, the
-// signals queue.
+// PrepareRun keeps the main goroutine on the main thread (see
+// lockMainThread) and starts subscribing to the signals that would end
+// contain, so that Run does not wait for it (measured: 3-4% of contain run
+// -- true). contain's main calls it first thing, and only then does Run
+// start the crash guard. Until Run starts COMMAND, the signals queue.
 func PrepareRun() {
+	lockMainThread()
+	guardable = true
+	subscribe()
+}
+
+// guardable is set when contain's own main prepared the run: only then is
+// the executable contain, and able to be the guard (a test binary that
+// calls Run is not), and the main goroutine on the main thread.
+var guardable bool
+
+// subscribe starts the subscription, once.
+func subscribe() {
 	subscription.mu.Lock()
 	defer subscription.mu.Unlock()
 	if subscription.sigs != nil {
@@ -81,7 +99,7 @@ func PrepareRun() {
 
 // takeSubscription hands the prepared subscription to one Run.
 func takeSubscription() (chan os.Signal, chan struct{}) {
-	PrepareRun()
+	subscribe()
 	subscription.mu.Lock()
 	defer subscription.mu.Unlock()
 	sigs, done := subscription.sigs, subscription.done
@@ -216,7 +234,11 @@ const guardDelay = 2 * time.Millisecond
 // and sends it, or nil, on guardc. The reaper then waits with __WNOTHREAD,
 // so that the guard is not among the children it waits for.
 func (r *runner) startGuardLater(guardc chan<- *guard) *time.Timer {
-	if unix.Gettid() != r.self {
+	switch {
+	case !guardable:
+		r.log("run from another program than contain: no crash guard")
+		return nil
+	case unix.Gettid() != r.self:
 		r.log("not on the main thread: no crash guard (if contain is killed, run contain reap)")
 		return nil
 	}
@@ -242,13 +264,11 @@ func (r *runner) startGuardLater(guardc chan<- *guard) *time.Timer {
 // refuses (no permission on a common ancestor, a threaded or busy group)
 // falls back to starting without it.
 func (r *runner) start() error {
+	path, err := lookPath(r.o.Args[0])
+	if err != nil {
+		return &StartError{Name: r.o.Args[0], Err: err}
+	}
 	for {
-		cmd := exec.Command(r.o.Args[0], r.o.Args[1:]...)
-		if cmd.Err != nil {
-			return &StartError{Name: r.o.Args[0], Err: cmd.Err}
-		}
-		cmd.Env = r.o.Env
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 		attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 		if r.tty != nil && r.tty.foreground() == r.ownPgrp {
 			attr.Foreground, attr.Ctty = true, r.tty.fd
@@ -256,8 +276,10 @@ func (r *runner) start() error {
 		if r.cg != nil {
 			attr.UseCgroupFD, attr.CgroupFD = true, r.cg.fd
 		}
-		cmd.SysProcAttr = attr
-		err := cmd.Start()
+		// syscall.ForkExec, not os/exec: os.StartProcess first probes
+		// whether clone can return a pidfd by starting a throwaway child,
+		// a tenth of contain run -- true.
+		pid, err := syscall.ForkExec(path, r.o.Args, &syscall.ProcAttr{Env: r.o.Env, Files: []uintptr{0, 1, 2}, Sys: attr})
 		if err != nil && r.cg != nil && cgroupRefusal(err) {
 			r.log("cannot start inside cgroup %s: %v (retrying without it)", r.cg.dir, err)
 			r.cg.remove()
@@ -267,9 +289,18 @@ func (r *runner) start() error {
 		if err != nil {
 			return &StartError{Name: r.o.Args[0], Err: err}
 		}
-		r.pid, r.gaveTTY = cmd.Process.Pid, attr.Foreground
+		r.pid, r.gaveTTY = pid, attr.Foreground
 		return nil
 	}
+}
+
+// lookPath finds COMMAND as exec.Command would: a name without a slash in
+// $PATH, anything else as it is.
+func lookPath(name string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	return exec.LookPath(name)
 }
 
 // cgroupRefusal reports whether a start error may come from the kernel
