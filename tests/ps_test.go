@@ -123,6 +123,12 @@ func startTagged(t *testing.T, value string, o procOpts, argv ...string) int {
 	go cmd.Wait()
 	pid := cmd.Process.Pid
 	killOnCleanup(t, pid)
+	// And whatever it started that carries the tag.
+	t.Cleanup(func() {
+		for _, p := range tagged(value) {
+			syscall.Kill(p, syscall.SIGKILL)
+		}
+	})
 	// Wait until the tag can be read and setpriv, if any, has exec'd.
 	waitFor(t, "the tagged process to start", 10*time.Second, func() bool {
 		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))

@@ -263,7 +263,7 @@ func TestReapSparesItsAncestors(t *testing.T) {
 	value := fmt.Sprintf("%s:%d", tool, deadPID(t))
 	dir := t.TempDir()
 	// sh (tagged, orphaned session) runs contain reap and records its status.
-	script := fmt.Sprintf(`%s reap -o %s --format json > %s/out; echo $? > %s/code; sleep 300`, bin, tool, dir, dir)
+	script := fmt.Sprintf(`%s reap -o %s --format json > %s/out; echo $? > %s/code; exec sleep 300`, bin, tool, dir, dir)
 	sh := startTagged(t, value, procOpts{}, "sh", "-c", script)
 	waitFor(t, "reap to run", 10*time.Second, func() bool {
 		b, _ := os.ReadFile(filepath.Join(dir, "code"))
