@@ -308,7 +308,7 @@ func (r *reapReport) write(w io.Writer, format string) error {
 		t.write(w)
 	}
 	for _, s := range r.SkippedSessions {
-		fmt.Fprintf(w, "left alone: session %s is %s (%s)\n", printable(s.Value), s.State, s.Reason)
+		fmt.Fprintf(w, "left alone: session %s (%s): %s\n", printable(s.Value), s.State, s.Reason)
 	}
 	return nil
 }

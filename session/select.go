@@ -50,7 +50,7 @@ func Select(sessions []Session, o Options, r Reaper) (chosen []Choice, skipped [
 		case Orphaned:
 		case Daemon:
 			if !o.IncludeDaemons {
-				skipped = append(skipped, SkippedSession{s.Value, s.State, "every process is a daemon (--include-daemons reaps them)"})
+				skipped = append(skipped, SkippedSession{s.Value, s.State, "every process is a daemon; --include-daemons reaps them"})
 				continue
 			}
 		default:
