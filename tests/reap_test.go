@@ -198,9 +198,9 @@ func TestReapUnprivileged(t *testing.T) {
 	waitFor(t, "root's orphan to die", time.Second, func() bool { return !alive(rootPID) })
 }
 
-// TestReapLeftoverCgroup: the cgroup of a contain run that died, with an
-// untagged process inside, is killed and removed; a group whose contain
-// runs is not touched.
+// TestReapLeftoverCgroup: the cgroup of a contain run that died is killed
+// and removed, with the process inside that dropped its tag; a group whose
+// contain runs is not touched.
 func TestReapLeftoverCgroup(t *testing.T) {
 	requireRoot(t, "making cgroups")
 	own := ownCgroupDir()
@@ -230,10 +230,18 @@ func TestReapLeftoverCgroup(t *testing.T) {
 	}
 	t.Cleanup(func() { os.Remove(liveDir) })
 
-	res := run(t, runOpts{}, "reap", "--format", "json")
+	// A tagged process in the group too, so that the reap can be narrowed
+	// to this test's session (an unfiltered reap would take every orphaned
+	// session of the machine).
+	tool := uniqueTool(t)
+	member := startTagged(t, fmt.Sprintf("%s:%d", tool, deadPID(t)), procOpts{})
+	if err := os.WriteFile(filepath.Join(dead, "cgroup.procs"), []byte(strconv.Itoa(member)), 0); err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, runOpts{}, "reap", "--format", "json", "-o", tool)
 	wantCode(t, res, 0)
 	out := decode[reapOutput](t, res)
-	waitFor(t, "the process in the leftover cgroup to die", time.Second, func() bool { return !alive(cmd.Process.Pid) })
+	waitFor(t, "the processes in the leftover cgroup to die", time.Second, func() bool { return !alive(cmd.Process.Pid) && !alive(member) })
 	if _, err := os.Stat(dead); !os.IsNotExist(err) {
 		t.Errorf("the leftover cgroup is still there: %v\n%s", err, res.stdout)
 	}
