@@ -94,6 +94,11 @@ func RunGuard(args []string) int {
 		fmt.Fprintf(os.Stderr, "contain: guard: %v\n", err)
 		return 2
 	}
+	var st unix.Stat_t
+	if unix.Fstat(3, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+		fmt.Fprintln(os.Stderr, "contain: the guard is started by contain run, not by hand")
+		return 2
+	}
 	log := nopLog
 	if verbose {
 		log = func(format string, a ...any) { fmt.Fprintf(os.Stderr, "contain: guard: "+format+"\n", a...) }

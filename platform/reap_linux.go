@@ -449,10 +449,11 @@ func FindLeftoverCgroups() ([]LeftoverCgroup, error) {
 			return nil
 		}
 		lc, leftover := inspectCgroup(path, pid)
-		if leftover {
-			out = append(out, lc)
+		if !leftover {
+			return nil // a running contain's: a dead nested one may be below
 		}
-		return fs.SkipDir // what is below belongs to it
+		out = append(out, lc)
+		return fs.SkipDir // what is below goes with it
 	})
 	return out, err
 }

@@ -229,6 +229,13 @@ func TestReapLeftoverCgroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.Remove(liveDir) })
+	// Inside it, the group of a nested contain that died (killed -9 while
+	// the outer one runs), with a tagged process.
+	nested := filepath.Join(liveDir, fmt.Sprintf("contain-%d", deadPID(t)))
+	if err := os.Mkdir(nested, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(nested) })
 
 	// A tagged process in the group too, so that the reap can be narrowed
 	// to this test's session (an unfiltered reap would take every orphaned
@@ -238,12 +245,20 @@ func TestReapLeftoverCgroup(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dead, "cgroup.procs"), []byte(strconv.Itoa(member)), 0); err != nil {
 		t.Fatal(err)
 	}
+	inner := startTagged(t, fmt.Sprintf("%s:%d", tool, deadPID(t)), procOpts{})
+	if err := os.WriteFile(filepath.Join(nested, "cgroup.procs"), []byte(strconv.Itoa(inner)), 0); err != nil {
+		t.Fatal(err)
+	}
 	res := run(t, runOpts{}, "reap", "--format", "json", "-o", tool)
 	wantCode(t, res, 0)
 	out := decode[reapOutput](t, res)
 	waitFor(t, "the processes in the leftover cgroup to die", time.Second, func() bool { return !alive(cmd.Process.Pid) && !alive(member) })
 	if _, err := os.Stat(dead); !os.IsNotExist(err) {
 		t.Errorf("the leftover cgroup is still there: %v\n%s", err, res.stdout)
+	}
+	waitFor(t, "the nested group's process to die", time.Second, func() bool { return !alive(inner) })
+	if _, err := os.Stat(nested); !os.IsNotExist(err) {
+		t.Errorf("the dead nested group is still there: %v\n%s", err, res.stdout)
 	}
 	if _, err := os.Stat(liveDir); err != nil {
 		t.Errorf("the live contain's cgroup was removed")
