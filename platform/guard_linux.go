@@ -35,7 +35,7 @@ type guard struct {
 // startGuard starts the guard for the session value of contain run r. It is
 // called off the main thread: the reaper (main thread, __WNOTHREAD) must
 // not see it among its children.
-func startGuard(value string, grace time.Duration, verbose bool) (*guard, error) {
+func startGuard(value string, command int, grace time.Duration, verbose bool) (*guard, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -55,7 +55,14 @@ func startGuard(value string, grace time.Duration, verbose bool) (*guard, error)
 	if verbose {
 		stderr = os.Stderr
 	}
-	args := []string{"contain", GuardCommand, value, strconv.Itoa(os.Getpid()), grace.String(), strconv.FormatBool(verbose)}
+	since := "0"
+	if st, err := readStat(command, nil); err == nil && st.PGRP == command {
+		since = strconv.FormatUint(st.Start, 10)
+	} else {
+		command = 0 // gone already: its group is of no use
+	}
+	args := []string{"contain", GuardCommand, value, strconv.Itoa(os.Getpid()), grace.String(), strconv.FormatBool(verbose),
+		strconv.Itoa(command), since}
 	pid, err := syscall.ForkExec(exe, args, &syscall.ProcAttr{
 		Env:   append(os.Environ(), "GOMAXPROCS=1"),
 		Files: []uintptr{null.Fd(), null.Fd(), stderr.Fd(), r.Fd()},
@@ -80,9 +87,10 @@ func (g *guard) stop() {
 }
 
 // RunGuard is the guard's main: args are the session value, contain's PID,
-// the grace period and whether to be verbose. It returns the exit status.
+// the grace period, whether to be verbose, and COMMAND's process group and
+// its start time. It returns the exit status.
 func RunGuard(args []string) int {
-	if len(args) != 4 {
+	if len(args) != 6 {
 		fmt.Fprintln(os.Stderr, "contain: the guard is started by contain run, not by hand")
 		return 2
 	}
@@ -90,7 +98,9 @@ func RunGuard(args []string) int {
 	pid, err1 := strconv.Atoi(args[1])
 	grace, err2 := time.ParseDuration(args[2])
 	verbose, err3 := strconv.ParseBool(args[3])
-	if err := errors.Join(err1, err2, err3); err != nil {
+	pgrp, err4 := strconv.Atoi(args[4])
+	since, err5 := strconv.ParseUint(args[5], 10, 64)
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		fmt.Fprintf(os.Stderr, "contain: guard: %v\n", err)
 		return 2
 	}
@@ -107,13 +117,14 @@ func RunGuard(args []string) int {
 	// that is when contain has exited, however it exited.
 	io.Copy(io.Discard, os.NewFile(3, "contain"))
 	log("contain %d has ended without closing its group: reaping session %s", pid, value)
-	guardReap(value, pid, min(grace, guardGrace), log)
+	guardReap(value, pid, pgrp, since, min(grace, guardGrace), log)
 	return 0
 }
 
 // guardReap does what reap does, for one session: its tagged processes,
-// daemons included (kill-on-close spares none), and its cgroup.
-func guardReap(value string, pid int, grace time.Duration, log Logger) {
+// daemons included (kill-on-close spares none), its cgroup, and COMMAND's
+// process group (where processes that dropped the tag may be).
+func guardReap(value string, pid, pgrp int, since uint64, grace time.Duration, log Logger) {
 	me := session.Reaper{PID: os.Getpid(), Ancestors: Ancestors(), UID: os.Getuid(), Root: os.Geteuid() == 0}
 	opts := session.Options{Filter: session.Filter{Values: []string{value}}, IncludeDaemons: true}
 	scan := func() ([]session.Choice, error) {
@@ -140,7 +151,8 @@ func guardReap(value string, pid int, grace time.Duration, log Logger) {
 			cgroups = append(cgroups, LeftoverCgroup{Dir: dir, PID: pid})
 		}
 	}
-	r := Reap(ReapPlan{Targets: targets, Rescan: scan, Cgroups: cgroups, Signal: unix.SIGTERM, Grace: grace, Log: log})
+	r := Reap(ReapPlan{Targets: targets, Rescan: scan, Cgroups: cgroups, ProcessGroup: pgrp, ProcessGroupSince: since,
+		Signal: unix.SIGTERM, Grace: grace, Log: log})
 	for _, o := range r.Processes {
 		log("%d (%s): %s", o.PID, o.Comm, o.Result)
 	}

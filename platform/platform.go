@@ -79,9 +79,14 @@ type ReapPlan struct {
 	// Cgroups are leftover groups of dead contain runs: frozen first,
 	// killed, then removed.
 	Cgroups []LeftoverCgroup
-	Signal  syscall.Signal // the first signal
-	Grace   time.Duration  // then SIGKILL
-	Log     Logger
+	// ProcessGroup, if not 0, is a process group whose members started no
+	// earlier than ProcessGroupSince (the crash guard's: COMMAND's group,
+	// which members that dropped the tag may still be in).
+	ProcessGroup      int
+	ProcessGroupSince uint64
+	Signal            syscall.Signal // the first signal
+	Grace             time.Duration  // then SIGKILL
+	Log               Logger
 }
 
 // LeftoverCgroup is a cgroup contain-PID whose contain is gone.

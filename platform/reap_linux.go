@@ -42,6 +42,7 @@ func Reap(plan ReapPlan) ReapReport {
 	}
 	e.addChoices(plan.Targets)
 	e.addCgroupMembers()
+	e.addGroupMembers()
 	for round := 0; round < 1000 && e.rescan(); round++ {
 	}
 	for _, t := range e.targets {
@@ -228,6 +229,38 @@ func (e *reaper) addCgroupMembers() (added bool) {
 	return added
 }
 
+// addGroupMembers adds the members of the plan's process group, tagged or
+// not, that started no earlier than the group's leader did.
+func (e *reaper) addGroupMembers() (added bool) {
+	pgrp, since := e.plan.ProcessGroup, e.plan.ProcessGroupSince
+	if pgrp <= 1 {
+		return false
+	}
+	procs, err := scanProcs()
+	if err != nil {
+		e.log("cannot scan /proc: %v", err)
+		return false
+	}
+	me := os.Getpid()
+	for pid, st := range procs {
+		id := identity{pid, st.Start}
+		if st.PGRP != pgrp || st.Start < since || st.Zombie() || pid == me || e.seen[id] {
+			continue
+		}
+		e.seen[id] = true
+		t := e.pin(describe(st), "process group "+strconv.Itoa(pgrp), func(now procfs.Stat) error {
+			if now.PGRP != pgrp {
+				return errors.New("it left the process group")
+			}
+			return nil
+		})
+		t.cg = e.cgroupHolding(pid)
+		e.add(t)
+		added = true
+	}
+	return added
+}
+
 // describe fills in what ps shows of a process found without its tag.
 func describe(st procfs.Stat) session.Process {
 	p := session.Process{PID: st.PID, PPID: st.PPID, Start: st.Start, Comm: st.Comm}
@@ -255,6 +288,7 @@ func (e *reaper) cgroupHolding(pid int) *frozenCgroup {
 // yet, pins and stops them, and reports whether it found any.
 func (e *reaper) rescan() bool {
 	added := e.addCgroupMembers()
+	added = e.addGroupMembers() || added
 	if e.plan.Rescan == nil {
 		return added
 	}

@@ -245,7 +245,7 @@ func (r *runner) startGuardLater(guardc chan<- *guard) *time.Timer {
 	r.waitFlags = unix.WNOTHREAD
 	return time.AfterFunc(guardDelay, func() {
 		r.guardMu.Lock()
-		g, err := startGuard(r.o.Tag, r.o.Grace, r.o.Log != nil)
+		g, err := startGuard(r.o.Tag, r.pid, r.o.Grace, r.o.Log != nil)
 		if g != nil {
 			r.guardPID = g.pid
 		}

@@ -25,7 +25,8 @@ sleep 300 & echo $! > $D/background
 setsid sh -c 'echo $$ > '$D'/setsid; exec sleep 300' &
 sh -c 'sleep 300 & echo $! > '$D'/doublefork' &
 sh -c 'trap "" TERM; echo $$ > '$D'/ignoresterm; exec sleep 300' &
-for f in background setsid doublefork ignoresterm; do
+env -u RUNNING_PROCESS_ORIGINATOR sh -c 'echo $$ > '$D'/untagged; exec sleep 300' &
+for f in background setsid doublefork ignoresterm untagged; do
 	while [ ! -s $D/$f ]; do sleep 0.01; done
 done
 echo $$ > $D/ready
@@ -33,7 +34,8 @@ wait
 `, dir)
 }
 
-var crashKinds = []string{"background", "setsid", "doublefork", "ignoresterm"}
+// untagged dropped the tag but stayed in COMMAND's process group.
+var crashKinds = []string{"background", "setsid", "doublefork", "ignoresterm", "untagged"}
 
 // guardPID finds the guard's PID in contain's verbose output.
 func guardPID(t *testing.T, stderr func() string) int {
@@ -49,9 +51,9 @@ func guardPID(t *testing.T, stderr func() string) int {
 }
 
 // TestCrashLeavesNothing kills contain with SIGKILL while its command runs
-// a background job, a setsid escapee, a double-forked process and one that
-// ignores SIGTERM: within a second nothing of the group is left, with a
-// cgroup (root) and without (nobody).
+// a background job, a setsid escapee, a double-forked process, one that
+// ignores SIGTERM and one that dropped the tag: within a second nothing of
+// the group is left, with a cgroup (root) and without (nobody).
 func TestCrashLeavesNothing(t *testing.T) {
 	yes, no := true, false
 	modes := []struct {

@@ -246,6 +246,9 @@ func startContainLive(t *testing.T, o runOpts, args ...string) (*exec.Cmd, func(
 	cmd := containCmd(o, args...)
 	var stdout, stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// A leftover that survives (a failing test) would hold the pipes open:
+	// stop reading them soon after contain has exited.
+	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
