@@ -9,7 +9,9 @@ import (
 	"os/exec"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -78,18 +80,33 @@ func uniqueTool(t *testing.T) string {
 	return fmt.Sprintf("T%x", time.Now().UnixNano())
 }
 
-// deadPID returns the PID of a process that has exited and been reaped.
+// deadPID returns a PID that no process has or can have: above the
+// kernel's pid_max. (A PID that just exited can be reused at once on a busy
+// machine with a small pid_max, and then name a process older than the
+// session's members.)
 func deadPID(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/sys/kernel/pid_max")
+	if err != nil {
+		t.Fatal(err)
+	}
+	max, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return max + int(deadPIDs.Add(1))
+}
+
+var deadPIDs atomic.Int64
+
+// exitedPID returns the PID of a process that has exited and been reaped.
+func exitedPID(t *testing.T) int {
 	t.Helper()
 	cmd := exec.Command("true")
 	if err := cmd.Run(); err != nil {
 		t.Fatal(err)
 	}
-	pid := cmd.Process.Pid
-	if exists(pid) {
-		t.Fatalf("PID %d was reused at once", pid)
-	}
-	return pid
+	return cmd.Process.Pid
 }
 
 // tagged process options.

@@ -115,7 +115,7 @@ func TestReapRecycledPID(t *testing.T) {
 	tool := uniqueTool(t)
 	var member, impostor, target int
 	for attempt := 0; attempt < 20 && impostor == 0; attempt++ {
-		target = deadPID(t) + 300 + attempt*50
+		target = (exitedPID(t)+300+attempt*50)%(deadPID(t)-1000) + 300 // below pid_max
 		if exists(target) {
 			continue
 		}
