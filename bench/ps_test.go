@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -50,14 +51,18 @@ func readEnv(pid int) string {
 	return string(b)
 }
 
-// deadPID is a PID that names no process now: the originator of the
-// benchmark's orphaned session.
+// deadPID is a PID no process can have (above pid_max): the originator of
+// the benchmark's orphaned sessions.
 func deadPID(b *testing.B) int {
-	cmd := exec.Command("true")
-	if err := cmd.Run(); err != nil {
+	raw, err := os.ReadFile("/proc/sys/kernel/pid_max")
+	if err != nil {
 		b.Fatal(err)
 	}
-	return cmd.Process.Pid
+	max, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return max + 1
 }
 
 // BenchmarkPs: contain ps --format json against procps' ps axe -o pid,args
