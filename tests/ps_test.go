@@ -234,11 +234,12 @@ func TestPsSessions(t *testing.T) {
 	res = run(t, runOpts{}, "ps", "-o", tool)
 	wantCode(t, res, 0)
 	for _, want := range []string{
-		orphanValue + "  orphaned", liveValue + "  alive", daemonValue + "  daemon",
-		fmt.Sprintf(" %d ", orphan), fmt.Sprintf(" %d ", live), "sleep 300", "PID", "PPID", "STARTED", "USER", "COMMAND",
+		orphanValue + ` +orphaned +2 `, liveValue + ` +alive +1 `, daemonValue + ` +daemon +1 `,
+		fmt.Sprintf(`\n%s +orphaned +%d +\d+ `, orphanValue, orphan), fmt.Sprintf(`\n%s +alive +%d `, liveValue, live),
+		`sleep 300\n`, `\nORIGINATOR +STATE +PID +PPID +STARTED +USER +COMMAND\n`,
 	} {
-		if !strings.Contains(res.stdout, want) {
-			t.Errorf("the table lacks %q:\n%s", want, res.stdout)
+		if !regexp.MustCompile(want).MatchString(res.stdout) {
+			t.Errorf("the table does not match %q:\n%s", want, res.stdout)
 		}
 	}
 }
