@@ -62,7 +62,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Version:   appVersion(),
 		Writer:    stdout,
 		ErrWriter: stderr,
-		Commands:  []*cli.Command{runCommand, psCommand, reapCommand},
+		Commands:  []*cli.Command{runCommand, psCommand, reapCommand, completionCommand},
 		// Errors are printed once, by runApp, never by the library.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// completionScript writes contain's script for shell into a temporary file.
+func completionScript(t *testing.T, shell string) string {
+	t.Helper()
+	var out, errOut strings.Builder
+	if code := runApp([]string{"contain", "completion", shell}, &out, &errOut); code != 0 {
+		t.Fatalf("contain completion %s: status %d, %s", shell, code, errOut.String())
+	}
+	path := filepath.Join(t.TempDir(), "contain."+shell)
+	if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// needShell finds a shell; CI installs all three (Debian packages bash, zsh,
+// fish).
+func needShell(t *testing.T, shell string) string {
+	t.Helper()
+	p, err := exec.LookPath(shell)
+	if err != nil {
+		t.Fatalf("%s is needed to check its completion script (Debian package %s): %v", shell, shell, err)
+	}
+	return p
+}
+
+func TestCompletionScriptsParse(t *testing.T) {
+	for _, shell := range completionShells {
+		t.Run(shell, func(t *testing.T) {
+			sh := needShell(t, shell)
+			script := completionScript(t, shell)
+			if out, err := exec.Command(sh, "-n", script).CombinedOutput(); err != nil {
+				t.Fatalf("%s -n rejects the script: %v\n%s", shell, err, out)
+			}
+		})
+	}
+}
+
+// bashComplete completes words (the last one being completed) with the bash
+// script, as bash would on Tab.
+func bashComplete(t *testing.T, script string, words ...string) []string {
+	t.Helper()
+	quoted := make([]string, len(words))
+	for i, w := range words {
+		quoted[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+	}
+	prog := `source "$1"; COMP_WORDS=(` + strings.Join(quoted, " ") + `); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _contain; printf '%s\n' "${COMPREPLY[@]}"`
+	out, err := exec.Command(needShell(t, "bash"), "-c", prog, "bash", script).CombinedOutput()
+	if err != nil {
+		t.Fatalf("completing %q: %v\n%s", words, err, out)
+	}
+	return strings.Fields(string(out))
+}
+
+func TestBashCompletion(t *testing.T) {
+	script := completionScript(t, "bash")
+	for _, c := range []struct {
+		words []string
+		want  []string // all of these, in any order
+		not   []string
+	}{
+		{[]string{"contain", "r"}, []string{"run", "reap"}, []string{"ps"}},
+		{[]string{"contain", ""}, []string{"run", "ps", "reap", "completion"}, nil},
+		{[]string{"contain", "run", "--ti"}, []string{"--timeout"}, nil},
+		{[]string{"contain", "run", "-t", "5", "sle"}, []string{"sleep"}, []string{"--timeout"}},
+		{[]string{"contain", "run", "--", "sle"}, []string{"sleep"}, nil},
+		{[]string{"contain", "ps", "--format", ""}, []string{"table", "json"}, nil},
+		{[]string{"contain", "reap", "--"}, []string{"--dry-run", "--include-daemons", "--session", "--grace"}, []string{"--timeout"}},
+		{[]string{"contain", "completion", ""}, []string{"bash", "zsh", "fish"}, nil},
+	} {
+		got := bashComplete(t, script, c.words...)
+		for _, w := range c.want {
+			if !slices.Contains(got, w) {
+				t.Errorf("%q<Tab> offers %q, not %q", c.words, got, w)
+			}
+		}
+		for _, w := range c.not {
+			if slices.Contains(got, w) {
+				t.Errorf("%q<Tab> offers %q", c.words, w)
+			}
+		}
+	}
+}
+
+func TestFishCompletion(t *testing.T) {
+	fish := needShell(t, "fish")
+	script := completionScript(t, "fish")
+	out, err := exec.Command(fish, "-c", `source $argv[1]; complete -C "contain r"; echo ---; complete -C "contain ps --format "`, script).CombinedOutput()
+	if err != nil {
+		t.Fatalf("fish: %v\n%s", err, out)
+	}
+	got := string(out)
+	for _, want := range []string{"run\t", "reap\t", "json\t", "table\t"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("fish completion lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// TestCompletionNamesEveryFlag: the scripts come from the app's own
+// definitions, so every option of every command is in each of them.
+func TestCompletionNamesEveryFlag(t *testing.T) {
+	for _, shell := range completionShells {
+		b, err := os.ReadFile(completionScript(t, shell))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cmd := range newApp(nil, nil).Commands {
+			for _, f := range cmd.Flags {
+				for _, n := range f.Names() {
+					want := "--" + n
+					if len(n) == 1 {
+						want = "-" + n
+					}
+					if shell == "fish" {
+						want = map[bool]string{true: "-s " + n, false: "-l " + n}[len(n) == 1]
+					}
+					if !strings.Contains(string(b), want) {
+						t.Errorf("%s script: no %s (of contain %s)", shell, want, cmd.Name)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestCompletionBadShell(t *testing.T) {
+	for _, args := range [][]string{{"contain", "completion"}, {"contain", "completion", "tcsh"}, {"contain", "completion", "bash", "zsh"}} {
+		var out, errOut strings.Builder
+		code := runApp(args, &out, &errOut)
+		if code != 2 || out.Len() != 0 || strings.Count(errOut.String(), "\n") != 1 || !strings.HasPrefix(errOut.String(), "contain: ") {
+			t.Errorf("%q: status %d, stdout %q, stderr %q", args, code, out.String(), errOut.String())
+		}
+	}
+}
