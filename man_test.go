@@ -1,0 +1,75 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+const manPage = "man/contain.1"
+
+// TestManPageNamesEveryFlag: the man page is kept by hand; this fails when
+// an option of any command is missing from it.
+func TestManPageNamesEveryFlag(t *testing.T) {
+	b, err := os.ReadFile(manPage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	for _, cmd := range newApp(nil, nil).Commands {
+		if !strings.Contains(page, ".Ss contain "+cmd.Name+"\n") {
+			t.Errorf("no section for contain %s", cmd.Name)
+		}
+		for _, f := range cmd.Flags {
+			for _, n := range f.Names() {
+				// mdoc: .Fl t is -t, .Fl \-timeout is --timeout, and so
+				// is the second argument of .Fl t , \-timeout.
+				want := `Fl ` + n + `\b`
+				if len(n) > 1 {
+					want = `(Fl|Fl \w ,) \\-` + regexp.QuoteMeta(strings.ReplaceAll(n, "-", `\-`)) + `\b`
+				}
+				if !regexp.MustCompile(want).MatchString(page) {
+					t.Errorf("contain %s: %q is not in %s", cmd.Name, want, manPage)
+				}
+			}
+		}
+	}
+	for _, want := range []string{"RUNNING_PROCESS_ORIGINATOR", "RUNNING_PROCESS_IS_DAEMON", "CONTAIN_ORIGINATOR",
+		".Sh EXIT STATUS", ".It 124", ".It 125", ".It 126", ".It 127", ".Sh EXAMPLES",
+		".Xr timeout 1", ".Xr setsid 1", ".Xr pkill 1"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("%s lacks %q", manPage, want)
+		}
+	}
+}
+
+// TestManPageLints: mandoc reports no error and no warning (style notes,
+// such as a referenced page this machine lacks, are not warnings), and man
+// renders it. CI installs both (Debian packages mandoc and man-db).
+func TestManPageLints(t *testing.T) {
+	mandoc, err := exec.LookPath("mandoc")
+	if err != nil {
+		t.Fatalf("mandoc is needed to check the man page (Debian package mandoc): %v", err)
+	}
+	out, err := exec.Command(mandoc, "-Tlint", "-W", "warning", manPage).CombinedOutput()
+	if err != nil || len(out) > 0 {
+		t.Errorf("mandoc -Tlint: %v\n%s", err, out)
+	}
+	man, err := exec.LookPath("man")
+	if err != nil {
+		t.Fatalf("man is needed to render the page (Debian package man-db): %v", err)
+	}
+	cmd := exec.Command(man, "-l", manPage)
+	cmd.Env = append(os.Environ(), "MANPAGER=cat", "MANWIDTH=80")
+	out, err = cmd.Output()
+	if err != nil {
+		t.Fatalf("man -l: %v", err)
+	}
+	for _, want := range []string{"contain run", "contain ps", "contain reap", "EXIT STATUS", "SEE ALSO"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("man -l output lacks %q", want)
+		}
+	}
+}
