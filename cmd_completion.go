@@ -56,6 +56,7 @@ type compFlag struct {
 	long, short string
 	usage       string
 	takesValue  bool
+	repeatable  bool
 	values      []string // fixed choices, if any
 }
 
@@ -79,6 +80,7 @@ func completionModel() []compCommand {
 					cf.long = n
 				}
 			}
+			_, cf.repeatable = f.(*cli.StringSliceFlag)
 			if df, ok := f.(cli.DocGenerationFlag); ok {
 				cf.usage, cf.takesValue = df.GetUsage(), df.TakesValue()
 			}
@@ -232,16 +234,16 @@ _contain() {
 				}
 				spec = ":value:" + action
 			}
-			excl := strings.Join(f.words(), " ")
-			opts := f.words()
-			names := "--" + f.long
-			if len(opts) > 1 {
-				names = "{" + strings.Join(opts, ",") + "}"
+			// (-o --originator): given once; *: repeatable.
+			prefix := "(" + strings.Join(f.words(), " ") + ")"
+			if f.repeatable {
+				prefix = "*"
 			}
-			if strings.HasPrefix(names, "{") {
-				fmt.Fprintf(&b, "\t\t\t\t'(%s)'%s'[%s]%s' \\\n", excl, names, zshQuote(f.usage), spec)
+			opts := f.words()
+			if len(opts) > 1 {
+				fmt.Fprintf(&b, "\t\t\t\t'%s'{%s}'[%s]%s' \\\n", prefix, strings.Join(opts, ","), zshQuote(f.usage), spec)
 			} else {
-				fmt.Fprintf(&b, "\t\t\t\t'(%s)%s[%s]%s' \\\n", excl, names, zshQuote(f.usage), spec)
+				fmt.Fprintf(&b, "\t\t\t\t'%s%s[%s]%s' \\\n", prefix, opts[0], zshQuote(f.usage), spec)
 			}
 		}
 		switch c.args {
@@ -250,7 +252,7 @@ _contain() {
 		case "shell":
 			b.WriteString("\t\t\t\t'1:shell:(bash zsh fish)'\n")
 		default:
-			b.WriteString("\t\t\t\t'*: :'\n") // no arguments
+			b.WriteString("\t\t\t\t&& return\n") // no arguments: options only
 		}
 		b.WriteString("\t\t\t;;\n")
 	}

@@ -143,3 +143,52 @@ func TestCompletionBadShell(t *testing.T) {
 		}
 	}
 }
+
+// TestZshCompletion drives zsh's own completion in a pseudo-terminal
+// (zsh/zpty): Tab completes options and values, and lists the commands.
+// The completed line is run, through a stand-in contain that prints its
+// arguments, so that the test reads what the completion produced.
+func TestZshCompletion(t *testing.T) {
+	zsh := needShell(t, "zsh")
+	dir := t.TempDir()
+	b, err := os.ReadFile(completionScript(t, "zsh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "_contain"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	driver := `
+zmodload zsh/zpty || exit 3
+acc=
+waitfor() {
+	local deadline=$((SECONDS + 20)) l
+	while ((SECONDS < deadline)); do
+		while zpty -r -t z l; do acc+=${l//$'\r'/}; done
+		[[ $acc == *$1* ]] && return 0
+		sleep 0.05
+	done
+	print -r -- "timed out waiting for: $1"
+	print -r -- "$acc"
+	exit 1
+}
+zpty -b z 'zsh -f -i'
+zpty -w z 'PS1="> "; fpath=(` + dir + ` $fpath); autoload -Uz compinit; compinit -u -D; setopt nobeep; contain() { print -r -- "AR""GS:$*:END" }; print RE""ADY'
+waitfor READY
+zpty -w -n z $'contain run --timeo\t5 sleep 1\n'
+waitfor 'ARGS:run --timeout 5 sleep 1:END'
+zpty -w -n z $'contain ps --format j\t\n'
+waitfor 'ARGS:ps --format json:END'
+zpty -w -n z $'contain reap --sig\tK\t\n'
+waitfor 'ARGS:reap --signal KILL:END'
+zpty -w -n z $'contain r\t\t'
+waitfor 'kill orphaned sessions'
+waitfor 'run COMMAND in a kill-on-close group'
+zpty -d z
+print ok
+`
+	out, err := exec.Command(zsh, "-f", "-c", driver).CombinedOutput()
+	if err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "ok") {
+		t.Fatalf("zsh completion: %v\n%s", err, out)
+	}
+}
