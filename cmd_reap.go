@@ -155,14 +155,9 @@ func doReap(c *cli.Context) error {
 		if len(values) == 0 {
 			return nil, nil
 		}
-		sessions, _, err := scanSessions()
-		if err != nil {
-			return nil, err
-		}
 		o := rq.opts
 		o.Filter = session.Filter{Values: values}
-		chosen, _ := session.Select(sessions, o, me)
-		return chosen, nil
+		return platform.Choose(o, me)
 	}
 	r := platform.Reap(platform.ReapPlan{Targets: targets, Rescan: rescan, Cgroups: plan, Signal: rq.sig, Grace: rq.grace, Log: rq.log})
 	for _, o := range r.Processes {

@@ -84,68 +84,60 @@ func cgroupOf(pid string) (string, error) {
 	return "", fmt.Errorf("/proc/%s/cgroup has no cgroup v2 (0::) line", pid)
 }
 
+// cgroupPrefix starts the name of every cgroup contain makes:
+// contain-PID, PID being the contain run's.
+const cgroupPrefix = "contain-"
+
 // newCgroup makes contain-PID beside contain's own cgroup members. Any error
 // means: fall back to the other layers.
 func newCgroup(pid int) (*cgroup, error) {
-	name := "contain-" + strconv.Itoa(pid)
-	// Reading mountinfo costs more than all the rest of the set-up: first
-	// try the two usual places, which a statfs confirms in microseconds.
-	// They may show only a subtree of the hierarchy (a container without a
-	// cgroup namespace): then the own group is not found there, and
-	// mountinfo says which subtree it is.
-	own, err := cgroupOf("self")
+	parent, own, err := ownCgroupDir()
 	if err != nil {
 		return nil, err
 	}
-	if mnt := usualCgroup2Mount(); mnt != "" {
-		c, err := makeCgroup(mnt+own, own, name)
-		if !errors.Is(err, unix.ENOENT) {
-			return c, err
-		}
-	}
-	parent, err := ownCgroupDir(own)
-	if err != nil {
-		return nil, err
-	}
-	return makeCgroup(parent, own, name)
-}
-
-// ownCgroupDir finds the directory of cgroup own (as /proc/self/cgroup
-// names it) through mountinfo.
-func ownCgroupDir(own string) (string, error) {
-	mnt, root, err := cgroup2Mount()
-	if err != nil {
-		return "", err
-	}
-	inMount := own
-	if root != "/" {
-		rest, ok := strings.CutPrefix(own, root)
-		if !ok {
-			return "", fmt.Errorf("own cgroup %s is outside the cgroup2 mount at %s", own, mnt)
-		}
-		inMount = rest
-	}
-	return mnt + inMount, nil
+	return makeCgroup(parent, own, cgroupPrefix+strconv.Itoa(pid))
 }
 
 // runCgroupDir is where contain PID, a process in the same cgroup as the
 // caller, made its group, if it made one.
 func runCgroupDir(pid int) (string, error) {
-	own, err := cgroupOf("self")
+	parent, _, err := ownCgroupDir()
 	if err != nil {
 		return "", err
 	}
-	name := "/contain-" + strconv.Itoa(pid)
+	return filepath.Join(parent, cgroupPrefix+strconv.Itoa(pid)), nil
+}
+
+// ownCgroupDir finds the directory of the caller's cgroup, and its path as
+// /proc/self/cgroup names it. Reading mountinfo costs more than all the
+// rest of contain run's set-up: first the two usual mounts are tried, which
+// a statfs and a stat confirm in microseconds. They may show only a subtree
+// of the hierarchy (a container without a cgroup namespace): then the own
+// group is not found there, and mountinfo says which subtree it is.
+func ownCgroupDir() (dir, own string, err error) {
+	own, err = cgroupOf("self")
+	if err != nil {
+		return "", "", err
+	}
 	if mnt := usualCgroup2Mount(); mnt != "" {
-		if _, err := os.Stat(mnt + own); err == nil {
-			return filepath.Join(mnt+own, name), nil
+		var st unix.Stat_t
+		if unix.Stat(mnt+own, &st) == nil {
+			return mnt + own, own, nil
 		}
 	}
-	parent, err := ownCgroupDir(own)
+	mnt, root, err := cgroup2Mount()
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	return filepath.Join(parent, name), nil
+	inMount := own
+	if root != "/" {
+		rest, ok := strings.CutPrefix(own, root)
+		if !ok {
+			return "", "", fmt.Errorf("own cgroup %s is outside the cgroup2 mount at %s", own, mnt)
+		}
+		inMount = rest
+	}
+	return mnt + inMount, own, nil
 }
 
 // usualCgroup2Mount returns /sys/fs/cgroup (unified layout) or

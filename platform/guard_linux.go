@@ -127,28 +127,15 @@ func RunGuard(args []string) int {
 func guardReap(value string, pid, pgrp int, since uint64, grace time.Duration, log Logger) {
 	me := session.Reaper{PID: os.Getpid(), Ancestors: Ancestors(), UID: os.Getuid(), Root: os.Geteuid() == 0}
 	opts := session.Options{Filter: session.Filter{Values: []string{value}}, IncludeDaemons: true}
-	scan := func() ([]session.Choice, error) {
-		l, err := ListTagged()
-		if err != nil {
-			return nil, err
-		}
-		chosen, _ := session.Select(session.Group(l.Procs, LookupOriginator), opts, me)
-		return chosen, nil
-	}
-	var targets []session.Choice
-	chosen, err := scan()
+	scan := func() ([]session.Choice, error) { return Choose(opts, me) }
+	targets, err := scan() // Reap leaves the ones to skip alone
 	if err != nil {
 		log("%v", err)
-	}
-	for _, c := range chosen {
-		if c.Skip == "" {
-			targets = append(targets, c)
-		}
 	}
 	var cgroups []LeftoverCgroup
 	if dir, err := runCgroupDir(pid); err == nil {
 		if _, err := os.Stat(dir); err == nil {
-			cgroups = append(cgroups, LeftoverCgroup{Dir: dir, PID: pid})
+			cgroups = append(cgroups, LeftoverCgroup{Dir: dir})
 		}
 	}
 	r := Reap(ReapPlan{Targets: targets, Rescan: scan, Cgroups: cgroups, ProcessGroup: pgrp, ProcessGroupSince: since,

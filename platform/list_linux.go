@@ -29,12 +29,17 @@ func listTagged(fs procfs.FS) (Listing, error) {
 	}
 	l := Listing{Unreadable: sc.Unreadable, Procs: make([]session.Process, 0, len(sc.Procs))}
 	for _, p := range sc.Procs {
-		l.Procs = append(l.Procs, session.Process{
-			PID: p.PID, PPID: p.PPID, Start: p.Start, Started: procfs.StartTime(boot, p.Start),
-			UID: p.UID, User: userName(p.UID), Argv: p.Argv, Comm: p.Comm, Value: p.Value, Daemon: p.Daemon,
-		})
+		l.Procs = append(l.Procs, processOf(p, boot))
 	}
 	return l, nil
+}
+
+// processOf is what ps shows of a process read from /proc.
+func processOf(p procfs.Tagged, boot time.Time) session.Process {
+	return session.Process{
+		PID: p.PID, PPID: p.PPID, Start: p.Start, Started: procfs.StartTime(boot, p.Start),
+		UID: p.UID, User: userName(p.UID), Argv: p.Argv, Comm: p.Comm, Value: p.Value, Daemon: p.Daemon,
+	}
 }
 
 var boot struct {

@@ -92,7 +92,6 @@ type ReapPlan struct {
 // LeftoverCgroup is a cgroup contain-PID whose contain is gone.
 type LeftoverCgroup struct {
 	Dir   string
-	PID   int    // the contain run that made it
 	Procs []int  // its processes when found
 	Skip  string // why it is left alone, or ""
 }

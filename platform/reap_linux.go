@@ -84,8 +84,7 @@ type reaper struct {
 // target is one process being reaped.
 type target struct {
 	out    Outcome
-	fd     int // pidfd; -1 once done with
-	value  string
+	fd     int           // pidfd; -1 once done with
 	cg     *frozenCgroup // the leftover cgroup it was found in, if any
 	termed bool
 	killed bool
@@ -94,7 +93,6 @@ type target struct {
 
 type frozenCgroup struct {
 	*cgroup
-	lc     LeftoverCgroup
 	frozen bool
 	out    CgroupOutcome
 }
@@ -104,7 +102,7 @@ type frozenCgroup struct {
 // zombie, and (verifyTag) the same tag. The pidfd then keeps the PID from
 // being reused for anything else.
 func (e *reaper) pin(p session.Process, value string, verify func(procfs.Stat) error) *target {
-	t := &target{out: Outcome{Process: p, Session: value}, fd: -1, value: value}
+	t := &target{out: Outcome{Process: p, Session: value}, fd: -1}
 	fd, err := unix.PidfdOpen(p.PID, 0)
 	if err != nil {
 		if errors.Is(err, unix.ESRCH) {
@@ -263,14 +261,18 @@ func (e *reaper) addGroupMembers() (added bool) {
 
 // describe fills in what ps shows of a process found without its tag.
 func describe(st procfs.Stat) session.Process {
-	p := session.Process{PID: st.PID, PPID: st.PPID, Start: st.Start, Comm: st.Comm}
-	if b, err := bootTime(proc); err == nil {
-		p.Started = procfs.StartTime(b, st.Start)
+	t := procfs.Tagged{Stat: st}
+	var uidErr, bootErr error
+	t.UID, uidErr = proc.UID(st.PID, nil)
+	t.Argv, _ = proc.Cmdline(st.PID, nil)
+	boot, bootErr := bootTime(proc)
+	p := processOf(t, boot)
+	if uidErr != nil {
+		p.User = "" // unknown, not root
 	}
-	if uid, err := proc.UID(st.PID, nil); err == nil {
-		p.UID, p.User = uid, userName(uid)
+	if bootErr != nil {
+		p.Started = time.Time{}
 	}
-	p.Argv, _ = proc.Cmdline(st.PID, nil)
 	return p
 }
 
@@ -391,7 +393,7 @@ func (e *reaper) waitExit(deadline time.Time) {
 // freeze adds a leftover cgroup and freezes it, waiting briefly until the
 // kernel says it is frozen.
 func (e *reaper) freeze(lc LeftoverCgroup) {
-	c := &frozenCgroup{cgroup: &cgroup{dir: lc.Dir, rel: cgroupRel(lc.Dir), fd: -1}, lc: lc, out: CgroupOutcome{Dir: lc.Dir}}
+	c := &frozenCgroup{cgroup: &cgroup{dir: lc.Dir, rel: cgroupRel(lc.Dir), fd: -1}, out: CgroupOutcome{Dir: lc.Dir}}
 	e.cgroups = append(e.cgroups, c)
 	if err := os.WriteFile(filepath.Join(c.dir, "cgroup.freeze"), []byte("1"), 0); err != nil {
 		e.log("cannot freeze cgroup %s: %v (stopping its processes instead)", c.dir, err)
@@ -494,7 +496,7 @@ func FindLeftoverCgroups() ([]LeftoverCgroup, error) {
 
 // containCgroupPID parses the name contain gives its cgroups.
 func containCgroupPID(name string) (int, bool) {
-	n, ok := strings.CutPrefix(name, "contain-")
+	n, ok := strings.CutPrefix(name, cgroupPrefix)
 	if !ok || n == "" || n[0] == '0' {
 		return 0, false
 	}
@@ -506,7 +508,7 @@ func containCgroupPID(name string) (int, bool) {
 func inspectCgroup(dir string, pid int) (LeftoverCgroup, bool) {
 	c := &cgroup{dir: dir, fd: -1}
 	procs, _ := c.procs()
-	lc := LeftoverCgroup{Dir: dir, PID: pid, Procs: procs}
+	lc := LeftoverCgroup{Dir: dir, Procs: procs}
 	var earliest uint64
 	found := false
 	for _, p := range procs {

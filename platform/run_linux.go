@@ -14,19 +14,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// lockMainThread keeps the main goroutine on the main thread, the thread
-// group leader: the kernel gives orphans to the leader of a subreaper, so
-// the reaper, which waits with __WNOTHREAD, must run there (and Pdeathsig
-// needs a thread that lives as long as contain: the leader does). Every
-// other goroutine, the one that starts the crash guard included, then runs
-// on other threads, so the guard is not among the children the reaper waits
-// for. It must be called first thing in main: main starts on the main
-// thread, but may move once it blocks. (Locking in an init function would
-// do, for every command, and costs contain run -- true 5%.)
-func lockMainThread() {
-	runtime.LockOSThread()
-}
-
 // forwarded are the signals contain passes on to the whole group. Those
 // whose default action would end contain are caught before COMMAND starts;
 // WINCH and CONT, ignored by default, only after it started: subscribing
@@ -66,13 +53,22 @@ var subscription struct {
 	done chan struct{} // closed when the subscription is in force
 }
 
-// PrepareRun keeps the main goroutine on the main thread (see
-// lockMainThread) and starts subscribing to the signals that would end
-// contain, so that Run does not wait for it (measured: 3-4% of contain run
-// -- true). contain's main calls it first thing, and only then does Run
-// start the crash guard. Until Run starts COMMAND, the signals queue.
+// PrepareRun keeps the main goroutine on the main thread and starts
+// subscribing to the signals that would end contain, so that Run does not
+// wait for it (measured: 3-4% of contain run -- true). Until Run starts
+// COMMAND, the signals queue. contain's main calls it first thing, and only
+// then does Run start the crash guard.
+//
+// The main thread is the thread group leader: the kernel gives orphans to
+// the leader of a subreaper, so the reaper, which waits with __WNOTHREAD,
+// must run there (and Pdeathsig needs a thread that lives as long as
+// contain: the leader does). Every other goroutine, the one that starts the
+// crash guard included, then runs on other threads, so the guard is not
+// among the children the reaper waits for. main starts on the main thread
+// but may move once it blocks, hence first thing. (Locking in an init
+// function would do, for every command, and costs contain run -- true 5%.)
 func PrepareRun() {
-	lockMainThread()
+	runtime.LockOSThread()
 	guardable = true
 	subscribe()
 }
