@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"syscall"
@@ -109,7 +108,7 @@ func doReap(c *cli.Context) error {
 		return &exitError{code: 1, err: err}
 	}
 	reportUnreadable(c.App.ErrWriter, unreadable)
-	me := session.Reaper{PID: os.Getpid(), Ancestors: platform.Ancestors(), UID: os.Getuid(), Root: os.Geteuid() == 0}
+	me := platform.Me()
 	chosen, skippedSessions := session.Select(sessions, rq.opts, me)
 
 	cgroups, err := leftoverCgroups(rq.opts.Filter, chosen)

@@ -125,7 +125,7 @@ func RunGuard(args []string) int {
 // daemons included (kill-on-close spares none), its cgroup, and COMMAND's
 // process group (where processes that dropped the tag may be).
 func guardReap(value string, pid, pgrp int, since uint64, grace time.Duration, log Logger) {
-	me := session.Reaper{PID: os.Getpid(), Ancestors: Ancestors(), UID: os.Getuid(), Root: os.Geteuid() == 0}
+	me := Me()
 	opts := session.Options{Filter: session.Filter{Values: []string{value}}, IncludeDaemons: true}
 	scan := func() ([]session.Choice, error) { return Choose(opts, me) }
 	targets, err := scan() // Reap leaves the ones to skip alone

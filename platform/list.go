@@ -1,6 +1,16 @@
 package platform
 
-import "github.com/contain-cli/contain/session"
+import (
+	"os"
+
+	"github.com/contain-cli/contain/session"
+)
+
+// Me is who is reaping, for session.Select: this contain, its ancestors,
+// its user, and whether it may act on other users' processes.
+func Me() session.Reaper {
+	return session.Reaper{PID: os.Getpid(), Ancestors: Ancestors(), UID: os.Getuid(), SID: CurrentOwner(), Root: Privileged()}
+}
 
 // Choose lists the tagged processes now and returns what reap may do to
 // each of those in the sessions o selects, for reaper r.

@@ -1,7 +1,6 @@
 package platform
 
 import (
-	"errors"
 	"fmt"
 
 	"golang.org/x/sys/unix"
@@ -58,9 +57,6 @@ func descendants(procs map[int]procfs.Stat, root int) []procfs.Stat {
 	}
 	return out
 }
-
-// errIdentity means the PID now names another process than the one seen.
-var errIdentity = errors.New("process changed identity")
 
 // signalPinned sends sig to pid through a pidfd opened first. verify runs
 // after the pidfd pins the process; the send succeeding afterwards proves

@@ -18,77 +18,11 @@ import (
 	"github.com/contain-cli/contain/tag"
 )
 
-// Reap kills what plan names, safely and completely:
-//
-//  1. every process is pinned by a pidfd, then its start time and tag are
-//     read again; one whose identity changed is left alone;
-//  2. the session is stopped: leftover cgroups frozen, every process sent
-//     SIGSTOP; a rescan finds what was forked meanwhile, until nothing new
-//     appears (the kernel aborts a fork when a stop is pending, so a child
-//     either exists before the stop, and the rescan finds it, or not at all);
-//  3. the first signal and SIGCONT go to everything, the cgroups are thawed;
-//  4. after the grace period, SIGKILL (cgroup.kill) to what is left;
-//  5. one more rescan: anything new is killed too.
-//
-// Every signal goes through the pidfd: a PID reused meanwhile is never hit.
-func Reap(plan ReapPlan) ReapReport {
-	e := &reaper{plan: plan, log: plan.Log, seen: map[identity]bool{}, buf: make([]byte, 0, 8192)}
-	if e.log == nil {
-		e.log = nopLog
-	}
-	defer e.closeAll()
-	for _, lc := range plan.Cgroups {
-		e.freeze(lc)
-	}
-	e.addChoices(plan.Targets)
-	e.addCgroupMembers()
-	e.addGroupMembers()
-	for round := 0; round < 1000 && e.rescan(); round++ {
-	}
-	for _, t := range e.targets {
-		e.send(t, plan.Signal)
-		e.send(t, unix.SIGCONT)
-	}
-	for _, c := range e.cgroups {
-		c.thaw()
-	}
-	e.waitExit(time.Now().Add(plan.Grace))
-	// SIGKILL until nothing is left and a rescan finds nothing new.
-	for round := 0; round < 100; round++ {
-		e.killAll()
-		e.waitExit(time.Now().Add(time.Second))
-		if !e.rescan() {
-			break
-		}
-	}
-	return e.report()
-}
-
-// errGone: the process ended while it was being checked.
-var errGone = errors.New("process ended")
-
-type identity struct {
-	pid   int
-	start uint64
-}
-
-type reaper struct {
-	plan    ReapPlan
-	log     Logger
-	targets []*target
-	seen    map[identity]bool
+// reaperOS is what reap keeps on Linux besides the portable state: the
+// leftover cgroups it freezes, kills and removes, and a read buffer.
+type reaperOS struct {
 	cgroups []*frozenCgroup
 	buf     []byte
-}
-
-// target is one process being reaped.
-type target struct {
-	out    Outcome
-	fd     int           // pidfd; -1 once done with
-	cg     *frozenCgroup // the leftover cgroup it was found in, if any
-	termed bool
-	killed bool
-	done   bool // ended, or left alone
 }
 
 type frozenCgroup struct {
@@ -97,53 +31,99 @@ type frozenCgroup struct {
 	out    CgroupOutcome
 }
 
+// pidfd pins a process on Linux.
+type pidfd int
+
+func (fd pidfd) send(sig syscall.Signal) error {
+	err := unix.PidfdSendSignal(int(fd), sig, nil, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return errGone
+	}
+	return err
+}
+
+func (fd pidfd) stop() error                     { return fd.send(unix.SIGSTOP) }
+func (fd pidfd) resume() error                   { return fd.send(unix.SIGCONT) }
+func (fd pidfd) signal(sig syscall.Signal) error { return fd.send(sig) }
+func (fd pidfd) kill() error                     { return fd.send(unix.SIGKILL) }
+func (fd pidfd) close()                          { unix.Close(int(fd)) }
+
+// exited: a pidfd polls readable once its process has exited.
+func (fd pidfd) exited() bool {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		_, err := unix.Poll(fds, 0)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	return fds[0].Revents&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) != 0
+}
+
+// opName names what each step sends, for the log and the report.
+func opName(o op, sig syscall.Signal) string {
+	switch o {
+	case opStop:
+		return "SIGSTOP"
+	case opResume:
+		return "SIGCONT"
+	case opSignal:
+		return SignalName(sig)
+	}
+	return "SIGKILL"
+}
+
+// prepare freezes the leftover cgroups.
+func (e *reaper) prepare() {
+	e.buf = make([]byte, 0, 8192)
+	for _, lc := range e.plan.Cgroups {
+		e.freeze(lc)
+	}
+}
+
+// addUntagged adds what the tag does not find: the members of leftover
+// cgroups and of the plan's process group.
+func (e *reaper) addUntagged() bool {
+	added := e.addCgroupMembers()
+	return e.addGroupMembers() || added
+}
+
 // pin opens a pidfd for p and checks, through fresh reads after the pidfd
 // exists, that the PID still names the process seen: same start time, not a
-// zombie, and (verifyTag) the same tag. The pidfd then keeps the PID from
-// being reused for anything else.
+// zombie, and what verify checks. The pidfd then keeps the PID from being
+// reused for anything else.
 func (e *reaper) pin(p session.Process, value string, verify func(procfs.Stat) error) *target {
-	t := &target{out: Outcome{Process: p, Session: value}, fd: -1}
+	t := &target{out: Outcome{Process: p, Session: value}}
 	fd, err := unix.PidfdOpen(p.PID, 0)
 	if err != nil {
 		if errors.Is(err, unix.ESRCH) {
-			t.finish("was already gone", false)
-		} else {
-			t.finish(fmt.Sprintf("cannot be pinned: %v", err), true)
+			return t.pinned(nil, errGone)
 		}
-		return t
+		return t.pinned(nil, &pinFailure{"cannot be pinned", err})
 	}
 	st, err := readStat(p.PID, e.buf)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		t.finish("was already gone", false)
+		err = errGone
 	case err != nil:
-		t.finish(fmt.Sprintf("cannot be checked: %v", err), true)
+		err = &pinFailure{"cannot be checked", err}
 	case st.Start != p.Start:
-		t.finish(fmt.Sprintf("left alone: PID %d now names another process (started later)", p.PID), false)
+		err = errIdentity
 	case st.Zombie():
-		t.finish("was already gone", false)
+		err = errGone
 	default:
-		switch err := verify(st); {
-		case errors.Is(err, errGone):
-			t.finish("was already gone", false)
-		case err != nil:
-			t.finish("left alone: "+err.Error(), false)
-		}
+		err = verify(st)
 	}
-	if t.done {
-		unix.Close(fd)
-		return t
-	}
-	t.fd = fd
-	return t
+	return t.pinned(pidfd(fd), err)
 }
 
-func (t *target) finish(result string, alive bool) {
-	t.out.Result, t.out.Alive, t.done = result, alive, true
-	if t.fd >= 0 {
-		unix.Close(t.fd)
-		t.fd = -1
+// pinChoice pins a tagged process and checks its tag again.
+func (e *reaper) pinChoice(c session.Choice) *target {
+	t := e.pin(c.Process, c.Session, e.verifyTag(c.PID, c.Session))
+	if cg := e.cgroupHolding(c.PID); cg != nil {
+		t.frozen = cg.frozen
 	}
+	return t
 }
 
 // verifyTag checks that p still carries value.
@@ -166,32 +146,6 @@ func (e *reaper) verifyTag(pid int, value string) func(procfs.Stat) error {
 		}
 		return nil
 	}
-}
-
-// add pins a process not seen before and stops it.
-func (e *reaper) add(t *target) {
-	e.targets = append(e.targets, t)
-	if t.done {
-		return
-	}
-	if t.cg == nil || !t.cg.frozen {
-		e.send(t, unix.SIGSTOP)
-	}
-}
-
-func (e *reaper) addChoices(choices []session.Choice) (added bool) {
-	for _, c := range choices {
-		id := identity{c.PID, c.Start}
-		if c.Skip != "" || e.seen[id] {
-			continue
-		}
-		e.seen[id] = true
-		t := e.pin(c.Process, c.Session, e.verifyTag(c.PID, c.Session))
-		t.cg = e.cgroupHolding(c.PID)
-		e.add(t)
-		added = true
-	}
-	return added
 }
 
 // addCgroupMembers adds the processes of the leftover cgroups, tagged or
@@ -219,7 +173,7 @@ func (e *reaper) addCgroupMembers() (added bool) {
 				}
 				return nil
 			})
-			t.cg = c
+			t.frozen = c.frozen
 			e.add(t)
 			added = true
 		}
@@ -252,7 +206,9 @@ func (e *reaper) addGroupMembers() (added bool) {
 			}
 			return nil
 		})
-		t.cg = e.cgroupHolding(pid)
+		if cg := e.cgroupHolding(pid); cg != nil {
+			t.frozen = cg.frozen
+		}
 		e.add(t)
 		added = true
 	}
@@ -286,110 +242,6 @@ func (e *reaper) cgroupHolding(pid int) *frozenCgroup {
 	return nil
 }
 
-// rescan looks for processes of the chosen sessions and cgroups not seen
-// yet, pins and stops them, and reports whether it found any.
-func (e *reaper) rescan() bool {
-	added := e.addCgroupMembers()
-	added = e.addGroupMembers() || added
-	if e.plan.Rescan == nil {
-		return added
-	}
-	choices, err := e.plan.Rescan()
-	if err != nil {
-		e.log("cannot rescan: %v", err)
-		return added
-	}
-	return e.addChoices(choices) || added
-}
-
-// send signals t through its pidfd.
-func (e *reaper) send(t *target, sig syscall.Signal) {
-	if t.done {
-		return
-	}
-	err := unix.PidfdSendSignal(t.fd, sig, nil, 0)
-	switch {
-	case err == nil:
-		e.log("sent %s to %d (%s)", SignalName(sig), t.out.PID, t.out.Comm)
-	case errors.Is(err, unix.ESRCH):
-		t.finish(t.endedAfter(), false)
-	default:
-		t.finish(fmt.Sprintf("cannot send %s: %v", SignalName(sig), err), true)
-	}
-	if sig != unix.SIGSTOP && sig != unix.SIGCONT {
-		t.termed = true
-	}
-}
-
-// endedAfter says what ended t, from the signals it was sent.
-func (t *target) endedAfter() string {
-	switch {
-	case t.killed:
-		return "killed with SIGKILL"
-	case t.termed:
-		return "ended after the first signal"
-	}
-	return "was already gone"
-}
-
-// killAll sends SIGKILL to every cgroup (cgroup.kill) and every process
-// still alive.
-func (e *reaper) killAll() {
-	for _, c := range e.cgroups {
-		if err := c.kill(); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			e.log("cannot kill cgroup %s: %v", c.dir, err)
-		}
-	}
-	e.pollExited()
-	for _, t := range e.targets {
-		if !t.done {
-			t.killed = true
-			e.send(t, unix.SIGKILL)
-		}
-	}
-}
-
-// pollExited marks the targets whose pidfd says they have exited.
-func (e *reaper) pollExited() (alive int) {
-	var fds []unix.PollFd
-	var ts []*target
-	for _, t := range e.targets {
-		if !t.done {
-			fds = append(fds, unix.PollFd{Fd: int32(t.fd), Events: unix.POLLIN})
-			ts = append(ts, t)
-		}
-	}
-	if len(fds) == 0 {
-		return 0
-	}
-	for {
-		_, err := unix.Poll(fds, 0)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	for i, fd := range fds {
-		if fd.Revents&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) != 0 {
-			ts[i].finish(ts[i].endedAfter(), false)
-		} else {
-			alive++
-		}
-	}
-	return alive
-}
-
-// waitExit waits until every target has exited or the deadline passes.
-func (e *reaper) waitExit(deadline time.Time) {
-	b := newBackoff()
-	for e.pollExited() > 0 {
-		left := time.Until(deadline)
-		if left <= 0 {
-			return
-		}
-		time.Sleep(min(b.next(), left))
-	}
-}
-
 // freeze adds a leftover cgroup and freezes it, waiting briefly until the
 // kernel says it is frozen.
 func (e *reaper) freeze(lc LeftoverCgroup) {
@@ -412,6 +264,22 @@ func (e *reaper) freeze(lc LeftoverCgroup) {
 	e.log("cgroup %s is not frozen yet (stopping its processes too)", c.dir)
 }
 
+// resumeGroups thaws the leftover cgroups.
+func (e *reaper) resumeGroups() {
+	for _, c := range e.cgroups {
+		c.thaw()
+	}
+}
+
+// killGroups kills every leftover cgroup (cgroup.kill).
+func (e *reaper) killGroups() {
+	for _, c := range e.cgroups {
+		if err := c.kill(); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			e.log("cannot kill cgroup %s: %v", c.dir, err)
+		}
+	}
+}
+
 func (c *frozenCgroup) thaw() {
 	os.WriteFile(filepath.Join(c.dir, "cgroup.freeze"), []byte("0"), 0)
 }
@@ -429,35 +297,18 @@ func cgroupRel(dir string) string {
 	return rel
 }
 
-// report closes the books: the cgroups are removed, and every target says
-// what became of it.
-func (e *reaper) report() ReapReport {
-	var r ReapReport
-	e.pollExited()
-	for _, t := range e.targets {
-		if !t.done {
-			t.finish("still alive after SIGKILL (in uninterruptible sleep, or traced)", true)
-		}
-		r.Processes = append(r.Processes, t.out)
-	}
+// removeGroups thaws and removes the leftover cgroups.
+func (e *reaper) removeGroups() []CgroupOutcome {
+	var out []CgroupOutcome
 	for _, c := range e.cgroups {
 		c.thaw()
 		c.out.Result = "killed and removed"
 		if err := c.remove(); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			c.out.Result, c.out.Failed = err.Error(), true
 		}
-		r.Cgroups = append(r.Cgroups, c.out)
+		out = append(out, c.out)
 	}
-	return r
-}
-
-func (e *reaper) closeAll() {
-	for _, t := range e.targets {
-		if t.fd >= 0 {
-			unix.Close(t.fd)
-			t.fd = -1
-		}
-	}
+	return out
 }
 
 // FindLeftoverCgroups walks the cgroup2 hierarchy for groups contain-PID

@@ -717,18 +717,6 @@ func (r *runner) pause(b *backoff, limit time.Duration) (stop bool) {
 	return false
 }
 
-// backoff spaces the checks while waiting for processes to end: quick at
-// first, since most end at once on SIGTERM, then at most every 50ms.
-type backoff struct{ d time.Duration }
-
-func newBackoff() *backoff { return &backoff{d: 500 * time.Microsecond} }
-
-func (b *backoff) next() time.Duration {
-	d := b.d
-	b.d = min(2*b.d, 50*time.Millisecond)
-	return d
-}
-
 // runDetached starts COMMAND in a new session, outside any group, and
 // returns at once. Its standard streams are /dev/null, so that a caller
 // reading contain's output (pid=$(contain run -d ...)) is not held open by

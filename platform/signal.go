@@ -21,10 +21,13 @@ func ParseSignal(s string) (syscall.Signal, error) {
 		if err != nil || n < 0 || n > maxSignal {
 			return 0, fmt.Errorf("invalid signal %q: a number must be 0..%d", s, maxSignal)
 		}
+		if !signalNumber(n) {
+			return 0, fmt.Errorf("invalid signal %q%s", s, signalHint)
+		}
 		return syscall.Signal(n), nil
 	}
 	if sig, ok := signalByName(strings.TrimPrefix(name, "SIG")); ok {
 		return sig, nil
 	}
-	return 0, fmt.Errorf("invalid signal %q", s)
+	return 0, fmt.Errorf("invalid signal %q%s", s, signalHint)
 }

@@ -9,6 +9,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// signalHint adds nothing to an invalid signal's message: the names are
+// the usual ones.
+const signalHint = ""
+
+// signalNumber: every number up to maxSignal is a signal.
+func signalNumber(int) bool { return true }
+
 // signalByName knows the OS's signal names, without "SIG", upper case.
 func signalByName(name string) (syscall.Signal, bool) {
 	if sig, ok := realtimeSignal(name); ok {

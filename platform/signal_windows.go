@@ -5,17 +5,36 @@ import (
 	"syscall"
 )
 
-// Windows has no POSIX signals; the names are still parsed so that options
-// and scripts mean the same on every OS.
+// Windows has no POSIX signals. A signal option names how COMMAND is asked
+// to stop, and only what Windows can deliver is accepted:
+//
+//	INT (2)               CTRL_C_EVENT to COMMAND's console process group
+//	TERM (15), BREAK (21) CTRL_BREAK_EVENT to COMMAND's console process group
+//	KILL (9)              the job (or, for reap, the process) is terminated
+//	0                     nothing is sent
+//
+// BREAK is the number the C runtime gives SIGBREAK.
+const sigBreak = syscall.Signal(21)
+
 var signalNames = map[string]syscall.Signal{
-	"HUP": syscall.SIGHUP, "INT": syscall.SIGINT, "QUIT": syscall.SIGQUIT,
-	"ILL": syscall.SIGILL, "TRAP": syscall.SIGTRAP, "ABRT": syscall.SIGABRT,
-	"BUS": syscall.SIGBUS, "FPE": syscall.SIGFPE, "KILL": syscall.SIGKILL,
-	"SEGV": syscall.SIGSEGV, "PIPE": syscall.SIGPIPE, "ALRM": syscall.SIGALRM,
-	"TERM": syscall.SIGTERM,
+	"INT": syscall.SIGINT, "TERM": syscall.SIGTERM, "BREAK": sigBreak, "KILL": syscall.SIGKILL,
 }
 
-const maxSignal = 15
+const maxSignal = 21
+
+const signalHint = ": Windows can deliver INT (CTRL_C_EVENT), TERM or BREAK (CTRL_BREAK_EVENT), KILL (terminate) and 0"
+
+func signalNumber(n int) bool {
+	if n == 0 {
+		return true
+	}
+	for _, s := range signalNames {
+		if int(s) == n {
+			return true
+		}
+	}
+	return false
+}
 
 func signalByName(name string) (syscall.Signal, bool) {
 	sig, ok := signalNames[name]

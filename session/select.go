@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 )
@@ -10,7 +11,8 @@ type Reaper struct {
 	PID       int          // contain itself
 	Ancestors map[int]bool // contain's parent, its parent, ... up to PID 1
 	UID       int
-	Root      bool // may signal other users' processes
+	SID       string // on Windows users are told apart by SID, not UID
+	Root      bool   // may signal other users' processes (root, an elevated token)
 }
 
 // Choice is one process of a selected session and what reap may do to it.
@@ -73,7 +75,9 @@ func (r Reaper) skip(p Process, includeDaemons bool) string {
 		return "contain itself"
 	case r.Ancestors[p.PID]:
 		return "an ancestor of this contain"
-	case p.UID != r.UID && !r.Root:
+	case r.SID != "" && p.SID != r.SID && !r.Root:
+		return fmt.Sprintf("belongs to another user (%s)", cmp.Or(p.User, p.SID, "unknown"))
+	case r.SID == "" && p.UID != r.UID && !r.Root:
 		return fmt.Sprintf("belongs to another user (uid %d)", p.UID)
 	case p.Daemon && !includeDaemons:
 		return "a daemon (--include-daemons reaps it)"

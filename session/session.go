@@ -34,7 +34,8 @@ type Process struct {
 	PPID    int
 	Start   uint64    // start time in the OS's own unit: with PID, its identity
 	Started time.Time // the same, as wall-clock time
-	UID     int
+	UID     int       // -1 on Windows
+	SID     string    // the user's SID on Windows, else empty
 	User    string
 	Argv    []string
 	Comm    string

@@ -6,6 +6,7 @@ package tag
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 )
@@ -77,19 +78,51 @@ func Parse(value string) (tool string, pid int, err error) {
 	return tool, n, nil
 }
 
+// foldEnv: Windows environment names are case-insensitive, so an inherited
+// running_process_originator is the same variable as ours there.
+var foldEnv = runtime.GOOS == "windows"
+
 // SetEnv returns env with every entry of key removed and, unless value is
 // empty, one key=value appended. Inherited duplicates are dropped too, so a
-// child can never see an old value first.
+// child can never see an old value first. On Windows names match whatever
+// their case.
 func SetEnv(env []string, key, value string) []string {
+	return setEnv(env, key, value, foldEnv)
+}
+
+func setEnv(env []string, key, value string, fold bool) []string {
 	out := make([]string, 0, len(env)+1)
-	prefix := key + "="
 	for _, kv := range env {
-		if !strings.HasPrefix(kv, prefix) {
+		if _, ok := valueOf(kv, key, fold); !ok {
 			out = append(out, kv)
 		}
 	}
 	if value != "" {
-		out = append(out, prefix+value)
+		out = append(out, key+"="+value)
 	}
 	return out
+}
+
+// Lookup finds key in env (KEY=value entries); the first entry wins, as
+// for getenv(3). On Windows names match whatever their case, as for
+// GetEnvironmentVariable.
+func Lookup(env []string, key string) (string, bool) {
+	for _, kv := range env {
+		if v, ok := valueOf(kv, key, foldEnv); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// valueOf returns the value of entry kv if its name is key.
+func valueOf(kv, key string, fold bool) (string, bool) {
+	if len(kv) <= len(key) || kv[len(key)] != '=' {
+		return "", false
+	}
+	name := kv[:len(key)]
+	if name == key || fold && strings.EqualFold(name, key) {
+		return kv[len(key)+1:], true
+	}
+	return "", false
 }

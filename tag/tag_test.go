@@ -74,6 +74,18 @@ func TestSetEnv(t *testing.T) {
 	}
 }
 
+func TestSetEnvFoldsCaseOnWindows(t *testing.T) {
+	env := []string{"=C:=C:\\work", "running_process_originator=OLD:1", "Path=C:\\bin", "Running_Process_Originator=OLD:2"}
+	got := setEnv(env, Var, "NEW:3", true)
+	want := []string{"=C:=C:\\work", "Path=C:\\bin", Var + "=NEW:3"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("setEnv(fold) = %q, want %q", got, want)
+	}
+	if got := setEnv(env, Var, "NEW:3", false); len(got) != len(env)+1 {
+		t.Fatalf("setEnv without folding dropped a differently cased name: %q", got)
+	}
+}
+
 // FuzzParse: Parse never panics, accepts only TOOL:PID with a non-empty
 // TOOL free of blanks and NUL and PID in 1..2^31-1, and what it accepts
 // formats back to a value that parses the same.

@@ -1,0 +1,195 @@
+package platform
+
+import (
+	"errors"
+	"os"
+	"unsafe"
+
+	"golang.org/x/sys/windows"
+
+	"github.com/contain-cli/contain/platform/peb"
+	"github.com/contain-cli/contain/session"
+	"github.com/contain-cli/contain/tag"
+)
+
+// entry is one process of a Toolhelp snapshot.
+type entry struct {
+	pid, ppid int
+	exe       string
+}
+
+// snapshot lists every process with its parent and executable name.
+func snapshot() ([]entry, error) {
+	snap, err := windows.CreateToolhelp32Snapshot(windows.TH32CS_SNAPPROCESS, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer windows.CloseHandle(snap)
+	var out []entry
+	pe := windows.ProcessEntry32{Size: uint32(unsafe.Sizeof(windows.ProcessEntry32{}))}
+	for err = windows.Process32First(snap, &pe); err == nil; err = windows.Process32Next(snap, &pe) {
+		out = append(out, entry{pid: int(pe.ProcessID), ppid: int(pe.ParentProcessID), exe: windows.UTF16ToString(pe.ExeFile[:])})
+	}
+	if !errors.Is(err, windows.ERROR_NO_MORE_FILES) {
+		return nil, err
+	}
+	return out, nil
+}
+
+// systemProcess: the Idle and System processes cannot be opened and have
+// no environment.
+func systemProcess(pid int) bool { return pid == 0 || pid == 4 }
+
+// readAccess is what reading a process's identity and tag needs.
+const readAccess = windows.PROCESS_QUERY_LIMITED_INFORMATION | windows.PROCESS_VM_READ | windows.SYNCHRONIZE
+
+// ListTagged reads the environment of every process this user may open
+// (its PEB, through ReadProcessMemory) and returns those that carry
+// RUNNING_PROCESS_ORIGINATOR. Processes that cannot be opened or read are
+// counted by reason; 32-bit (WOW64) ones among them.
+func ListTagged() (Listing, error) {
+	procs, err := snapshot()
+	if err != nil {
+		return Listing{}, err
+	}
+	l := Listing{Unreadable: map[string]int{}}
+	for _, e := range procs {
+		if systemProcess(e.pid) {
+			continue
+		}
+		p, err := describeProcess(e, 0)
+		switch {
+		case err == nil:
+			if p.Value != "" || p.Daemon {
+				l.Procs = append(l.Procs, p)
+			}
+		case errors.Is(err, errNoPEB), errors.Is(err, errGone):
+		default:
+			l.Unreadable[unreadableReason(err)]++
+		}
+	}
+	return l, nil
+}
+
+// unreadableReason names why a process could not be read, as ps counts it.
+func unreadableReason(err error) string {
+	switch {
+	case errors.Is(err, windows.ERROR_ACCESS_DENIED):
+		return "permission denied"
+	case errors.Is(err, errWOW64):
+		return errWOW64.Error()
+	case errors.Is(err, windows.ERROR_PARTIAL_COPY):
+		return "memory not readable"
+	}
+	return err.Error()
+}
+
+// describeProcess opens e and reads what ps shows of it. A process with no
+// tag comes back with an empty Value.
+func describeProcess(e entry, access uint32) (session.Process, error) {
+	h, err := windows.OpenProcess(readAccess|access, false, uint32(e.pid))
+	if err != nil {
+		if errors.Is(err, windows.ERROR_INVALID_PARAMETER) {
+			return session.Process{}, errGone
+		}
+		return session.Process{}, err
+	}
+	defer windows.CloseHandle(h)
+	return readProcess(h, e)
+}
+
+// readProcess reads, through h, the identity and tag of process e.
+func readProcess(h windows.Handle, e entry) (session.Process, error) {
+	start, exited, err := creationTime(h)
+	if err != nil {
+		return session.Process{}, err
+	}
+	if exited {
+		return session.Process{}, errGone
+	}
+	env, cmdline, err := readEnvironment(h)
+	if err != nil {
+		return session.Process{}, err
+	}
+	p := session.Process{PID: e.pid, PPID: e.ppid, Start: start, Started: filetimeToTime(start), UID: -1, Comm: e.exe}
+	p.Value, _ = tag.Lookup(env, tag.Var)
+	d, _ := tag.Lookup(env, tag.DaemonVar)
+	p.Daemon = d == "1"
+	if cmdline != "" {
+		p.Argv = peb.Args(cmdline)
+	}
+	if o, err := processOwner(h); err == nil {
+		p.User, p.SID = o.name, o.sid
+	}
+	return p, nil
+}
+
+// LookupOriginator tells what process PID names now: whether it exists,
+// has exited (a process object kept by a handle), and when it started.
+func LookupOriginator(pid int) (session.Originator, error) {
+	if systemProcess(pid) {
+		return session.Originator{Exists: true}, nil
+	}
+	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION|windows.SYNCHRONIZE, false, uint32(pid))
+	if errors.Is(err, windows.ERROR_INVALID_PARAMETER) {
+		return session.Originator{}, nil
+	}
+	if err != nil {
+		return session.Originator{}, err
+	}
+	defer windows.CloseHandle(h)
+	start, exited, err := creationTime(h)
+	if err != nil {
+		return session.Originator{}, err
+	}
+	return session.Originator{Exists: true, Zombie: exited, Start: start}, nil
+}
+
+// Ancestors lists contain's parent, its parent, and so on. Windows keeps a
+// parent's PID after the parent ended, and PIDs are reused soon: a parent
+// that started after its child is not the parent, and the walk stops.
+func Ancestors() map[int]bool {
+	out := map[int]bool{}
+	procs, err := snapshot()
+	if err != nil {
+		return out
+	}
+	parent := make(map[int]int, len(procs))
+	for _, e := range procs {
+		parent[e.pid] = e.ppid
+	}
+	child := os.Getpid()
+	childStart, ok := startOf(child)
+	for ok {
+		pid, known := parent[child]
+		if !known || pid == 0 || out[pid] {
+			break
+		}
+		start, ok2 := startOf(pid)
+		if !ok2 || start > childStart {
+			break
+		}
+		out[pid] = true
+		child, childStart = pid, start
+	}
+	return out
+}
+
+// startOf reads a process's creation time.
+func startOf(pid int) (uint64, bool) {
+	o, err := LookupOriginator(pid)
+	return o.Start, err == nil && o.Exists
+}
+
+// Privileged reports whether contain may act on other users' processes: an
+// elevated token.
+func Privileged() bool {
+	_, elevated := currentUser()
+	return elevated
+}
+
+// CurrentOwner is the user contain runs as, as session.Process.SID holds it.
+func CurrentOwner() string {
+	o, _ := currentUser()
+	return o.sid
+}

@@ -1,0 +1,170 @@
+package platform
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/windows"
+
+	"github.com/contain-cli/contain/platform/peb"
+)
+
+// errWOW64 marks a 32-bit process: its own (32-bit) process parameters are
+// not read, so it is counted as unreadable rather than guessed at.
+var errWOW64 = errors.New("32-bit (WOW64) process")
+
+// errNoPEB: a process without a user-mode PEB (System, Registry, Memory
+// Compression) has no environment, so no tag.
+var errNoPEB = errors.New("no process environment block")
+
+// processParameters finds the address of another process's
+// RTL_USER_PROCESS_PARAMETERS through its PEB.
+func processParameters(h windows.Handle) (uintptr, error) {
+	var wow uintptr
+	if err := windows.NtQueryInformationProcess(h, windows.ProcessWow64Information, unsafe.Pointer(&wow), uint32(unsafe.Sizeof(wow)), nil); err == nil && wow != 0 {
+		return 0, errWOW64
+	}
+	var pbi windows.PROCESS_BASIC_INFORMATION
+	if err := windows.NtQueryInformationProcess(h, windows.ProcessBasicInformation, unsafe.Pointer(&pbi), uint32(unsafe.Sizeof(pbi)), nil); err != nil {
+		return 0, fmt.Errorf("NtQueryInformationProcess: %w", err)
+	}
+	if pbi.PebBaseAddress == nil {
+		return 0, errNoPEB
+	}
+	var p windows.PEB
+	var params uintptr
+	if err := readMemory(h, uintptr(unsafe.Pointer(pbi.PebBaseAddress))+unsafe.Offsetof(p.ProcessParameters), unsafe.Pointer(&params), unsafe.Sizeof(params)); err != nil {
+		return 0, err
+	}
+	if params == 0 {
+		return 0, errNoPEB
+	}
+	return params, nil
+}
+
+// readMemory reads exactly n bytes at addr of process h into dst.
+func readMemory(h windows.Handle, addr uintptr, dst unsafe.Pointer, n uintptr) error {
+	var got uintptr
+	if err := windows.ReadProcessMemory(h, addr, (*byte)(dst), n, &got); err != nil {
+		return fmt.Errorf("ReadProcessMemory: %w", err)
+	}
+	if got != n {
+		return fmt.Errorf("ReadProcessMemory: %d of %d bytes", got, n)
+	}
+	return nil
+}
+
+// procInfo is what contain reads of one process through one handle.
+type procInfo struct {
+	start   uint64 // creation time, in 100 ns since 1601 (FILETIME)
+	exited  bool
+	env     []string
+	cmdline string
+}
+
+// creationTime reads a process's creation time and whether it has exited.
+func creationTime(h windows.Handle) (start uint64, exited bool, err error) {
+	var c, e, k, u windows.Filetime
+	if err := windows.GetProcessTimes(h, &c, &e, &k, &u); err != nil {
+		return 0, false, fmt.Errorf("GetProcessTimes: %w", err)
+	}
+	ev, _ := windows.WaitForSingleObject(h, 0)
+	return uint64(c.HighDateTime)<<32 | uint64(c.LowDateTime), ev == windows.WAIT_OBJECT_0, nil
+}
+
+// filetimeToTime converts a FILETIME value to wall-clock time.
+func filetimeToTime(ft uint64) time.Time {
+	f := windows.Filetime{LowDateTime: uint32(ft), HighDateTime: uint32(ft >> 32)}
+	return time.Unix(0, f.Nanoseconds())
+}
+
+// readEnvironment reads the environment block and the command line of
+// process h out of its memory.
+func readEnvironment(h windows.Handle) (env []string, cmdline string, err error) {
+	params, err := processParameters(h)
+	if err != nil {
+		return nil, "", err
+	}
+	var pp windows.RTL_USER_PROCESS_PARAMETERS
+	if err := readMemory(h, params, unsafe.Pointer(&pp), unsafe.Sizeof(pp)); err != nil {
+		return nil, "", err
+	}
+	size := min(pp.EnvironmentSize, peb.MaxEnvironment)
+	if pp.Environment == nil || size == 0 {
+		return nil, "", errNoPEB
+	}
+	block := make([]byte, size)
+	if err := readMemory(h, uintptr(pp.Environment), unsafe.Pointer(&block[0]), size); err != nil {
+		return nil, "", err
+	}
+	if n := uintptr(pp.CommandLine.Length); n > 0 && pp.CommandLine.Buffer != nil {
+		b := make([]byte, min(n, 64<<10))
+		if readMemory(h, uintptr(unsafe.Pointer(pp.CommandLine.Buffer)), unsafe.Pointer(&b[0]), uintptr(len(b))) == nil {
+			cmdline = peb.UTF16(b)
+		}
+	}
+	return peb.EnvBlock(block), cmdline, nil
+}
+
+// owner is a process's user: its SID, and DOMAIN\name for people.
+type owner struct{ sid, name string }
+
+var accounts struct {
+	sync.Mutex
+	names map[string]string
+}
+
+// processOwner reads the user a process runs as.
+func processOwner(h windows.Handle) (owner, error) {
+	var t windows.Token
+	if err := windows.OpenProcessToken(h, windows.TOKEN_QUERY, &t); err != nil {
+		return owner{}, err
+	}
+	defer t.Close()
+	return tokenOwner(t)
+}
+
+func tokenOwner(t windows.Token) (owner, error) {
+	u, err := t.GetTokenUser()
+	if err != nil {
+		return owner{}, err
+	}
+	sid := u.User.Sid.String()
+	accounts.Lock()
+	defer accounts.Unlock()
+	if accounts.names == nil {
+		accounts.names = map[string]string{}
+	}
+	name, ok := accounts.names[sid]
+	if !ok {
+		name = sid
+		if acct, dom, _, err := u.User.Sid.LookupAccount(""); err == nil {
+			name = acct
+			if dom != "" {
+				name = dom + `\` + acct
+			}
+		}
+		accounts.names[sid] = name
+	}
+	return owner{sid: sid, name: name}, nil
+}
+
+var self struct {
+	once     sync.Once
+	owner    owner
+	elevated bool
+}
+
+// currentUser is the user contain runs as, and whether its token is
+// elevated (the Windows counterpart of root for reap's rules).
+func currentUser() (owner, bool) {
+	self.once.Do(func() {
+		t := windows.GetCurrentProcessToken()
+		self.owner, _ = tokenOwner(t)
+		self.elevated = t.IsElevated()
+	})
+	return self.owner, self.elevated
+}

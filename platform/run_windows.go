@@ -1,0 +1,324 @@
+package platform
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/windows"
+)
+
+// Run starts COMMAND inside a new kill-on-close Job Object, waits for it,
+// then closes the group: CTRL_BREAK_EVENT to COMMAND's process group, and
+// after the grace period the job is terminated. It returns only when the
+// job is empty. If contain itself is ended however hard, the kernel closes
+// its handle to the job and ends every process in it: no guard is needed.
+func Run(o RunOptions) (Result, error) {
+	if o.Detach {
+		return runDetached(o)
+	}
+	r := &winRunner{o: o, log: o.logger()}
+	return r.run()
+}
+
+// PrepareRun catches the console's control events before COMMAND starts,
+// so that contain cannot be ended by one before it has closed the job.
+func PrepareRun() { consoleEvents() }
+
+// GuardCommand is argv[1] of the crash guard, which Windows does not need.
+const GuardCommand = "__guard"
+
+// RunGuard: the job object does the guard's work on Windows.
+func RunGuard([]string) int {
+	fmt.Fprintln(os.Stderr, "contain: there is no crash guard on Windows: the job object ends the group when contain ends")
+	return 2
+}
+
+type winRunner struct {
+	o      RunOptions
+	log    Logger
+	job    *job
+	cmd    *exec.Cmd
+	proc   windows.Handle
+	killed bool // contain terminated the job while COMMAND ran
+}
+
+func (r *winRunner) run() (Result, error) {
+	events := consoleEvents()
+	defer markClosed()
+	j, err := newJob()
+	if err != nil {
+		return Result{}, err
+	}
+	r.job = j
+	defer j.close()
+
+	cmd := exec.Command(r.o.Args[0], r.o.Args[1:]...)
+	if cmd.Err != nil {
+		return Result{}, &StartError{Name: r.o.Args[0], Err: cmd.Err}
+	}
+	cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = r.o.Env, os.Stdin, os.Stdout, os.Stderr
+	h, err := startInJob(cmd, j, r.log)
+	if err != nil {
+		return Result{}, err
+	}
+	r.cmd, r.proc = cmd, h
+	defer windows.CloseHandle(h)
+	r.log("started %s as PID %d; containment: job object (kill on close), console process group %d",
+		r.o.Args[0], cmd.Process.Pid, cmd.Process.Pid)
+
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	timedOut := r.waitMain(waited, events)
+	r.closeGroup(events)
+
+	res := Result{Pid: cmd.Process.Pid, TimedOut: timedOut}
+	if r.killed {
+		res.Signaled, res.Signal = true, syscall.SIGKILL
+	} else {
+		res.Exited, res.Code = true, cmd.ProcessState.ExitCode()
+	}
+	return res, nil
+}
+
+// waitMain runs until COMMAND has ended: it runs the timeout and answers
+// the console's events. It reports whether the timeout fired.
+func (r *winRunner) waitMain(waited <-chan error, events <-chan uint32) (timedOut bool) {
+	var timeoutC, killC, stopC <-chan time.Time
+	if r.o.Timeout > 0 {
+		t := time.NewTimer(r.o.Timeout)
+		defer t.Stop()
+		timeoutC = t.C
+	}
+	for {
+		select {
+		case <-waited:
+			return timedOut
+		case ev := <-events:
+			if !r.stopRequest(ev) {
+				continue
+			}
+			if stopC != nil || r.o.Grace == 0 {
+				r.log("killing the job")
+				r.terminate(true)
+			} else {
+				stopC = time.After(r.o.Grace)
+			}
+		case <-timeoutC:
+			timedOut = true
+			r.log("timeout after %v: %s", r.o.Timeout, r.deliver(r.o.Signal))
+			if r.o.KillAfter > 0 {
+				killC = time.After(r.o.KillAfter)
+			}
+		case <-killC:
+			r.log("still running %v after the timeout signal: terminating the job", r.o.KillAfter)
+			r.terminate(true)
+		case <-stopC:
+			r.log("still running %v after being told to stop: terminating the job", r.o.Grace)
+			r.terminate(true)
+		}
+	}
+}
+
+// stopRequest answers a console event received by contain and reports
+// whether it asks contain to stop. Ctrl-C is not: the console sends it to
+// every process attached to it, COMMAND's group included (its Ctrl-C
+// handling was switched back on), so COMMAND already has it and decides,
+// as it would without contain; contain only lives on to close the job.
+// Ctrl-Break can be aimed at contain's group alone: it is passed on to
+// COMMAND's group. The console closing, a log-off or a shutdown give a
+// process a few seconds: COMMAND is asked to stop and the job is
+// terminated within them.
+func (r *winRunner) stopRequest(ev uint32) bool {
+	switch ev {
+	case windows.CTRL_C_EVENT:
+		r.log("received CTRL_C_EVENT: the command's process group has it too")
+		return false
+	case windows.CTRL_BREAK_EVENT:
+		r.log("received CTRL_BREAK_EVENT: %s", r.deliver(sigBreak))
+		return true
+	default:
+		r.log("received %s: %s", consoleEventName(ev), r.deliver(sigBreak))
+		r.o.Grace = min(r.o.Grace, closeGrace)
+		return true
+	}
+}
+
+// closeGrace bounds the grace period when the console closes, the user
+// logs off or the system shuts down: Windows ends contain 5 s after such
+// an event, and the job must be closed before.
+const closeGrace = 3 * time.Second
+
+// deliver asks COMMAND to stop the way sig means on Windows (see
+// signal_windows.go) and says what was done. An event that cannot be
+// delivered (contain has no console, or the event is not implemented)
+// must not leave COMMAND running past its timeout: the job is terminated.
+func (r *winRunner) deliver(sig syscall.Signal) string {
+	var ev uint32
+	switch sig {
+	case 0:
+		return "sending nothing (signal 0)"
+	case syscall.SIGKILL:
+		r.terminate(true)
+		return "terminated the job"
+	case syscall.SIGINT:
+		ev = windows.CTRL_C_EVENT
+	default:
+		ev = windows.CTRL_BREAK_EVENT
+	}
+	if err := windows.GenerateConsoleCtrlEvent(ev, uint32(r.cmd.Process.Pid)); err != nil {
+		r.terminate(false)
+		return fmt.Sprintf("cannot send %s to the command's process group (%v): terminated the job", consoleEventName(ev), err)
+	}
+	return "sent " + consoleEventName(ev) + " to the command's process group"
+}
+
+// terminate ends every process of the job. killed: the command counts as
+// killed (status 137 after a timeout), not as ended on the timeout signal.
+func (r *winRunner) terminate(killed bool) {
+	for _, pid := range r.job.pids() {
+		r.log("terminating %d", pid)
+	}
+	if err := r.job.terminate(); err != nil {
+		r.log("cannot terminate the job: %v", err)
+		return
+	}
+	if ev, _ := windows.WaitForSingleObject(r.proc, 0); ev != windows.WAIT_OBJECT_0 {
+		r.killed = r.killed || killed
+	}
+}
+
+// closeGroup runs after COMMAND ended: what is left of the job gets
+// CTRL_BREAK_EVENT (those still in COMMAND's console process group), the
+// job is terminated after the grace period, and closeGroup returns when
+// the job is empty. A stop request meanwhile terminates at once.
+func (r *winRunner) closeGroup(events <-chan uint32) {
+	if n, _ := r.job.active(); n == 0 {
+		return
+	}
+	if r.o.Grace > 0 {
+		left := r.job.pids()
+		r.log("%d processes left in the job (%v): %s", len(left), left, r.deliver(sigBreak))
+		if !r.waitEmpty(time.Now().Add(r.o.Grace), events) {
+			r.log("still running after the grace period of %v", r.o.Grace)
+		}
+	}
+	b := newBackoff()
+	for {
+		n, err := r.job.active()
+		if err != nil {
+			r.log("cannot count the processes of the job: %v", err)
+		}
+		if n == 0 && err == nil {
+			return
+		}
+		r.terminate(false)
+		time.Sleep(b.next())
+	}
+}
+
+// waitEmpty waits until the job is empty (true), the deadline passes or a
+// stop request comes (false).
+func (r *winRunner) waitEmpty(deadline time.Time, events <-chan uint32) bool {
+	b := newBackoff()
+	for {
+		if n, err := r.job.active(); n == 0 && err == nil {
+			return true
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false
+		}
+		select {
+		case ev := <-events:
+			if r.stopRequest(ev) {
+				r.log("told to stop while closing: terminating the job")
+				return false
+			}
+		case <-time.After(min(b.next(), left)):
+		}
+	}
+}
+
+// runDetached starts COMMAND outside any job of contain's, in its own
+// console process group and without a console, and returns at once. Its
+// standard streams are NUL.
+func runDetached(o RunOptions) (Result, error) {
+	cmd := exec.Command(o.Args[0], o.Args[1:]...)
+	if cmd.Err != nil {
+		return Result{}, &StartError{Name: o.Args[0], Err: cmd.Err}
+	}
+	cmd.Env = o.Env
+	cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: windows.CREATE_NEW_PROCESS_GROUP | windows.DETACHED_PROCESS}
+	if err := cmd.Start(); err != nil {
+		return Result{}, &StartError{Name: o.Args[0], Err: err}
+	}
+	pid := cmd.Process.Pid
+	o.logger()("started %s as PID %d in a new process group, detached", o.Args[0], pid)
+	cmd.Process.Release()
+	return Result{Pid: pid, Exited: true}, nil
+}
+
+// The console's control events reach contain through a handler of its own,
+// ahead of the Go runtime's (which would end contain on some of them).
+var console struct {
+	once     sync.Once
+	events   chan uint32
+	closed   chan struct{} // closed when Run is done
+	closeOne sync.Once
+}
+
+// consoleEvents installs the handler, once, and returns its events.
+func consoleEvents() <-chan uint32 {
+	console.once.Do(func() {
+		console.events = make(chan uint32, 16)
+		console.closed = make(chan struct{})
+		cb := syscall.NewCallback(func(ev uint32) uintptr {
+			select {
+			case console.events <- ev:
+			default:
+			}
+			if ev == windows.CTRL_CLOSE_EVENT || ev == windows.CTRL_LOGOFF_EVENT || ev == windows.CTRL_SHUTDOWN_EVENT {
+				// Windows ends the process when the handler returns:
+				// hold it until the job is closed.
+				select {
+				case <-console.closed:
+				case <-time.After(closeGrace + time.Second):
+				}
+			}
+			return 1 // handled: contain lives on
+		})
+		procSetConsoleCtrlHandler.Call(cb, 1)
+	})
+	return console.events
+}
+
+// markClosed lets a held close, log-off or shutdown event go on.
+func markClosed() {
+	if console.closed != nil {
+		console.closeOne.Do(func() { close(console.closed) })
+	}
+}
+
+func consoleEventName(ev uint32) string {
+	switch ev {
+	case windows.CTRL_C_EVENT:
+		return "CTRL_C_EVENT"
+	case windows.CTRL_BREAK_EVENT:
+		return "CTRL_BREAK_EVENT"
+	case windows.CTRL_CLOSE_EVENT:
+		return "CTRL_CLOSE_EVENT"
+	case windows.CTRL_LOGOFF_EVENT:
+		return "CTRL_LOGOFF_EVENT"
+	case windows.CTRL_SHUTDOWN_EVENT:
+		return "CTRL_SHUTDOWN_EVENT"
+	}
+	return "console event " + strings.TrimSpace(fmt.Sprint(ev))
+}
+
+var _ = errors.New
