@@ -1,11 +1,9 @@
 package platform
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -137,6 +135,12 @@ func (r *winRunner) waitMain(waited <-chan error, events <-chan uint32) (timedOu
 func (r *winRunner) stopRequest(ev uint32) bool {
 	switch ev {
 	case windows.CTRL_C_EVENT:
+		if underWine() {
+			// Wine delivers a console's Ctrl-C to the receiver's own
+			// process group only (seen with Wine 8).
+			r.log("received CTRL_C_EVENT: %s (Wine does not pass it on to other process groups)", r.deliver(syscall.SIGINT))
+			return false
+		}
 		r.log("received CTRL_C_EVENT: the command's process group has it too")
 		return false
 	case windows.CTRL_BREAK_EVENT:
@@ -184,13 +188,13 @@ func (r *winRunner) terminate(killed bool) {
 	for _, pid := range r.job.pids() {
 		r.log("terminating %d", pid)
 	}
+	ev, _ := windows.WaitForSingleObject(r.proc, 0)
+	running := ev != windows.WAIT_OBJECT_0
 	if err := r.job.terminate(); err != nil {
 		r.log("cannot terminate the job: %v", err)
 		return
 	}
-	if ev, _ := windows.WaitForSingleObject(r.proc, 0); ev != windows.WAIT_OBJECT_0 {
-		r.killed = r.killed || killed
-	}
+	r.killed = r.killed || killed && running
 }
 
 // closeGroup runs after COMMAND ended: what is left of the job gets
@@ -305,6 +309,18 @@ func markClosed() {
 	}
 }
 
+// underWine reports whether contain runs under Wine, whose ntdll exports
+// wine_get_version.
+func underWine() bool {
+	wine.once.Do(func() { wine.is = ntdll.NewProc("wine_get_version").Find() == nil })
+	return wine.is
+}
+
+var wine struct {
+	once sync.Once
+	is   bool
+}
+
 func consoleEventName(ev uint32) string {
 	switch ev {
 	case windows.CTRL_C_EVENT:
@@ -318,7 +334,5 @@ func consoleEventName(ev uint32) string {
 	case windows.CTRL_SHUTDOWN_EVENT:
 		return "CTRL_SHUTDOWN_EVENT"
 	}
-	return "console event " + strings.TrimSpace(fmt.Sprint(ev))
+	return fmt.Sprintf("console event %d", ev)
 }
-
-var _ = errors.New

@@ -45,6 +45,7 @@ func buildAndRun(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "building contain:", err)
 		return 1
 	}
+	defer endWine()
 	return m.Run()
 }
 

@@ -1,0 +1,291 @@
+//go:build windows
+
+package tests
+
+// Windows end-to-end tests. They run under Wine on Linux, started by
+// TestWindowsUnderWine (wine_test.go), which builds contain.exe and names
+// it in CONTAIN_EXE; this test binary also plays every helper process, as
+// Go's os/exec tests do: CONTAIN_HELPER says which.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/windows"
+)
+
+var bin = os.Getenv("CONTAIN_EXE")
+
+func TestMain(m *testing.M) {
+	if h := os.Getenv("CONTAIN_HELPER"); h != "" {
+		os.Exit(helper(h, os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// tmpDir is a new directory for one test. Under Wine it is made below
+// CONTAIN_TEST_TMP, which the Linux side removes: Go's RemoveAll fails
+// there (Wine 8 lacks what os.RemoveAll's unlinkat needs), and so would
+// t.TempDir's cleanup.
+func tmpDir(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("CONTAIN_TEST_TMP")
+	if base == "" {
+		return t.TempDir()
+	}
+	d, err := os.MkdirTemp(base, strings.ReplaceAll(t.Name(), "/", "_"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// needContain skips a test when no contain.exe was built for it.
+func needContain(t *testing.T) {
+	t.Helper()
+	if bin == "" {
+		t.Skip("CONTAIN_EXE is not set: these tests run under Wine, started by TestWindowsUnderWine (go test ./tests on Linux)")
+	}
+}
+
+// helperEnv is the environment that makes this binary play helper h; dir
+// is where helpers write what they report.
+func helperEnv(h, dir string, extra ...string) []string {
+	env := append(os.Environ(), "CONTAIN_HELPER="+h, "CONTAIN_HELPER_DIR="+dir)
+	return append(env, extra...)
+}
+
+// helper plays helper process h and returns its exit status. Helpers that
+// record themselves write "PID TAG DAEMON" to $CONTAIN_HELPER_DIR/NAME.
+func helper(h string, args []string) int {
+	dir := os.Getenv("CONTAIN_HELPER_DIR")
+	switch h {
+	case "exit": // exit with the code in args[0], the full 32 bits
+		n, _ := strconv.ParseUint(args[0], 0, 32)
+		windows.ExitProcess(uint32(n))
+	case "env": // print the tag
+		fmt.Printf("%s|%s\n", os.Getenv("RUNNING_PROCESS_ORIGINATOR"), os.Getenv("RUNNING_PROCESS_IS_DAEMON"))
+		return 0
+	case "sleep": // record itself as args[0], then sleep
+		record(dir, args[0])
+		time.Sleep(2 * time.Minute)
+		return 0
+	case "tree": // start a `start /b` child and a detached grandchild, then
+		// exit once dir/exit exists (or sleep, with args[0] == "stay")
+		self, _ := os.Executable()
+		marker := strings.Join(args[1:], " ")
+		b := exec.Command("cmd", "/c", "start", "/b", self, "startb", marker)
+		b.Env = append(os.Environ(), "CONTAIN_HELPER=sleep")
+		if err := b.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "start /b:", err)
+			return 1
+		}
+		d := exec.Command(self, "middle", marker)
+		d.Env = append(os.Environ(), "CONTAIN_HELPER=middle")
+		if err := d.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "middle:", err)
+			return 1
+		}
+		waitFile(filepath.Join(dir, "startb"))
+		waitFile(filepath.Join(dir, "detached"))
+		record(dir, "command")
+		for args[0] == "stay" || !exists(filepath.Join(dir, "exit")) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		return 7
+	case "middle": // start a detached sleeper, then exit: its child is orphaned
+		self, _ := os.Executable()
+		c := exec.Command(self, "detached", strings.Join(args, " "))
+		c.Env = append(os.Environ(), "CONTAIN_HELPER=sleep")
+		c.SysProcAttr = &syscall.SysProcAttr{CreationFlags: windows.DETACHED_PROCESS | windows.CREATE_NEW_PROCESS_GROUP}
+		if err := c.Start(); err != nil {
+			return 1
+		}
+		return 0
+	case "ctrlc": // exit 42 on Ctrl-C (or 43 on any other stop)
+		c := make(chan os.Signal, 1)
+		signal.Notify(c, os.Interrupt)
+		record(dir, "ctrlc")
+		<-c
+		return 42
+	case "ignore": // ignore Ctrl-C
+		windows.NewLazySystemDLL("kernel32.dll").NewProc("SetConsoleCtrlHandler").Call(0, 1)
+		record(dir, "ignore")
+		time.Sleep(2 * time.Minute)
+		return 0
+	case "forker": // start a tagged child every 20 ms, forever
+		self, _ := os.Executable()
+		record(dir, "forker")
+		for i := 0; ; i++ {
+			c := exec.Command(self, fmt.Sprintf("forked%d", i))
+			c.Env = append(os.Environ(), "CONTAIN_HELPER=sleep")
+			c.Start()
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "unknown helper %q\n", h)
+	return 2
+}
+
+// record writes "PID TAG DAEMON" to dir/name, atomically.
+func record(dir, name string) {
+	line := fmt.Sprintf("%d %s %s", os.Getpid(), os.Getenv("RUNNING_PROCESS_ORIGINATOR"), os.Getenv("RUNNING_PROCESS_IS_DAEMON"))
+	tmp := filepath.Join(dir, name+".tmp")
+	os.WriteFile(tmp, []byte(line), 0o644)
+	os.Rename(tmp, filepath.Join(dir, name))
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+func waitFile(path string) {
+	for deadline := time.Now().Add(30 * time.Second); !exists(path) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// recorded is what a helper wrote of itself.
+type recorded struct {
+	pid    int
+	tag    string
+	daemon string
+	h      windows.Handle // opened while it ran: it pins the process
+}
+
+// readRecord waits for a helper's record and opens its process, which is
+// then known to be that helper (it still runs, so its PID is its own).
+func readRecord(t *testing.T, dir, name string) recorded {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	deadline := time.Now().Add(30 * time.Second)
+	for !exists(path) {
+		if time.Now().After(deadline) {
+			t.Fatalf("helper %s did not record itself", name)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	b, _ := os.ReadFile(path)
+	f := strings.Split(string(b), " ")
+	pid, err := strconv.Atoi(f[0])
+	if err != nil || len(f) != 3 {
+		t.Fatalf("bad record of %s: %q", name, b)
+	}
+	h, err := windows.OpenProcess(windows.SYNCHRONIZE|windows.PROCESS_TERMINATE|windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
+	if err != nil {
+		t.Fatalf("helper %s (PID %d) is gone already: %v", name, pid, err)
+	}
+	r := recorded{pid: pid, tag: f[1], daemon: f[2], h: h}
+	t.Cleanup(func() {
+		windows.TerminateProcess(h, 1)
+		windows.CloseHandle(h)
+	})
+	if r.gone() {
+		t.Fatalf("helper %s (PID %d) had ended before the test could pin it", name, pid)
+	}
+	return r
+}
+
+// gone reports whether the recorded process has ended.
+func (r recorded) gone() bool {
+	ev, err := windows.WaitForSingleObject(r.h, 0)
+	return err == nil && ev == windows.WAIT_OBJECT_0
+}
+
+// goneWithin waits up to d for the process to end.
+func (r recorded) goneWithin(d time.Duration) bool {
+	ev, err := windows.WaitForSingleObject(r.h, uint32(d/time.Millisecond))
+	return err == nil && ev == windows.WAIT_OBJECT_0
+}
+
+// result is one finished run of contain.
+type result struct {
+	stdout, stderr string
+	code           int
+	pid            int
+}
+
+// containCmd builds a command that runs contain.exe with args and the
+// helper environment env.
+func containCmd(env []string, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second
+	return cmd, &stdout, &stderr
+}
+
+// run runs contain to the end, within a minute.
+func run(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	cmd, stdout, stderr := containCmd(env, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("contain %q did not return within a minute; stderr:\n%s", args, stderr)
+	}
+	res := result{stdout: stdout.String(), stderr: stderr.String(), pid: cmd.Process.Pid}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		res.code = ee.ExitCode()
+	default:
+		t.Fatalf("contain %q: %v", args, err)
+	}
+	return res
+}
+
+func wantCode(t *testing.T, res result, code int) {
+	t.Helper()
+	if res.code != code {
+		t.Fatalf("exit status %d, want %d\nstdout: %s\nstderr: %s", res.code, code, res.stdout, res.stderr)
+	}
+}
+
+// self is this test binary, which plays the helpers.
+func self(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+// underWine reports whether these tests run under Wine (ntdll exports
+// wine_get_version there).
+func underWine() bool {
+	return windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil
+}
+
+// hasConsole reports whether this process has a console, through which
+// contain can send console control events.
+func hasConsole() bool {
+	r, _, _ := windows.NewLazySystemDLL("kernel32.dll").NewProc("GetConsoleWindow").Call()
+	var mode uint32
+	return r != 0 || windows.GetConsoleMode(windows.Stdout, &mode) == nil || windows.GetConsoleMode(windows.Stdin, &mode) == nil
+}
