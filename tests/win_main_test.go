@@ -171,17 +171,19 @@ func readRecord(t *testing.T, dir, name string) recorded {
 	t.Helper()
 	path := filepath.Join(dir, name)
 	deadline := time.Now().Add(30 * time.Second)
-	for !exists(path) {
+	var f []string
+	var pid int
+	for {
+		// (Under Wine a renamed file can be seen empty for a moment.)
+		b, err := os.ReadFile(path)
+		f = strings.Split(string(b), " ")
+		if pid, err = strconv.Atoi(f[0]); err == nil && len(f) == 3 {
+			break
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("helper %s did not record itself", name)
+			t.Fatalf("helper %s did not record itself (%q)", name, b)
 		}
 		time.Sleep(10 * time.Millisecond)
-	}
-	b, _ := os.ReadFile(path)
-	f := strings.Split(string(b), " ")
-	pid, err := strconv.Atoi(f[0])
-	if err != nil || len(f) != 3 {
-		t.Fatalf("bad record of %s: %q", name, b)
 	}
 	h, err := windows.OpenProcess(windows.SYNCHRONIZE|windows.PROCESS_TERMINATE|windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
 	if err != nil {
