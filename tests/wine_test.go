@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -270,4 +271,61 @@ func TestWindowsUnderWine(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWindowsKillNineUnderWine: contain.exe's Wine process killed with
+// SIGKILL from Linux (the harshest end a Windows process can have under
+// Wine): the job dies with it, so its `start /b` child and its detached
+// grandchild are gone within the second the SPEC allows.
+func TestWindowsKillNineUnderWine(t *testing.T) {
+	needWine(t)
+	dir, err := os.MkdirTemp(filepath.Join(wine.dir, "tmp"), "kill9-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := fmt.Sprintf("kill9-marker-%d", time.Now().UnixNano())
+	cmd := exec.Command("wine", filepath.Join(wine.dir, "contain.exe"), "run", "--", winPath(filepath.Join(wine.dir, "tests.exe")), "stay", marker)
+	cmd.Env = append(wine.env, "CONTAIN_HELPER=tree", "CONTAIN_HELPER_DIR="+winPath(dir))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killOnCleanup(t, cmd.Process.Pid)
+	waitFor(t, "the tree to start", 30*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(dir, "command"))
+		return err == nil
+	})
+	// The Wine processes of the tree, by the marker on their command line;
+	// contain's own (wine execs in place: it is cmd.Process.Pid) aside.
+	var tree []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == cmd.Process.Pid {
+			continue
+		}
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && strings.Contains(string(b), marker) && alive(pid) {
+			tree = append(tree, pid)
+			killOnCleanup(t, pid)
+		}
+	}
+	if len(tree) < 3 {
+		t.Fatalf("found %d processes of the tree (COMMAND, its start /b child, its detached grandchild): %v", len(tree), tree)
+	}
+	if err := syscall.Kill(cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	killed := time.Now()
+	waitFor(t, "the tree to be gone", 5*time.Second, func() bool {
+		for _, pid := range tree {
+			if alive(pid) {
+				return false
+			}
+		}
+		return true
+	})
+	if d := time.Since(killed); d > time.Second {
+		t.Errorf("the tree outlived contain by %v (the SPEC allows a second)", d)
+	}
+	t.Logf("%d processes gone %v after kill -9 of contain", len(tree), time.Since(killed).Round(time.Millisecond))
 }
