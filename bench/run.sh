@@ -9,3 +9,5 @@ go test -run '^$' -bench 'Close' -benchtime "$((n / 4 + 1))x" ./bench
 # 1,000 tagged sleepers each: ps against procps, then reap of all of them.
 go test -run '^$' -bench 'Ps' -benchtime "$((n / 5 + 1))x" ./bench
 go test -run '^$' -bench 'Reap' -benchtime "$((n / 40 + 1))x" ./bench
+# Windows start-up under Wine (skipped where Wine is not installed).
+go test -run '^$' -bench 'StartupWine' -benchtime "$((n / 10 + 1))x" ./bench

@@ -336,4 +336,52 @@ func TestReleaseScoop(t *testing.T) {
 			t.Errorf("%s: hash %s, the archive hashes to %s", arch, a.Hash, sums[name])
 		}
 	}
+	t.Run("installs a contain that works", func(t *testing.T) {
+		needWine(t)
+		name := path.Base(m.Architecture["64bit"].URL)
+		i := slices.IndexFunc(r.of("Archive"), func(a artifact) bool { return a.Name == name })
+		if i < 0 {
+			t.Fatalf("no archive %s", name)
+		}
+		exe := extractZipFile(t, r.file(r.of("Archive")[i]), "contain.exe")
+		cmd := exec.Command("wine", exe, "run", "--", "cmd", "/c", "exit 3")
+		cmd.Env = wine.env
+		out, err := cmd.CombinedOutput()
+		if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 3 {
+			t.Fatalf("the scoop-installed contain.exe run -- cmd /c exit 3: %v\n%s", err, out)
+		}
+	})
+}
+
+// extractZipFile writes the file name of a zip archive to a new directory
+// and returns its path.
+func extractZipFile(t *testing.T, archive, name string) string {
+	t.Helper()
+	z, err := zip.OpenReader(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	for _, f := range z.File {
+		if f.Name != name {
+			continue
+		}
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rc.Close()
+		dst := filepath.Join(t.TempDir(), name)
+		w, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o755)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(w, rc); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		return dst
+	}
+	t.Fatalf("%s has no %s", archive, name)
+	return ""
 }

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/contain-cli/contain/internal/winetest"
 )
 
 // Windows is tested here, under Wine: these tests build contain.exe and the
@@ -25,8 +27,8 @@ import (
 var wine struct {
 	once    sync.Once
 	err     error
-	dir     string // contain.exe and the test binaries
-	prefix  string // this run's prefix
+	dir     string // contain.exe, the test binaries, tmp/
+	w       *winetest.Wine
 	env     []string
 	skipWhy string
 }
@@ -47,158 +49,46 @@ func needWine(t *testing.T) {
 }
 
 func setUpWine() {
-	for _, tool := range []string{"wine", "wineserver", "x86_64-w64-mingw32-as", "x86_64-w64-mingw32-ld"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			wine.skipWhy = fmt.Sprintf("%s is not installed (apt-get install wine wine64 binutils-mingw-w64-x86-64, as .ci/run does)", tool)
+	if wine.skipWhy = winetest.Missing(); wine.skipWhy != "" {
+		return
+	}
+	wine.dir, wine.err = os.MkdirTemp("", "contain-wine-")
+	if wine.err != nil {
+		return
+	}
+	if wine.w, wine.err = winetest.Start(wine.dir); wine.err != nil {
+		return
+	}
+	for _, b := range [][]string{
+		{"build", "-o", filepath.Join(wine.dir, "contain.exe"), ".."},
+		{"test", "-c", "-o", filepath.Join(wine.dir, "tests.exe"), "."},
+		{"test", "-c", "-o", filepath.Join(wine.dir, "platform.exe"), "../platform"},
+		{"test", "-c", "-o", filepath.Join(wine.dir, "tag.exe"), "../tag"},
+		{"test", "-c", "-o", filepath.Join(wine.dir, "session.exe"), "../session"},
+	} {
+		if wine.err = winetest.BuildWindows(b...); wine.err != nil {
 			return
 		}
 	}
-	dir, err := os.MkdirTemp("", "contain-wine-")
-	if err != nil {
-		wine.err = err
+	if wine.err = os.Mkdir(filepath.Join(wine.dir, "tmp"), 0o755); wine.err != nil {
 		return
 	}
-	wine.dir = dir
-	template, err := winePrefixTemplate()
-	if err != nil {
-		wine.err = err
-		return
-	}
-	// A prefix of this run's own, so that ending its wineserver ends only
-	// what these tests started: a copy of the template by hard links.
-	wine.prefix = filepath.Join(dir, "prefix")
-	if out, err := exec.Command("cp", "-al", template, wine.prefix).CombinedOutput(); err != nil {
-		wine.err = fmt.Errorf("cp -al %s: %v: %s", template, err, out)
-		return
-	}
-	wine.env = append(os.Environ(), "WINEPREFIX="+wine.prefix, "WINEDEBUG=-all")
-	// One warm wineserver for the whole run: a cold start costs ~0.8 s.
-	ws := exec.Command("wineserver", "-p")
-	ws.Env = wine.env
-	if err := ws.Run(); err != nil {
-		wine.err = fmt.Errorf("wineserver -p: %v", err)
-		return
-	}
-	// The first program a new prefix runs starts its services; the
-	// tests' first start then fails now and then ("Internal error").
-	// (Its output goes nowhere: the services it starts would hold a pipe.)
-	warm := exec.Command("wine", "cmd", "/c", "exit", "0")
-	warm.Env = wine.env
-	if err := warm.Run(); err != nil {
-		wine.err = fmt.Errorf("wine cmd /c exit 0: %v", err)
-		return
-	}
-	builds := [][]string{
-		{"build", "-o", filepath.Join(dir, "contain.exe"), ".."},
-		{"test", "-c", "-o", filepath.Join(dir, "tests.exe"), "."},
-		{"test", "-c", "-o", filepath.Join(dir, "platform.exe"), "../platform"},
-		{"test", "-c", "-o", filepath.Join(dir, "tag.exe"), "../tag"},
-		{"test", "-c", "-o", filepath.Join(dir, "session.exe"), "../session"},
-	}
-	for _, b := range builds {
-		cmd := exec.Command("go", b...)
-		cmd.Env = append(os.Environ(), "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			wine.err = fmt.Errorf("go %s: %v\n%s", strings.Join(b, " "), err, out)
-			return
-		}
-	}
-	if err := os.Mkdir(filepath.Join(dir, "tmp"), 0o755); err != nil {
-		wine.err = err
-		return
-	}
-	wine.env = append(wine.env, "CONTAIN_EXE="+winPath(filepath.Join(dir, "contain.exe")),
-		"CONTAIN_TEST_TMP="+winPath(filepath.Join(dir, "tmp")))
+	wine.env = append(wine.w.Env, "CONTAIN_EXE="+winPath(filepath.Join(wine.dir, "contain.exe")),
+		"CONTAIN_TEST_TMP="+winPath(filepath.Join(wine.dir, "tmp")))
 }
 
 // endWine stops this run's wineserver, and with it anything of the tests
 // that is left in the prefix, and removes the prefix.
 func endWine() {
-	if wine.prefix == "" {
-		return
+	if wine.w != nil {
+		wine.w.Stop()
 	}
-	k := exec.Command("wineserver", "-k")
-	k.Env = wine.env
-	k.Run()
-	w := exec.Command("wineserver", "-w")
-	w.Env = wine.env
-	w.Run()
-	os.RemoveAll(wine.dir)
+	if wine.dir != "" {
+		os.RemoveAll(wine.dir)
+	}
 }
 
-// winPath is a Linux path as Wine's Windows programs see it.
-func winPath(p string) string { return `Z:` + strings.ReplaceAll(p, "/", `\`) }
-
-// winePrefixTemplate makes, once per machine, a Wine prefix in which Go
-// 1.26 programs run: Wine 8 lacks bcryptprimitives.dll's ProcessPrng, which
-// the Go runtime needs; a DLL whose one export forwards it to advapi32's
-// SystemFunction036 (RtlGenRandom) is enough.
-func winePrefixTemplate() (string, error) {
-	base := os.Getenv("CONTAIN_WINE_TEMPLATE")
-	if base == "" {
-		cache, err := os.UserCacheDir()
-		if err != nil {
-			return "", err
-		}
-		base = filepath.Join(cache, "contain", "wine-prefix")
-	}
-	dll := filepath.Join(base, "drive_c", "windows", "system32", "bcryptprimitives.dll")
-	if _, err := os.Stat(dll); err == nil {
-		return base, nil
-	}
-	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
-		return "", err
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(base), "wine-prefix-new-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(tmp)
-	prefix := filepath.Join(tmp, "prefix")
-	env := append(os.Environ(), "WINEPREFIX="+prefix, "WINEDEBUG=-all")
-	steps := []struct {
-		name string
-		args []string
-	}{
-		{"wineboot", []string{"wineboot", "-i"}},
-		{"wineserver", []string{"wineserver", "-w"}},
-		{"as", []string{"x86_64-w64-mingw32-as", "-o", filepath.Join(tmp, "empty.o"), "/dev/null"}},
-		{"ld", []string{"x86_64-w64-mingw32-ld", "--shared", "-e", "0", "-o", filepath.Join(tmp, "bcryptprimitives.dll"),
-			filepath.Join(tmp, "empty.o"), filepath.Join(tmp, "bcryptprimitives.def")}},
-	}
-	def := "LIBRARY bcryptprimitives.dll\nEXPORTS\nProcessPrng = advapi32.SystemFunction036\n"
-	if err := os.WriteFile(filepath.Join(tmp, "bcryptprimitives.def"), []byte(def), 0o644); err != nil {
-		return "", err
-	}
-	for _, s := range steps {
-		// Output to a file, not a pipe: the services wineboot starts
-		// would hold a pipe open.
-		log, err := os.Create(filepath.Join(tmp, s.name+".log"))
-		if err != nil {
-			return "", err
-		}
-		cmd := exec.Command(s.args[0], s.args[1:]...)
-		cmd.Env, cmd.Stdout, cmd.Stderr = env, log, log
-		err = cmd.Run()
-		log.Close()
-		if err != nil {
-			out, _ := os.ReadFile(log.Name())
-			return "", fmt.Errorf("%s: %v\n%s", strings.Join(s.args, " "), err, out)
-		}
-	}
-	b, err := os.ReadFile(filepath.Join(tmp, "bcryptprimitives.dll"))
-	if err != nil {
-		return "", err
-	}
-	if err := os.WriteFile(filepath.Join(prefix, "drive_c", "windows", "system32", "bcryptprimitives.dll"), b, 0o644); err != nil {
-		return "", err
-	}
-	os.RemoveAll(base) // a half-made one
-	if err := os.Rename(prefix, base); err != nil {
-		return "", err
-	}
-	return base, nil
-}
+var winPath = winetest.Path
 
 // runUnderWine runs a Windows test binary of package pkg in a console
 // (script(1) gives Wine a terminal, and so the programs a console that
