@@ -57,13 +57,11 @@ func ListTagged() (Listing, error) {
 		if systemProcess(e.pid) {
 			continue
 		}
-		p, err := describeProcess(e, 0)
+		p, err := describeProcess(e)
 		switch {
 		case err == nil:
-			if p.Value != "" || p.Daemon {
-				l.Procs = append(l.Procs, p)
-			}
-		case errors.Is(err, errNoPEB), errors.Is(err, errGone):
+			l.Procs = append(l.Procs, p)
+		case errors.Is(err, errUntagged), errors.Is(err, errNoPEB), errors.Is(err, errGone):
 		default:
 			l.Unreadable[unreadableReason(err)]++
 		}
@@ -84,10 +82,12 @@ func unreadableReason(err error) string {
 	return err.Error()
 }
 
-// describeProcess opens e and reads what ps shows of it. A process with no
-// tag comes back with an empty Value.
-func describeProcess(e entry, access uint32) (session.Process, error) {
-	h, err := windows.OpenProcess(readAccess|access, false, uint32(e.pid))
+// errUntagged: the process does not carry RUNNING_PROCESS_ORIGINATOR.
+var errUntagged = errors.New("not tagged")
+
+// describeProcess opens e and reads what ps shows of it, or errUntagged.
+func describeProcess(e entry) (session.Process, error) {
+	h, err := windows.OpenProcess(readAccess, false, uint32(e.pid))
 	if err != nil {
 		if errors.Is(err, windows.ERROR_INVALID_PARAMETER) {
 			return session.Process{}, errGone
@@ -111,8 +111,11 @@ func readProcess(h windows.Handle, e entry) (session.Process, error) {
 	if err != nil {
 		return session.Process{}, err
 	}
-	p := session.Process{PID: e.pid, PPID: e.ppid, Start: start, Started: filetimeToTime(start), UID: -1, Comm: e.exe}
-	p.Value, _ = tag.Lookup(env, tag.Var)
+	value, tagged := tag.Lookup(env, tag.Var)
+	if !tagged {
+		return session.Process{}, errUntagged
+	}
+	p := session.Process{PID: e.pid, PPID: e.ppid, Start: start, Started: filetimeToTime(start), UID: -1, Comm: e.exe, Value: value}
 	d, _ := tag.Lookup(env, tag.DaemonVar)
 	p.Daemon = d == "1"
 	if cmdline != "" {
@@ -188,8 +191,12 @@ func Privileged() bool {
 	return elevated
 }
 
-// CurrentOwner is the user contain runs as, as session.Process.SID holds it.
+// CurrentOwner is the user contain runs as, as session.Process.SID holds
+// it. When it cannot be read, no process is taken for contain's user's.
 func CurrentOwner() string {
 	o, _ := currentUser()
+	if o.sid == "" {
+		return "(unknown user)"
+	}
 	return o.sid
 }

@@ -57,15 +57,8 @@ func readMemory(h windows.Handle, addr uintptr, dst unsafe.Pointer, n uintptr) e
 	return nil
 }
 
-// procInfo is what contain reads of one process through one handle.
-type procInfo struct {
-	start   uint64 // creation time, in 100 ns since 1601 (FILETIME)
-	exited  bool
-	env     []string
-	cmdline string
-}
-
-// creationTime reads a process's creation time and whether it has exited.
+// creationTime reads a process's creation time (FILETIME: 100 ns since
+// 1601) and whether it has exited.
 func creationTime(h windows.Handle) (start uint64, exited bool, err error) {
 	var c, e, k, u windows.Filetime
 	if err := windows.GetProcessTimes(h, &c, &e, &k, &u); err != nil {

@@ -131,9 +131,11 @@ func TestWinTreeGoneAfterExit(t *testing.T) {
 }
 
 // TestWinTreeGoneAfterTimeout: on timeout the whole tree goes, status 124.
+// (The timeout leaves the tree, three Wine process starts, time to start on
+// a loaded machine.)
 func TestWinTreeGoneAfterTimeout(t *testing.T) {
 	needContain(t)
-	wait, command, startb, detached := runTree(t, tmpDir(t), "run", "-t", "1", "-g", "1s", "--", self(t), "stay")
+	wait, command, startb, detached := runTree(t, tmpDir(t), "run", "-t", "5", "-g", "1s", "--", self(t), "stay")
 	res := wait()
 	wantCode(t, res, 124)
 	wantAllGone(t, 0, map[string]recorded{"COMMAND": command, "start /b child": startb, "detached grandchild": detached})
@@ -168,7 +170,7 @@ func startContainPID(t *testing.T, r recorded) int {
 // TestWinSignalKill: -s KILL terminates the job on timeout: status 137.
 func TestWinSignalKill(t *testing.T) {
 	needContain(t)
-	wait, command, startb, detached := runTree(t, tmpDir(t), "run", "-s", "KILL", "-t", "3", "--", self(t), "stay")
+	wait, command, startb, detached := runTree(t, tmpDir(t), "run", "-s", "KILL", "-t", "5", "--", self(t), "stay")
 	res := wait()
 	wantCode(t, res, 137)
 	wantAllGone(t, 0, map[string]recorded{"COMMAND": command, "start /b child": startb, "detached grandchild": detached})
@@ -184,14 +186,15 @@ func TestWinTimeoutCtrlC(t *testing.T) {
 		t.Skip("no console: console control events need one (TestWindowsUnderWine gives one through script(1))")
 	}
 	dir := tmpDir(t)
-	res := run(t, helperEnv("ctrlc", dir), "run", "-v", "-s", "INT", "-t", "1", "--", self(t), "x")
+	// (Timeouts of 3 s: the helper must have set up its handler first.)
+	res := run(t, helperEnv("ctrlc", dir), "run", "-v", "-s", "INT", "-t", "3", "--", self(t), "x")
 	wantCode(t, res, 124)
-	res = run(t, helperEnv("ctrlc", dir), "run", "-s", "INT", "-t", "1", "--preserve-status", "--", self(t), "x")
+	res = run(t, helperEnv("ctrlc", dir), "run", "-s", "INT", "-t", "3", "--preserve-status", "--", self(t), "x")
 	wantCode(t, res, 42)
 	start := time.Now()
-	res = run(t, helperEnv("ignore", dir), "run", "-v", "-s", "INT", "-t", "0.5", "-k", "1", "--", self(t), "x")
+	res = run(t, helperEnv("ignore", dir), "run", "-v", "-s", "INT", "-t", "3", "-k", "1", "--", self(t), "x")
 	wantCode(t, res, 137)
-	if d := time.Since(start); d < 1500*time.Millisecond {
+	if d := time.Since(start); d < 4*time.Second {
 		t.Errorf("killed after %v, before the timeout and --kill-after had passed", d)
 	}
 }
@@ -205,7 +208,7 @@ func TestWinTimeoutBreak(t *testing.T) {
 	if !hasConsole() {
 		t.Skip("no console: console control events need one")
 	}
-	res := run(t, helperEnv("ctrlc", tmpDir(t)), "run", "-t", "1", "--preserve-status", "--", self(t), "x")
+	res := run(t, helperEnv("ctrlc", tmpDir(t)), "run", "-t", "3", "--preserve-status", "--", self(t), "x")
 	wantCode(t, res, 42)
 }
 
