@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -119,8 +118,8 @@ func reportUnreadable(w io.Writer, unreadable map[string]int) {
 		parts = append(parts, fmt.Sprintf("%d: %s", n, reason))
 	}
 	hint := ""
-	if unreadable["permission denied"] > 0 && os.Geteuid() > 0 {
-		hint = "; other users' processes need root"
+	if unreadable["permission denied"] > 0 && !platform.Privileged() {
+		hint = "; other users' processes need " + platform.PrivilegeName
 	}
 	fmt.Fprintf(w, "contain: skipped %s whose environment cannot be read (%s%s)\n",
 		plural(total, "process", "processes"), strings.Join(parts, ", "), hint)

@@ -39,7 +39,10 @@ the grace period; contain returns only when nothing is left.
 
 Exit status: COMMAND's own; 128+N if it was killed by signal N; 124 on
 timeout; 137 if it had to be killed after --kill-after; 125 if contain
-failed; 126 if COMMAND cannot be executed; 127 if it was not found.`,
+failed; 126 if COMMAND cannot be executed; 127 if it was not found.
+
+On Windows the group is a kill-on-close job object, and -s takes INT
+(CTRL_C_EVENT), TERM or BREAK (CTRL_BREAK_EVENT), KILL (terminate) or 0.`,
 	Flags: []cli.Flag{
 		newStringFlag(&cli.StringFlag{Name: "originator", Aliases: []string{"o"}, Value: "CONTAIN", EnvVars: []string{"CONTAIN_ORIGINATOR"},
 			Usage: "the `TOOL` part of the tag (1-64 of A-Z a-z 0-9 _ . -)"}),

@@ -184,6 +184,9 @@ func startOf(pid int) (uint64, bool) {
 	return o.Start, err == nil && o.Exists
 }
 
+// PrivilegeName is what Privileged asks for, for messages.
+const PrivilegeName = "an elevated (administrator) prompt"
+
 // Privileged reports whether contain may act on other users' processes: an
 // elevated token.
 func Privileged() bool {
