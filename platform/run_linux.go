@@ -717,22 +717,7 @@ func (r *runner) pause(b *backoff, limit time.Duration) (stop bool) {
 	return false
 }
 
-// runDetached starts COMMAND in a new session, outside any group, and
-// returns at once. Its standard streams are /dev/null, so that a caller
-// reading contain's output (pid=$(contain run -d ...)) is not held open by
-// the daemon.
-func runDetached(o RunOptions) (Result, error) {
-	cmd := exec.Command(o.Args[0], o.Args[1:]...)
-	if cmd.Err != nil {
-		return Result{}, &StartError{Name: o.Args[0], Err: cmd.Err}
-	}
-	cmd.Env = o.Env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return Result{}, &StartError{Name: o.Args[0], Err: err}
-	}
-	pid := cmd.Process.Pid
-	o.logger()("started %s as PID %d in a new session, detached", o.Args[0], pid)
-	cmd.Process.Release()
-	return Result{Pid: pid, Exited: true}, nil
-}
+// detachAttr starts a detached COMMAND in a new session.
+func detachAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
+
+const detachedWhere = "in a new session"

@@ -249,24 +249,13 @@ func (r *winRunner) waitEmpty(deadline time.Time, events <-chan uint32) bool {
 	}
 }
 
-// runDetached starts COMMAND outside any job of contain's, in its own
-// console process group and without a console, and returns at once. Its
-// standard streams are NUL.
-func runDetached(o RunOptions) (Result, error) {
-	cmd := exec.Command(o.Args[0], o.Args[1:]...)
-	if cmd.Err != nil {
-		return Result{}, &StartError{Name: o.Args[0], Err: cmd.Err}
-	}
-	cmd.Env = o.Env
-	cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: windows.CREATE_NEW_PROCESS_GROUP | windows.DETACHED_PROCESS}
-	if err := cmd.Start(); err != nil {
-		return Result{}, &StartError{Name: o.Args[0], Err: err}
-	}
-	pid := cmd.Process.Pid
-	o.logger()("started %s as PID %d in a new process group, detached", o.Args[0], pid)
-	cmd.Process.Release()
-	return Result{Pid: pid, Exited: true}, nil
+// detachAttr starts a detached COMMAND in its own console process group,
+// without a console.
+func detachAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{CreationFlags: windows.CREATE_NEW_PROCESS_GROUP | windows.DETACHED_PROCESS}
 }
+
+const detachedWhere = "in a new process group, without a console"
 
 // The console's control events reach contain through a handler of its own,
 // ahead of the Go runtime's (which would end contain on some of them).

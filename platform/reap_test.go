@@ -1,0 +1,80 @@
+//go:build linux || windows
+
+package platform
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/contain-cli/contain/session"
+)
+
+// TestReapVerifiesIdentity: reap signals a process only when its start time
+// and tag, read again once it is pinned (a pidfd, a process handle), are
+// those that were seen: a PID recycled by another process is left alone.
+func TestReapVerifiesIdentity(t *testing.T) {
+	cmd := exec.Command(sleeper[0], sleeper[1:]...)
+	cmd.Env = append(os.Environ(), "RUNNING_PROCESS_ORIGINATOR=VERIFY:1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	p := listed(t, cmd.Process.Pid, "VERIFY:1")
+	for _, c := range []struct {
+		name   string
+		change func(*session.Choice)
+		want   string
+	}{
+		{"a later start time: another process at that PID", func(c *session.Choice) { c.Start++ }, "left alone: PID"},
+		{"another tag", func(c *session.Choice) { c.Session = "VERIFY:2" }, `left alone: its tag changed to "VERIFY:1"`},
+	} {
+		ch := session.Choice{Process: p, Session: p.Value}
+		c.change(&ch)
+		r := Reap(ReapPlan{Targets: []session.Choice{ch}, Signal: 15, Grace: time.Second})
+		if len(r.Processes) != 1 || !strings.HasPrefix(r.Processes[0].Result, c.want) || r.Processes[0].Alive {
+			t.Errorf("%s: %+v, want %q", c.name, r.Processes, c.want)
+		}
+		select {
+		case <-exited:
+			t.Fatalf("%s: the process was signalled", c.name)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if stopped(p.PID) {
+			t.Fatalf("%s: the process was stopped", c.name)
+		}
+	}
+	r := Reap(ReapPlan{Targets: []session.Choice{{Process: p, Session: p.Value}}, Signal: 15, Grace: time.Second})
+	if len(r.Processes) != 1 || r.Processes[0].Result != "ended after the first signal" {
+		t.Errorf("the real identity: %+v", r.Processes)
+	}
+	select {
+	case <-exited:
+	case <-time.After(time.Second):
+		t.Fatal("the process was not killed")
+	}
+}
+
+// listed waits until ps lists pid with the tag value (it has exec'd), and
+// returns it as ps sees it.
+func listed(t *testing.T, pid int, value string) session.Process {
+	t.Helper()
+	for i := 0; i < 200; i++ {
+		l, err := ListTagged()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range l.Procs {
+			if q.PID == pid && q.Value == value {
+				return q
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("ps does not list PID %d with %s", pid, value)
+	return session.Process{}
+}
