@@ -74,6 +74,23 @@ func filetimeToTime(ft uint64) time.Time {
 	return time.Unix(0, f.Nanoseconds())
 }
 
+// processGroup reads the console process group a process belongs to.
+func processGroup(pid int) (uint32, error) {
+	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION|windows.PROCESS_VM_READ, false, uint32(pid))
+	if err != nil {
+		return 0, err
+	}
+	defer windows.CloseHandle(h)
+	params, err := processParameters(h)
+	if err != nil {
+		return 0, err
+	}
+	var pp windows.RTL_USER_PROCESS_PARAMETERS
+	var gid uint32
+	err = readMemory(h, params+unsafe.Offsetof(pp.ProcessGroupId), unsafe.Pointer(&gid), unsafe.Sizeof(gid))
+	return gid, err
+}
+
 // readEnvironment reads the environment block and the command line of
 // process h out of its memory.
 func readEnvironment(h windows.Handle) (env []string, cmdline string, err error) {

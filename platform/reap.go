@@ -209,7 +209,7 @@ func (e *reaper) do(t *target, o op) {
 	default:
 		t.finish(fmt.Sprintf("cannot send %s: %v", what, err), true)
 	}
-	if o == opSignal || o == opKill {
+	if o == opKill || o == opSignal && firstSignalEnds(e.plan.Signal) {
 		t.termed = true
 	}
 }

@@ -60,6 +60,9 @@ func (fd pidfd) exited() bool {
 	return fds[0].Revents&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) != 0
 }
 
+// firstSignalEnds: a first signal of STOP or CONT ends nothing.
+func firstSignalEnds(sig syscall.Signal) bool { return sig != unix.SIGSTOP && sig != unix.SIGCONT }
+
 // opName names what each step sends, for the log and the report.
 func opName(o op, sig syscall.Signal) string {
 	switch o {

@@ -23,45 +23,62 @@ func (e *reaper) removeGroups() []CgroupOutcome { return nil }
 
 // handle pins a process on Windows: while it is open the PID cannot be
 // given to another process, and everything is done through it.
-type handle windows.Handle
+type handle struct {
+	h           windows.Handle
+	terminating bool // TerminateProcess succeeded: it is on its way out
+}
 
 // reapAccess is what reap needs of a target: to check it (times, memory)
 // and to suspend, resume and terminate it.
 const reapAccess = readAccess | windows.PROCESS_SUSPEND_RESUME | windows.PROCESS_TERMINATE
 
-// gone turns a call on an ended process into errGone.
-func (h handle) gone(err error) error {
-	if err != nil && h.exited() {
+// gone turns the failure of a call on a process that has ended, or is
+// ending (TerminateProcess then fails with access denied, NtResumeProcess
+// with STATUS_PROCESS_IS_TERMINATING), into errGone or success.
+func (h *handle) gone(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case h.exited():
 		return errGone
+	case h.terminating:
+		return nil // its end is reported once it has exited
 	}
 	return err
 }
 
-func (h handle) stop() error   { return h.gone(ntCall(procNtSuspendProcess, windows.Handle(h))) }
-func (h handle) resume() error { return h.gone(ntCall(procNtResumeProcess, windows.Handle(h))) }
+func (h *handle) stop() error   { return h.gone(ntCall(procNtSuspendProcess, h.h)) }
+func (h *handle) resume() error { return h.gone(ntCall(procNtResumeProcess, h.h)) }
 
 // signal: Windows cannot send a console event to one process of another
 // console, so reap's first signal terminates too (signal 0 sends nothing).
-func (h handle) signal(sig syscall.Signal) error {
+func (h *handle) signal(sig syscall.Signal) error {
 	if sig == 0 {
 		return nil
 	}
 	return h.kill()
 }
 
-func (h handle) kill() error {
+func (h *handle) kill() error {
 	if h.exited() {
 		return errGone
 	}
-	return h.gone(windows.TerminateProcess(windows.Handle(h), terminateCode))
+	err := h.gone(windows.TerminateProcess(h.h, terminateCode))
+	if err == nil {
+		h.terminating = true
+	}
+	return err
 }
 
-func (h handle) exited() bool {
-	ev, err := windows.WaitForSingleObject(windows.Handle(h), 0)
+func (h *handle) exited() bool {
+	ev, err := windows.WaitForSingleObject(h.h, 0)
 	return err == nil && ev == windows.WAIT_OBJECT_0
 }
 
-func (h handle) close() { windows.CloseHandle(windows.Handle(h)) }
+func (h *handle) close() { windows.CloseHandle(h.h) }
+
+// firstSignalEnds: the first signal terminates, unless it is 0.
+func firstSignalEnds(sig syscall.Signal) bool { return sig != 0 }
 
 // opName names what each step does on Windows.
 func opName(o op, sig syscall.Signal) string {
@@ -90,7 +107,7 @@ func (e *reaper) pinChoice(c session.Choice) *target {
 		}
 		return t.pinned(nil, &pinFailure{"cannot be pinned", err})
 	}
-	return t.pinned(handle(h), verifyProcess(h, c))
+	return t.pinned(&handle{h: h}, verifyProcess(h, c))
 }
 
 // verifyProcess checks, through h, that c's process is the one seen.
@@ -106,7 +123,7 @@ func verifyProcess(h windows.Handle, c session.Choice) error {
 	}
 	env, _, err := readEnvironment(h)
 	if err != nil {
-		if handle(h).exited() {
+		if (&handle{h: h}).exited() {
 			return errGone
 		}
 		return fmt.Errorf("its environment cannot be read again: %v", err)

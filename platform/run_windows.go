@@ -38,12 +38,15 @@ func RunGuard([]string) int {
 }
 
 type winRunner struct {
-	o      RunOptions
-	log    Logger
-	job    *job
-	cmd    *exec.Cmd
-	proc   windows.Handle
-	killed bool // contain terminated the job while COMMAND ran
+	o    RunOptions
+	log  Logger
+	job  *job
+	cmd  *exec.Cmd
+	proc windows.Handle
+	// killedBy is the signal COMMAND counts as ended by when contain
+	// terminated the job while it ran: SIGKILL (137 after a timeout), or
+	// the timeout signal when its event could not be delivered.
+	killedBy syscall.Signal
 }
 
 func (r *winRunner) run() (Result, error) {
@@ -76,8 +79,8 @@ func (r *winRunner) run() (Result, error) {
 	r.closeGroup(events)
 
 	res := Result{Pid: cmd.Process.Pid, TimedOut: timedOut}
-	if r.killed {
-		res.Signaled, res.Signal = true, syscall.SIGKILL
+	if r.killedBy != 0 {
+		res.Signaled, res.Signal = true, r.killedBy
 	} else {
 		res.Exited, res.Code = true, cmd.ProcessState.ExitCode()
 	}
@@ -103,7 +106,7 @@ func (r *winRunner) waitMain(waited <-chan error, events <-chan uint32) (timedOu
 			}
 			if stopC != nil || r.o.Grace == 0 {
 				r.log("killing the job")
-				r.terminate(true)
+				r.terminate(syscall.SIGKILL)
 			} else {
 				stopC = time.After(r.o.Grace)
 			}
@@ -115,10 +118,10 @@ func (r *winRunner) waitMain(waited <-chan error, events <-chan uint32) (timedOu
 			}
 		case <-killC:
 			r.log("still running %v after the timeout signal: terminating the job", r.o.KillAfter)
-			r.terminate(true)
+			r.terminate(syscall.SIGKILL)
 		case <-stopC:
 			r.log("still running %v after being told to stop: terminating the job", r.o.Grace)
-			r.terminate(true)
+			r.terminate(syscall.SIGKILL)
 		}
 	}
 }
@@ -168,23 +171,45 @@ func (r *winRunner) deliver(sig syscall.Signal) string {
 	case 0:
 		return "sending nothing (signal 0)"
 	case syscall.SIGKILL:
-		r.terminate(true)
+		r.terminate(syscall.SIGKILL)
 		return "terminated the job"
 	case syscall.SIGINT:
 		ev = windows.CTRL_C_EVENT
 	default:
 		ev = windows.CTRL_BREAK_EVENT
 	}
+	if !r.groupExists() {
+		r.terminate(sig)
+		return "the command's process group has no process left to receive " + consoleEventName(ev) + ": terminated the job"
+	}
 	if err := windows.GenerateConsoleCtrlEvent(ev, uint32(r.cmd.Process.Pid)); err != nil {
-		r.terminate(false)
+		r.terminate(sig)
 		return fmt.Sprintf("cannot send %s to the command's process group (%v): terminated the job", consoleEventName(ev), err)
 	}
 	return "sent " + consoleEventName(ev) + " to the command's process group"
 }
 
-// terminate ends every process of the job. killed: the command counts as
-// killed (status 137 after a timeout), not as ended on the timeout signal.
-func (r *winRunner) terminate(killed bool) {
+// groupExists reports whether COMMAND's console process group still has a
+// member: COMMAND itself, or a process of the job whose parameters name
+// that group. A console event must never be sent to a group ID that names
+// no group, which Windows may take for every process of the console, the
+// shell that started contain included.
+func (r *winRunner) groupExists() bool {
+	if ev, _ := windows.WaitForSingleObject(r.proc, 0); ev != windows.WAIT_OBJECT_0 {
+		return true
+	}
+	gid := uint32(r.cmd.Process.Pid)
+	for _, pid := range r.job.pids() {
+		if g, err := processGroup(pid); err == nil && g == gid {
+			return true
+		}
+	}
+	return false
+}
+
+// terminate ends every process of the job. If COMMAND was still running,
+// it counts as ended by sig.
+func (r *winRunner) terminate(sig syscall.Signal) {
 	for _, pid := range r.job.pids() {
 		r.log("terminating %d", pid)
 	}
@@ -194,7 +219,9 @@ func (r *winRunner) terminate(killed bool) {
 		r.log("cannot terminate the job: %v", err)
 		return
 	}
-	r.killed = r.killed || killed && running
+	if running && r.killedBy == 0 {
+		r.killedBy = sig
+	}
 }
 
 // closeGroup runs after COMMAND ended: what is left of the job gets
@@ -221,7 +248,7 @@ func (r *winRunner) closeGroup(events <-chan uint32) {
 		if n == 0 && err == nil {
 			return
 		}
-		r.terminate(false)
+		r.terminate(syscall.SIGKILL)
 		time.Sleep(b.next())
 	}
 }

@@ -135,10 +135,26 @@ func TestWinTreeGoneAfterExit(t *testing.T) {
 // a loaded machine.)
 func TestWinTreeGoneAfterTimeout(t *testing.T) {
 	needContain(t)
-	wait, command, startb, detached := runTree(t, tmpDir(t), "run", "-t", "5", "-g", "1s", "--", self(t), "stay")
+	wait, command, startb, detached := runTree(t, tmpDir(t), "run", "-v", "-t", "5", "-g", "1s", "--", self(t), "stay")
 	res := wait()
 	wantCode(t, res, 124)
 	wantAllGone(t, 0, map[string]recorded{"COMMAND": command, "start /b child": startb, "detached grandchild": detached})
+	if underWine() && !strings.Contains(res.stderr, "cannot send CTRL_BREAK_EVENT to the command's process group") {
+		t.Errorf("under Wine CTRL_BREAK_EVENT fails, and contain should say it terminated the job instead:\n%s", res.stderr)
+	}
+}
+
+// TestWinTimeoutFallback: when the timeout event cannot be delivered and
+// the job is terminated instead, COMMAND counts as ended by the timeout
+// signal: --preserve-status gives 128+15, as on Linux, not the exit code 1
+// that terminating gives it.
+func TestWinTimeoutFallback(t *testing.T) {
+	needContain(t)
+	if !underWine() {
+		t.Skip("CTRL_BREAK_EVENT is delivered on Windows (TestWinTimeoutBreak); only Wine 8 makes contain fall back")
+	}
+	res := run(t, helperEnv("ignore", tmpDir(t)), "run", "-t", "3", "--preserve-status", "--", self(t), "x")
+	wantCode(t, res, 128+15)
 }
 
 // TestWinTreeGoneAfterTerminateProcess: contain ended hard (TerminateProcess,
@@ -189,6 +205,9 @@ func TestWinTimeoutCtrlC(t *testing.T) {
 	// (Timeouts of 3 s: the helper must have set up its handler first.)
 	res := run(t, helperEnv("ctrlc", dir), "run", "-v", "-s", "INT", "-t", "3", "--", self(t), "x")
 	wantCode(t, res, 124)
+	if !strings.Contains(res.stderr, "sent CTRL_C_EVENT to the command's process group") {
+		t.Fatalf("contain did not send CTRL_C_EVENT:\n%s", res.stderr)
+	}
 	res = run(t, helperEnv("ctrlc", dir), "run", "-s", "INT", "-t", "3", "--preserve-status", "--", self(t), "x")
 	wantCode(t, res, 42)
 	start := time.Now()

@@ -43,8 +43,8 @@ func EnvBlock(b []byte) []string {
 	return env
 }
 
-// Args splits a command line into arguments as CommandLineToArgvW and the
-// Microsoft C runtime do: the program name runs to the first blank, or
+// Args splits a command line into arguments as the Microsoft C runtime
+// (2008 and later) does for a program's argv: the program name runs to the first blank, or
 // between the quotes that open it (no escapes there); after it, blanks
 // separate arguments outside quotes, 2n backslashes before a quote give n
 // backslashes and the quote opens or closes quoting, 2n+1 give n and a

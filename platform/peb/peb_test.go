@@ -67,16 +67,23 @@ func TestArgs(t *testing.T) {
 	}
 }
 
-// FuzzEnvBlock: any bytes decode without panic, and a block built from
-// entries decodes back to them.
+// FuzzEnvBlock: any bytes decode without panic and without empty entries,
+// and the entries, encoded again as a block, decode back to themselves.
 func FuzzEnvBlock(f *testing.F) {
 	f.Add([]byte("A\x00=\x001\x00\x00\x00"))
 	f.Add(le("RUNNING_PROCESS_ORIGINATOR=X:1\x00\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		for _, e := range EnvBlock(b) {
+		env := EnvBlock(b)
+		var block []byte
+		for _, e := range env {
 			if e == "" {
 				t.Fatalf("EnvBlock(%q) has an empty entry", b)
 			}
+			block = append(block, le(e+"\x00")...)
+		}
+		block = append(block, 0, 0)
+		if again := EnvBlock(block); !slices.Equal(again, env) {
+			t.Fatalf("EnvBlock(%q) = %q, but its entries as a block decode to %q", b, env, again)
 		}
 	})
 }
