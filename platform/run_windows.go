@@ -156,10 +156,11 @@ func (r *winRunner) stopRequest(ev uint32) bool {
 	}
 }
 
-// closeGrace bounds the grace period when the console closes, the user
-// logs off or the system shuts down: Windows ends contain 5 s after such
-// an event, and the job must be closed before.
-const closeGrace = 3 * time.Second
+// closeGrace bounds each grace period (the command's, then the
+// leftovers') when the console closes, the user logs off or the system
+// shuts down: Windows ends contain 5 s after such an event, and the job
+// must be closed before.
+const closeGrace = 1500 * time.Millisecond
 
 // deliver asks COMMAND to stop the way sig means on Windows (see
 // signal_windows.go) and says what was done. An event that cannot be
@@ -308,7 +309,7 @@ func consoleEvents() <-chan uint32 {
 				// hold it until the job is closed.
 				select {
 				case <-console.closed:
-				case <-time.After(closeGrace + time.Second):
+				case <-time.After(2*closeGrace + time.Second):
 				}
 			}
 			return 1 // handled: contain lives on
