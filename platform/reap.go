@@ -111,7 +111,6 @@ type pinned interface {
 	resume() error
 	signal(sig syscall.Signal) error
 	kill() error
-	exited() bool
 	close()
 }
 
@@ -239,12 +238,17 @@ func (e *reaper) killAll() {
 
 // pollExited marks the targets that have exited and counts the others.
 func (e *reaper) pollExited() (alive int) {
+	var live []*target
+	var pins []pinned
 	for _, t := range e.targets {
-		if t.done {
-			continue
+		if !t.done {
+			live = append(live, t)
+			pins = append(pins, t.pin)
 		}
-		if t.pin.exited() {
-			t.finish(t.endedAfter(), false)
+	}
+	for i, ended := range exitedPins(pins) {
+		if ended {
+			live[i].finish(live[i].endedAfter(), false)
 		} else {
 			alive++
 		}

@@ -48,16 +48,25 @@ func (fd pidfd) signal(sig syscall.Signal) error { return fd.send(sig) }
 func (fd pidfd) kill() error                     { return fd.send(unix.SIGKILL) }
 func (fd pidfd) close()                          { unix.Close(int(fd)) }
 
-// exited: a pidfd polls readable once its process has exited.
-func (fd pidfd) exited() bool {
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	for {
-		_, err := unix.Poll(fds, 0)
-		if err != unix.EINTR {
-			break
+// exitedPins polls every pidfd at once: one readable has exited.
+func exitedPins(pins []pinned) []bool {
+	fds := make([]unix.PollFd, len(pins))
+	for i, p := range pins {
+		fds[i] = unix.PollFd{Fd: int32(p.(pidfd)), Events: unix.POLLIN}
+	}
+	if len(fds) > 0 {
+		for {
+			_, err := unix.Poll(fds, 0)
+			if err != unix.EINTR {
+				break
+			}
 		}
 	}
-	return fds[0].Revents&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) != 0
+	out := make([]bool, len(pins))
+	for i, fd := range fds {
+		out[i] = fd.Revents&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) != 0
+	}
+	return out
 }
 
 // firstSignalEnds: a first signal of STOP or CONT ends nothing.

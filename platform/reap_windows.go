@@ -77,6 +77,15 @@ func (h *handle) exited() bool {
 
 func (h *handle) close() { windows.CloseHandle(h.h) }
 
+// exitedPins asks each handle whether its process has exited.
+func exitedPins(pins []pinned) []bool {
+	out := make([]bool, len(pins))
+	for i, p := range pins {
+		out[i] = p.(*handle).exited()
+	}
+	return out
+}
+
 // firstSignalEnds: the first signal terminates, unless it is 0.
 func firstSignalEnds(sig syscall.Signal) bool { return sig != 0 }
 
