@@ -92,7 +92,7 @@ func prefixTemplate() (string, error) {
 	if base == "" {
 		cache, err := os.UserCacheDir()
 		if err != nil {
-			return "", err
+			cache = os.TempDir() // no $HOME
 		}
 		base = filepath.Join(cache, "contain", "wine-prefix")
 	}
