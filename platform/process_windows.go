@@ -92,31 +92,46 @@ func processGroup(pid int) (uint32, error) {
 }
 
 // readEnvironment reads the environment block and the command line of
-// process h out of its memory.
+// process h out of its memory. The process may be replacing its block
+// meanwhile (SetEnvironmentVariable allocates a new one and swaps the
+// pointer): a read counts only if the pointer and size are the same after
+// it as before.
 func readEnvironment(h windows.Handle) (env []string, cmdline string, err error) {
 	params, err := processParameters(h)
 	if err != nil {
 		return nil, "", err
 	}
 	var pp windows.RTL_USER_PROCESS_PARAMETERS
-	if err := readMemory(h, params, unsafe.Pointer(&pp), unsafe.Sizeof(pp)); err != nil {
-		return nil, "", err
-	}
-	size := min(pp.EnvironmentSize, peb.MaxEnvironment)
-	if pp.Environment == nil || size == 0 {
-		return nil, "", errNoPEB
-	}
-	block := make([]byte, size)
-	if err := readMemory(h, uintptr(pp.Environment), unsafe.Pointer(&block[0]), size); err != nil {
-		return nil, "", err
-	}
-	if n := uintptr(pp.CommandLine.Length); n > 0 && pp.CommandLine.Buffer != nil {
-		b := make([]byte, min(n, 64<<10))
-		if readMemory(h, uintptr(unsafe.Pointer(pp.CommandLine.Buffer)), unsafe.Pointer(&b[0]), uintptr(len(b))) == nil {
-			cmdline = peb.UTF16(b)
+	for attempt := 0; attempt < 5; attempt++ {
+		if err := readMemory(h, params, unsafe.Pointer(&pp), unsafe.Sizeof(pp)); err != nil {
+			return nil, "", err
 		}
+		size := min(pp.EnvironmentSize, peb.MaxEnvironment)
+		if pp.Environment == nil || size == 0 {
+			return nil, "", errNoPEB
+		}
+		block := make([]byte, size)
+		if err := readMemory(h, uintptr(pp.Environment), unsafe.Pointer(&block[0]), size); err != nil {
+			continue // freed by a swap, or not yet written
+		}
+		var after struct {
+			env  unsafe.Pointer
+			size uintptr
+		}
+		if readMemory(h, params+unsafe.Offsetof(pp.Environment), unsafe.Pointer(&after.env), unsafe.Sizeof(after.env)) != nil ||
+			readMemory(h, params+unsafe.Offsetof(pp.EnvironmentSize), unsafe.Pointer(&after.size), unsafe.Sizeof(after.size)) != nil ||
+			after.env != pp.Environment || after.size != pp.EnvironmentSize {
+			continue
+		}
+		if n := uintptr(pp.CommandLine.Length); n > 0 && pp.CommandLine.Buffer != nil {
+			b := make([]byte, min(n, 64<<10))
+			if readMemory(h, uintptr(unsafe.Pointer(pp.CommandLine.Buffer)), unsafe.Pointer(&b[0]), uintptr(len(b))) == nil {
+				cmdline = peb.UTF16(b)
+			}
+		}
+		return peb.EnvBlock(block), cmdline, nil
 	}
-	return peb.EnvBlock(block), cmdline, nil
+	return nil, "", errors.New("its environment kept changing while it was read")
 }
 
 // owner is a process's user: its SID, and DOMAIN\name for people.

@@ -7,7 +7,7 @@ import (
 )
 
 // sleeper runs long, for the tests that reap it.
-var sleeper = []string{"cmd", "/c", "ping -n 60 127.0.0.1 >nul"}
+var sleeper = []string{"ping", "-n", "60", "127.0.0.1"}
 
 // stopped: whether a process is suspended is not asked of Windows here.
 func stopped(int) bool { return false }

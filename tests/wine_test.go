@@ -176,11 +176,23 @@ func TestWindowsKillNineUnderWine(t *testing.T) {
 	marker := fmt.Sprintf("kill9-marker-%d", time.Now().UnixNano())
 	cmd := exec.Command("wine", filepath.Join(wine.dir, "contain.exe"), "run", "--", winPath(filepath.Join(wine.dir, "tests.exe")), "stay", marker)
 	cmd.Env = append(wine.env, "CONTAIN_HELPER=tree", "CONTAIN_HELPER_DIR="+winPath(dir))
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	killOnCleanup(t, cmd.Process.Pid)
-	waitFor(t, "the tree to start", 30*time.Second, func() bool {
+	t.Cleanup(func() {
+		if t.Failed() {
+			entries, _ := os.ReadDir(dir)
+			var names []string
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			t.Logf("contain's output:\n%s\nrecords: %v", out.String(), names)
+		}
+	})
+	waitFor(t, "the tree to start", time.Minute, func() bool {
 		_, err := os.Stat(filepath.Join(dir, "command"))
 		return err == nil
 	})
