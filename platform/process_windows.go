@@ -114,6 +114,19 @@ func readEnvironment(h windows.Handle) (env []string, cmdline string, err error)
 		if err := readMemory(h, uintptr(pp.Environment), unsafe.Pointer(&block[0]), size); err != nil {
 			continue // freed by a swap, or not yet written
 		}
+		// A size that lags behind the block would cut off its last
+		// entries (the tag sorts late): read on until its end.
+		for !peb.Terminated(block) && size < peb.MaxEnvironment {
+			size = min(2*size, peb.MaxEnvironment)
+			more := make([]byte, size)
+			if readMemory(h, uintptr(pp.Environment), unsafe.Pointer(&more[0]), size) != nil {
+				break
+			}
+			block = more
+		}
+		if !peb.Terminated(block) {
+			return nil, "", errors.New("its environment block has no end within its size")
+		}
 		var after struct {
 			env  unsafe.Pointer
 			size uintptr

@@ -23,6 +23,22 @@ func UTF16(b []byte) string {
 	return string(utf16.Decode(u))
 }
 
+// Terminated reports whether b holds a whole environment block: its
+// entries and the empty string that ends it.
+func Terminated(b []byte) bool {
+	start := 0
+	for i := 0; i+1 < len(b); i += 2 {
+		if b[i] != 0 || b[i+1] != 0 {
+			continue
+		}
+		if i == start {
+			return true
+		}
+		start = i + 2
+	}
+	return false
+}
+
 // EnvBlock splits an environment block (NAME=value strings, each ending in
 // a NUL, the block ending in an empty string) into its entries. Whatever
 // follows the empty string is not part of it; a block cut short (a read of

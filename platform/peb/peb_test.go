@@ -39,6 +39,24 @@ func TestEnvBlock(t *testing.T) {
 	}
 }
 
+func TestTerminated(t *testing.T) {
+	for _, c := range []struct {
+		block []byte
+		want  bool
+	}{
+		{le("A=1\x00B=2\x00\x00"), true},
+		{le("\x00\x00"), true},
+		{le("A=1\x00B=2\x00"), false}, // cut before its end
+		{le("A=1\x00B=2"), false},
+		{nil, false},
+		{append(le("A=1\x00\x00"), 'x'), true},
+	} {
+		if got := Terminated(c.block); got != c.want {
+			t.Errorf("Terminated(%q) = %v, want %v", c.block, got, c.want)
+		}
+	}
+}
+
 func TestArgs(t *testing.T) {
 	cases := []struct {
 		in   string
