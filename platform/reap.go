@@ -122,10 +122,10 @@ type pinFailure struct {
 
 func (f *pinFailure) Error() string { return f.what + ": " + f.err.Error() }
 
-// pinned finishes t as the OS's pin found it: err is nil (pinned and
-// verified: pin is kept), errGone, errIdentity (the PID names another
+// settle keeps or finishes t as the OS's pin found it: err is nil (pinned
+// and verified: pin is kept), errGone, errIdentity (the PID names another
 // process now), a *pinFailure, or why the process is left alone.
-func (t *target) pinned(pin pinned, err error) *target {
+func (t *target) settle(pin pinned, err error) *target {
 	var f *pinFailure
 	switch {
 	case err == nil:

@@ -109,9 +109,9 @@ func (e *reaper) pin(p session.Process, value string, verify func(procfs.Stat) e
 	fd, err := unix.PidfdOpen(p.PID, 0)
 	if err != nil {
 		if errors.Is(err, unix.ESRCH) {
-			return t.pinned(nil, errGone)
+			return t.settle(nil, errGone)
 		}
-		return t.pinned(nil, &pinFailure{"cannot be pinned", err})
+		return t.settle(nil, &pinFailure{"cannot be pinned", err})
 	}
 	st, err := readStat(p.PID, e.buf)
 	switch {
@@ -126,7 +126,7 @@ func (e *reaper) pin(p session.Process, value string, verify func(procfs.Stat) e
 	default:
 		err = verify(st)
 	}
-	return t.pinned(pidfd(fd), err)
+	return t.settle(pidfd(fd), err)
 }
 
 // pinChoice pins a tagged process and checks its tag again.

@@ -112,11 +112,11 @@ func (e *reaper) pinChoice(c session.Choice) *target {
 	h, err := windows.OpenProcess(reapAccess, false, uint32(c.PID))
 	if err != nil {
 		if errors.Is(err, windows.ERROR_INVALID_PARAMETER) {
-			return t.pinned(nil, errGone)
+			return t.settle(nil, errGone)
 		}
-		return t.pinned(nil, &pinFailure{"cannot be pinned", err})
+		return t.settle(nil, &pinFailure{"cannot be pinned", err})
 	}
-	return t.pinned(&handle{h: h}, verifyProcess(h, c))
+	return t.settle(&handle{h: h}, verifyProcess(h, c))
 }
 
 // verifyProcess checks, through h, that c's process is the one seen.
