@@ -35,11 +35,15 @@ var runCommand = &cli.Command{
 through, tagged with RUNNING_PROCESS_ORIGINATOR=TOOL:PID (PID: this contain).
 When COMMAND exits, on timeout, or when contain is told to stop (INT, TERM,
 HUP, QUIT), every process still in the group gets SIGTERM, then SIGKILL after
-the grace period; contain returns only when nothing is left.
+the grace period; contain returns only when nothing is left. Every signal
+that would end a process, and WINCH and CONT, is forwarded to the group;
+ALRM means "time out now". If contain is killed, COMMAND gets the timeout
+signal and a crash guard ends the rest.
 
-Exit status: COMMAND's own; 128+N if it was killed by signal N; 124 on
-timeout; 137 if it had to be killed after --kill-after; 125 if contain
-failed; 126 if COMMAND cannot be executed; 127 if it was not found.
+Exit status: COMMAND's own; 128+N if it was killed by signal N (contain then
+ends itself with that signal, as GNU timeout does); 124 on timeout; 137 if
+it had to be killed after --kill-after; 125 if contain failed; 126 if
+COMMAND cannot be executed; 127 if it was not found.
 
 On Windows the group is a kill-on-close job object, and -s takes INT
 (CTRL_C_EVENT), TERM or BREAK (CTRL_BREAK_EVENT), KILL (terminate) or 0.`,
@@ -53,6 +57,7 @@ On Windows the group is a kill-on-close job object, and -s takes INT
 		newStringFlag(&cli.StringFlag{Name: "grace", Aliases: []string{"g"}, Value: "2s", Usage: "`DURATION` between SIGTERM and SIGKILL when the group is closed"}),
 		newBoolFlag(&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "start COMMAND in a new session marked as a daemon, print its PID, return at once"}),
 		newBoolFlag(&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say on stderr what is done"}),
+		newBoolFlag(&cli.BoolFlag{Name: "foreground", Usage: "accepted for GNU timeout compatibility: COMMAND gets the terminal anyway, and containment stays on (children are timed out and killed too)"}),
 	},
 	OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 		return &exitError{code: exitFailed, err: err}
@@ -131,6 +136,9 @@ func runWith(c flagValues, args []string, stdout, stderr io.Writer) error {
 	if opts.Detach {
 		fmt.Fprintln(stdout, res.Pid)
 		return nil
+	}
+	if res.Signaled && !res.TimedOut {
+		endSignal = res.Signal
 	}
 	if code := exitStatus(res, c.Bool("preserve-status")); code != 0 {
 		return &exitError{code: code}

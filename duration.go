@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -30,8 +31,13 @@ func parseDuration(s string) (time.Duration, error) {
 	}
 	if f, ok := plainNumber(num); ok {
 		ns := f * float64(unit)
-		if ns >= math.MaxInt64 {
+		switch {
+		case ns >= math.MaxInt64: // practically never, as GNU's largest timer
 			return time.Duration(math.MaxInt64), nil
+		case ns < 1 && nonZero(num):
+			// A positive duration too small to hold (1e-10000) is the
+			// shortest one, as GNU rounds it up, never "no timeout".
+			return time.Nanosecond, nil
 		}
 		return time.Duration(ns), nil
 	}
@@ -49,8 +55,31 @@ func plainNumber(s string) (float64, bool) {
 		return 0, false
 	}
 	f, err := strconv.ParseFloat(s, 64)
+	if errors.Is(err, strconv.ErrRange) && math.IsInf(f, 1) {
+		return f, true // 1e4932: past a float64, so past any timer
+	}
 	if err != nil || math.IsNaN(f) {
 		return 0, false
 	}
 	return f, true
+}
+
+// nonZero reports whether the number s has a non-zero digit in its
+// mantissa (before any exponent): 1e-10000 has, 0.000e5 has not.
+func nonZero(s string) bool {
+	hex := strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X")
+	if hex {
+		s = s[2:]
+	}
+	for _, c := range s {
+		switch {
+		case c >= '1' && c <= '9':
+			return true
+		case hex && (c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'):
+			return true
+		case c == 'e' || c == 'E' || c == 'p' || c == 'P':
+			return false
+		}
+	}
+	return false
 }

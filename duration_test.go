@@ -27,6 +27,18 @@ func TestParseDuration(t *testing.T) {
 		"inf":     time.Duration(math.MaxInt64),
 		"1e300":   time.Duration(math.MaxInt64),
 		"999999d": time.Duration(math.MaxInt64),
+		// As GNU timeout 9.10: a positive duration that underflows is the
+		// shortest one, a huge one practically never.
+		"1e-10000":              time.Nanosecond,
+		"1e-10000d":             time.Nanosecond,
+		"0x1p-2000":             time.Nanosecond,
+		"0e-10000":              0,
+		"0.000":                 0,
+		"9223372036854775808":   time.Duration(math.MaxInt64),
+		"9223372036854775808d":  time.Duration(math.MaxInt64),
+		"1e4932":                time.Duration(math.MaxInt64),
+		"1e4932s":               time.Duration(math.MaxInt64),
+		"18446744073709551616m": time.Duration(math.MaxInt64),
 	}
 	for in, want := range good {
 		got, err := parseDuration(in)
@@ -34,7 +46,7 @@ func TestParseDuration(t *testing.T) {
 			t.Errorf("parseDuration(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	bad := []string{"", "-1", "+1", "-1s", "abc", "5x", "1y", "s", "m", "d", ".", "nan", "NaN", "1 s", " 1", "1s ", "--1", "-1m30s", "1..2", "0x"}
+	bad := []string{"", "-1", "+1", "-1s", "abc", "5x", "1y", "s", "m", "d", ".", "nan", "NaN", "1 s", " 1", "1s ", "--1", "-1m30s", "1..2", "0x", "-1e-10000", "-1e4932"}
 	for _, in := range bad {
 		if got, err := parseDuration(in); err == nil {
 			t.Errorf("parseDuration(%q) = %v, want an error", in, got)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -26,8 +27,17 @@ func main() {
 		// contain run's set-up; it runs while the options are parsed.
 		platform.PrepareRun()
 	}
-	os.Exit(runApp(os.Args, os.Stdout, os.Stderr))
+	code := runApp(os.Args, os.Stdout, platform.Stderr())
+	if endSignal != 0 {
+		platform.ExitBySignal(endSignal) // returns only if it could not
+	}
+	os.Exit(code)
 }
+
+// endSignal, when set, is the signal that killed COMMAND: contain run ends
+// itself with it once its group is closed, as GNU timeout does. The exit
+// status is 128+N either way.
+var endSignal syscall.Signal
 
 // runApp runs the app and turns its error into one line on stderr and an
 // exit status. `contain run` takes a faster path (see fastRun).

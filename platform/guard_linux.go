@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -27,15 +29,22 @@ const guardGrace = 500 * time.Millisecond
 // the session's tag, so that it is no member of the session. It waits for
 // the end of a pipe that only contain holds open: EOF means contain died.
 // A normal run ends it with SIGKILL once the group is empty.
+//
+// The guard is started before COMMAND (see PrepareRun), so that there is no
+// moment in which COMMAND could fork and contain die unguarded. What it
+// guards is told through the pipe: the session (before COMMAND starts, and
+// before the cgroup is made), then COMMAND's process group (once started).
+// An EOF before the session line means no COMMAND was ever started.
 type guard struct {
 	pid int
 	w   *os.File
 }
 
-// startGuard starts the guard for the session value of contain run r. It is
-// called off the main thread: the reaper (main thread, __WNOTHREAD) must
-// not see it among its children.
-func startGuard(value string, command int, grace time.Duration, verbose bool) (*guard, error) {
+// startGuard starts the guard. It is called off the main thread: the
+// reaper (main thread, __WNOTHREAD) must not see it among its children.
+// The guard's stderr is contain's; it writes there only when told to be
+// verbose.
+func startGuard() (*guard, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -51,21 +60,9 @@ func startGuard(value string, command int, grace time.Duration, verbose bool) (*
 		return nil, err
 	}
 	defer null.Close()
-	stderr := null
-	if verbose {
-		stderr = os.Stderr
-	}
-	since := "0"
-	if st, err := readStat(command, nil); err == nil && st.PGRP == command {
-		since = strconv.FormatUint(st.Start, 10)
-	} else {
-		command = 0 // gone already: its group is of no use
-	}
-	args := []string{"contain", GuardCommand, value, strconv.Itoa(os.Getpid()), grace.String(), strconv.FormatBool(verbose),
-		strconv.Itoa(command), since}
-	pid, err := syscall.ForkExec(exe, args, &syscall.ProcAttr{
+	pid, err := syscall.ForkExec(exe, []string{"contain", GuardCommand, strconv.Itoa(os.Getpid())}, &syscall.ProcAttr{
 		Env:   append(os.Environ(), "GOMAXPROCS=1"),
-		Files: []uintptr{null.Fd(), null.Fd(), stderr.Fd(), r.Fd()},
+		Files: []uintptr{null.Fd(), null.Fd(), os.Stderr.Fd(), r.Fd()},
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})
 	if err != nil {
@@ -73,6 +70,26 @@ func startGuard(value string, command int, grace time.Duration, verbose bool) (*
 		return nil, err
 	}
 	return &guard{pid: pid, w: w}, nil
+}
+
+// guardSession and guardCommand are the two lines of the guard's pipe.
+const (
+	guardSession = "session"
+	guardCommand = "command"
+)
+
+// watch tells the guard the session it guards: its tag value, the grace
+// period and whether to be verbose. A line this short is written at once
+// (PIPE_BUF), and a pipe nobody reads yet holds it.
+func (g *guard) watch(value string, grace time.Duration, verbose bool) error {
+	_, err := fmt.Fprintf(g.w, "%s %s %s %t\n", guardSession, value, grace, verbose)
+	return err
+}
+
+// command tells the guard COMMAND's process group and its start time.
+func (g *guard) command(pgrp int, since uint64) error {
+	_, err := fmt.Fprintf(g.w, "%s %d %d\n", guardCommand, pgrp, since)
+	return err
 }
 
 // stop ends the guard of a run that closed its group itself.
@@ -86,38 +103,78 @@ func (g *guard) stop() {
 	g.w.Close()
 }
 
-// RunGuard is the guard's main: args are the session value, contain's PID,
-// the grace period, whether to be verbose, and COMMAND's process group and
-// its start time. It returns the exit status.
+// guardOrders is what contain told its guard.
+type guardOrders struct {
+	value   string // "": no session was started
+	grace   time.Duration
+	verbose bool
+	pgrp    int // 0: unknown
+	since   uint64
+}
+
+// parseGuardOrders reads the lines contain wrote to its guard. A line cut
+// short by contain's death is ignored.
+func parseGuardOrders(b []byte) (guardOrders, error) {
+	var o guardOrders
+	lines := strings.Split(string(b), "\n")
+	for _, line := range lines[:len(lines)-1] { // the last is "" or cut short
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 0:
+		case f[0] == guardSession && len(f) == 4:
+			grace, err1 := time.ParseDuration(f[2])
+			verbose, err2 := strconv.ParseBool(f[3])
+			if err := errors.Join(err1, err2); err != nil {
+				return o, err
+			}
+			o.value, o.grace, o.verbose = f[1], grace, verbose
+		case f[0] == guardCommand && len(f) == 3:
+			pgrp, err1 := strconv.Atoi(f[1])
+			since, err2 := strconv.ParseUint(f[2], 10, 64)
+			if err := errors.Join(err1, err2); err != nil {
+				return o, err
+			}
+			o.pgrp, o.since = pgrp, since
+		default:
+			return o, fmt.Errorf("unexpected line %q", line)
+		}
+	}
+	return o, nil
+}
+
+// RunGuard is the guard's main: args are contain's PID; fd 3 is the pipe.
+// It returns the exit status.
 func RunGuard(args []string) int {
-	if len(args) != 6 {
+	if len(args) != 1 {
 		fmt.Fprintln(os.Stderr, "contain: the guard is started by contain run, not by hand")
 		return 2
 	}
-	value := args[0]
-	pid, err1 := strconv.Atoi(args[1])
-	grace, err2 := time.ParseDuration(args[2])
-	verbose, err3 := strconv.ParseBool(args[3])
-	pgrp, err4 := strconv.Atoi(args[4])
-	since, err5 := strconv.ParseUint(args[5], 10, 64)
-	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
-		fmt.Fprintf(os.Stderr, "contain: guard: %v\n", err)
-		return 2
-	}
+	pid, err := strconv.Atoi(args[0])
 	var st unix.Stat_t
-	if unix.Fstat(3, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+	if err != nil || unix.Fstat(3, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
 		fmt.Fprintln(os.Stderr, "contain: the guard is started by contain run, not by hand")
 		return 2
 	}
+	// Nothing but contain's SIGKILL ends the guard halfway: not a verbose
+	// line to a closed pipe, nor a signal forwarded to the group of an
+	// outer contain run that the guard's contain is part of.
+	signal.Ignore(forwardedFatal...)
+	// Nothing is read until contain's end closes, that is when contain
+	// has exited, however it exited.
+	b, err := io.ReadAll(os.NewFile(3, "contain"))
+	o, perr := parseGuardOrders(b)
 	log := nopLog
-	if verbose {
+	if o.verbose {
 		log = func(format string, a ...any) { fmt.Fprintf(os.Stderr, "contain: guard: "+format+"\n", a...) }
 	}
-	// Nothing is ever written: the read returns when contain's end closes,
-	// that is when contain has exited, however it exited.
-	io.Copy(io.Discard, os.NewFile(3, "contain"))
-	log("contain %d has ended without closing its group: reaping session %s", pid, value)
-	guardReap(value, pid, pgrp, since, min(grace, guardGrace), log)
+	if err := errors.Join(err, perr); err != nil {
+		log("reading contain's orders: %v", err)
+	}
+	if o.value == "" {
+		return 0 // contain ended before it started anything
+	}
+	log("contain %d has ended without closing its group: reaping session %s", pid, o.value)
+	guardReap(o.value, pid, o.pgrp, o.since, min(o.grace, guardGrace), log)
 	return 0
 }
 

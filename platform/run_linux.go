@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -12,6 +13,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/contain-cli/contain/procfs"
+	"github.com/contain-cli/contain/tag"
 )
 
 // forwarded are the signals contain passes on to the whole group. Those
@@ -20,14 +24,31 @@ import (
 // costs the Go runtime a round trip between two threads per signal, the
 // slowest step of contain run's set-up.
 var (
-	forwardedFatal = []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2}
+	forwardedFatal = fatalSignals()
 	forwardedLater = []os.Signal{unix.SIGWINCH, unix.SIGCONT}
 )
+
+// fatalSignals are the signals whose default action ends a process, as GNU
+// timeout 9.10 lists them, and the real-time ones. SIGALRM among them means
+// "time out now"; SIGPROF is left out: the Go runtime keeps it for its
+// profiler and never hands it on.
+func fatalSignals() []os.Signal {
+	sigs := []os.Signal{unix.SIGALRM, unix.SIGINT, unix.SIGQUIT, unix.SIGHUP, unix.SIGTERM,
+		unix.SIGPIPE, unix.SIGUSR1, unix.SIGUSR2,
+		unix.SIGILL, unix.SIGTRAP, unix.SIGABRT, unix.SIGBUS, unix.SIGFPE, unix.SIGSEGV,
+		unix.SIGXCPU, unix.SIGXFSZ, unix.SIGSYS, unix.SIGVTALRM, unix.SIGPOLL, unix.SIGPWR, unix.SIGSTKFLT}
+	for s := rtMin; s <= rtMax; s++ {
+		sigs = append(sigs, syscall.Signal(s))
+	}
+	return sigs
+}
 
 // notIgnored drops the signals contain was started with ignored: nohup
 // ignores HUP, a shell without job control ignores INT (and QUIT) in its
 // background jobs, and COMMAND inherits that, as it would without contain.
-// (Go reports an inherited SIG_IGN for HUP and INT only.)
+// (Go reports an inherited SIG_IGN for HUP and INT only: for every other
+// signal it installs its own handler at start-up, and what was there
+// before is lost to contain and to COMMAND.)
 func notIgnored(sigs []os.Signal) []os.Signal {
 	var out []os.Signal
 	for _, s := range sigs {
@@ -53,11 +74,12 @@ var subscription struct {
 	done chan struct{} // closed when the subscription is in force
 }
 
-// PrepareRun keeps the main goroutine on the main thread and starts
-// subscribing to the signals that would end contain, so that Run does not
-// wait for it (measured: 3-4% of contain run -- true). Until Run starts
-// COMMAND, the signals queue. contain's main calls it first thing, and only
-// then does Run start the crash guard.
+// PrepareRun keeps the main goroutine on the main thread, starts the crash
+// guard and starts subscribing to the signals that would end contain, so
+// that Run does not wait for either (the guard's fork and exec, and the
+// runtime's round trip per subscribed signal, are the slowest steps of
+// contain run's set-up). Until Run starts COMMAND, the signals queue.
+// contain's main calls it first thing.
 //
 // The main thread is the thread group leader: the kernel gives orphans to
 // the leader of a subreaper, so the reaper, which waits with __WNOTHREAD,
@@ -70,6 +92,11 @@ var subscription struct {
 func PrepareRun() {
 	runtime.LockOSThread()
 	guardable = true
+	early.guardDone = make(chan struct{})
+	go func() {
+		early.guard, early.guardErr = startGuard()
+		close(early.guardDone)
+	}()
 	subscribe()
 }
 
@@ -77,6 +104,28 @@ func PrepareRun() {
 // the executable contain, and able to be the guard (a test binary that
 // calls Run is not), and the main goroutine on the main thread.
 var guardable bool
+
+// early is what PrepareRun started for the next Run: the crash guard.
+var early struct {
+	guardDone chan struct{} // closed once guard or guardErr is set
+	guard     *guard
+	guardErr  error
+}
+
+// takeGuard waits for the guard that PrepareRun started and hands it to
+// one Run; nil when there is none.
+func takeGuard(log Logger) *guard {
+	if early.guardDone == nil {
+		return nil
+	}
+	<-early.guardDone
+	g, err := early.guard, early.guardErr
+	early.guardDone, early.guard, early.guardErr = nil, nil, nil
+	if err != nil {
+		log("cannot start the crash guard: %v (if contain is killed, run contain reap)", err)
+	}
+	return g
+}
 
 // subscribe starts the subscription, once.
 func subscribe() {
@@ -124,9 +173,9 @@ type runner struct {
 	tty     *terminal
 	gaveTTY bool // COMMAND's group was given the terminal at some point
 
-	waitFlags int // WNOTHREAD: the guard, a child of another thread, is not waited for
-	guardMu   sync.Mutex
-	guardPID  int // the crash guard, a child of contain but no member of the group
+	waitFlags int    // WNOTHREAD: the guard, a child of another thread, is not waited for
+	guard     *guard // nil: none
+	guardPID  int    // the crash guard, a child of contain but no member of the group
 
 	pid      int // COMMAND; also its process group
 	status   unix.WaitStatus
@@ -153,16 +202,11 @@ func (r *runner) run() (Result, error) {
 	r.sigs = sigs
 	defer signal.Stop(r.sigs)
 
-	guardc := make(chan *guard, 1)
-	var guardTimer *time.Timer
-	defer func() {
-		if guardTimer == nil || guardTimer.Stop() {
-			return // no guard, or not started yet
-		}
-		if g := <-guardc; g != nil {
-			g.stop()
-		}
-	}()
+	if g := r.takeGuard(); g != nil {
+		defer g.stop()
+		r.guardPID = g.pid
+		r.guard = g
+	}
 
 	layers := []string{"process group", "pdeathsig"}
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
@@ -191,7 +235,16 @@ func (r *runner) run() (Result, error) {
 		}
 		return Result{}, err
 	}
-	guardTimer = r.startGuardLater(guardc)
+	if r.guard != nil {
+		since := uint64(0)
+		if st, err := readStat(r.pid, nil); err == nil {
+			since = st.Start
+		}
+		if err := r.guard.command(r.pid, since); err != nil {
+			r.log("cannot tell the crash guard COMMAND's process group: %v", err)
+		}
+		r.log("crash guard: PID %d", r.guardPID)
+	}
 	if r.cg != nil {
 		layers = append(layers, "cgroup "+r.cg.dir)
 	}
@@ -217,42 +270,31 @@ func (r *runner) run() (Result, error) {
 	return res, nil
 }
 
-// guardDelay is how long COMMAND runs before the crash guard is started.
-// Starting a process costs contain run -- true a quarter of its time
-// (measured: +0.4 ms on 1.6 ms); commands that end sooner do not pay it.
-// The price: if contain is killed within guardDelay of the start, what
-// COMMAND started and moved out of reach of Pdeathsig in that time is left
-// for contain reap.
-const guardDelay = 2 * time.Millisecond
-
-// startGuardLater starts the crash guard guardDelay from now, on a thread
-// other than the main one (timer functions run on their own goroutines),
-// and sends it, or nil, on guardc. The reaper then waits with __WNOTHREAD,
-// so that the guard is not among the children it waits for.
-func (r *runner) startGuardLater(guardc chan<- *guard) *time.Timer {
-	switch {
-	case !guardable:
+// takeGuard takes the crash guard that PrepareRun started and tells it the
+// session, before anything of the session exists (cgroup, COMMAND). The
+// reaper then waits with __WNOTHREAD, so that the guard, a child of another
+// thread, is not among the children it waits for.
+func (r *runner) takeGuard() *guard {
+	if !guardable {
 		r.log("run from another program than contain: no crash guard")
 		return nil
-	case unix.Gettid() != r.self:
+	}
+	g := takeGuard(r.log)
+	if g == nil {
+		return nil
+	}
+	if unix.Gettid() != r.self {
 		r.log("not on the main thread: no crash guard (if contain is killed, run contain reap)")
+		g.stop()
+		return nil
+	}
+	if err := g.watch(r.o.Tag, r.o.Grace, r.o.Log != nil); err != nil {
+		r.log("cannot brief the crash guard: %v (if contain is killed, run contain reap)", err)
+		g.stop()
 		return nil
 	}
 	r.waitFlags = unix.WNOTHREAD
-	return time.AfterFunc(guardDelay, func() {
-		r.guardMu.Lock()
-		g, err := startGuard(r.o.Tag, r.pid, r.o.Grace, r.o.Log != nil)
-		if g != nil {
-			r.guardPID = g.pid
-		}
-		r.guardMu.Unlock()
-		if err != nil {
-			r.log("cannot start the crash guard: %v (if contain is killed, run contain reap)", err)
-		} else {
-			r.log("crash guard: PID %d", g.pid)
-		}
-		guardc <- g
-	})
+	return g
 }
 
 // start starts COMMAND in its own process group, inside the cgroup when
@@ -264,8 +306,16 @@ func (r *runner) start() error {
 	if err != nil {
 		return &StartError{Name: r.o.Args[0], Err: err}
 	}
+	argv := r.o.Args
+	const shell = "/bin/sh"
 	for {
+		// When contain dies, COMMAND first gets the timeout signal, as
+		// from GNU timeout, so that it can clean up; the guard ends the
+		// rest. Without a guard there is no second chance: SIGKILL.
 		attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		if r.guard != nil {
+			attr.Pdeathsig = r.o.Signal
+		}
 		if r.tty != nil && r.tty.foreground() == r.ownPgrp {
 			attr.Foreground, attr.Ctty = true, r.tty.fd
 		}
@@ -275,7 +325,12 @@ func (r *runner) start() error {
 		// syscall.ForkExec, not os/exec: os.StartProcess first probes
 		// whether clone can return a pidfd by starting a throwaway child,
 		// a tenth of contain run -- true.
-		pid, err := syscall.ForkExec(path, r.o.Args, &syscall.ProcAttr{Env: r.o.Env, Files: []uintptr{0, 1, 2}, Sys: attr})
+		pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: r.o.Env, Files: []uintptr{0, 1, 2}, Sys: attr})
+		if errors.Is(err, unix.ENOEXEC) && argv[0] != shell {
+			// A script without #!: run by the shell, as execvp does.
+			path, argv = shell, append([]string{shell, path}, r.o.Args[1:]...)
+			continue
+		}
 		if err != nil && r.cg != nil && cgroupRefusal(err) {
 			r.log("cannot start inside cgroup %s: %v (retrying without it)", r.cg.dir, err)
 			r.cg.remove()
@@ -290,13 +345,33 @@ func (r *runner) start() error {
 	}
 }
 
-// lookPath finds COMMAND as exec.Command would: a name without a slash in
-// $PATH, anything else as it is.
+// lookPath finds COMMAND as execvp(3) does: a name with a slash as it is,
+// anything else in $PATH (a relative directory in $PATH included, which
+// exec.LookPath refuses). A name that $PATH holds only as something that
+// cannot be executed — `contain run -- .` finds a directory — cannot be
+// run (126), as with execvp, rather than not found (127).
 func lookPath(name string) (string, error) {
 	if strings.Contains(name, "/") {
 		return name, nil
 	}
-	return exec.LookPath(name)
+	path, err := exec.LookPath(name)
+	switch {
+	case err == nil:
+		return path, nil
+	case errors.Is(err, exec.ErrDot):
+		return path, nil
+	case !errors.Is(err, exec.ErrNotFound):
+		return "", err
+	}
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if dir == "" {
+			dir = "."
+		}
+		if p := filepath.Join(dir, name); unix.Access(p, unix.F_OK) == nil {
+			return "", &os.PathError{Op: "exec", Path: p, Err: unix.EACCES}
+		}
+	}
+	return "", err
 }
 
 // cgroupRefusal reports whether a start error may come from the kernel
@@ -393,22 +468,18 @@ func (r *runner) waitMain() {
 				}
 			case sig == unix.SIGCONT:
 				r.resumed()
+			case sig == unix.SIGALRM:
+				r.timeout(true)
+				if r.o.KillAfter > 0 && killC == nil {
+					killC = time.After(r.o.KillAfter)
+				}
 			default:
 				r.log("received %s: forwarding it to the group", SignalName(sig))
 				r.signalGroup(sig)
 			}
 		case <-timeoutC:
-			r.timedOut = true
-			r.log("timeout after %v: sending %s to the group", r.o.Timeout, SignalName(r.o.Signal))
-			if r.o.Signal != 0 {
-				r.signalGroup(r.o.Signal)
-				// A stopped process would not act on the signal until
-				// continued, as in GNU timeout.
-				if r.o.Signal != unix.SIGKILL && r.o.Signal != unix.SIGCONT {
-					r.signalGroup(unix.SIGCONT)
-				}
-			}
-			if r.o.KillAfter > 0 {
+			r.timeout(false)
+			if r.o.KillAfter > 0 && killC == nil {
 				killC = time.After(r.o.KillAfter)
 			}
 		case <-killC:
@@ -418,6 +489,27 @@ func (r *runner) waitMain() {
 			r.log("still running %v after being told to stop: sending SIGKILL to the group", r.o.Grace)
 			r.killGroup()
 		}
+	}
+}
+
+// timeout sends the timeout signal to the group: the timer fired, or
+// contain got SIGALRM ("time out now", as GNU timeout takes it, so that
+// nested runs cascade).
+func (r *runner) timeout(alarm bool) {
+	r.timedOut = true
+	if alarm {
+		r.log("received SIGALRM: timing out now, sending %s to the group", SignalName(r.o.Signal))
+	} else {
+		r.log("timeout after %v: sending %s to the group", r.o.Timeout, SignalName(r.o.Signal))
+	}
+	if r.o.Signal == 0 {
+		return
+	}
+	r.signalGroup(r.o.Signal)
+	// A stopped process would not act on the signal until continued, as
+	// in GNU timeout.
+	if r.o.Signal != unix.SIGKILL && r.o.Signal != unix.SIGCONT {
+		r.signalGroup(unix.SIGCONT)
 	}
 }
 
@@ -527,17 +619,12 @@ type member struct {
 // (with contain a subreaper, that is every process COMMAND started), and
 // whatever else is in the cgroup.
 func (r *runner) members() []member {
-	// Held while the guard is being started: it is contain's child before
-	// its PID is known.
-	r.guardMu.Lock()
-	guard := r.guardPID
-	r.guardMu.Unlock()
 	procs, err := scanProcs()
 	if err != nil {
 		r.log("cannot scan /proc: %v", err)
 	}
-	if guard != 0 {
-		delete(procs, guard)
+	if r.guardPID != 0 {
+		delete(procs, r.guardPID)
 	}
 	var out []member
 	seen := make(map[int]bool)
@@ -578,13 +665,42 @@ func (r *runner) signal(m member, sig syscall.Signal) error {
 	})
 }
 
-// signalGroup sends sig to every process of the group, once each.
+// signalGroup sends sig to every process of the group, once each, except
+// the members of a nested session (a contain run inside this one, or
+// another tool that tags its own): those are left to their originator,
+// itself a member, which passes the signal on as it should (its own -s on
+// SIGALRM, say), so that nothing gets a signal twice and nested timeouts
+// cascade as GNU timeout's do. Closing the group spares nothing.
 func (r *runner) signalGroup(sig syscall.Signal) {
-	for _, m := range r.members() {
+	for _, m := range r.notNested(r.members()) {
 		if err := r.signal(m, sig); err != nil && !errors.Is(err, unix.ESRCH) {
 			r.log("cannot send %s to %d (%s): %v", SignalName(sig), m.pid, m.comm, err)
 		}
 	}
+}
+
+// notNested drops the members whose tag names another live member as
+// their originator.
+func (r *runner) notNested(members []member) []member {
+	in := make(map[int]bool, len(members))
+	for _, m := range members {
+		in[m.pid] = true
+	}
+	buf := make([]byte, 0, 4096)
+	out := members[:0:0]
+	for _, m := range members {
+		env, err := proc.Environ(m.pid, buf)
+		if err == nil {
+			buf = env[:0]
+			if v, ok := procfs.Getenv(env, tag.Var); ok && v != r.o.Tag {
+				if _, pid, err := tag.Parse(v); err == nil && pid != m.pid && in[pid] {
+					continue
+				}
+			}
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 // killGroup sends SIGKILL to everything: cgroup.kill first, which also
@@ -710,6 +826,7 @@ func (r *runner) pause(b *backoff, limit time.Duration) (stop bool) {
 		case stopRequest(sig):
 			r.log("received %s while closing: killing the group", SignalName(sig))
 			return true
+		case sig == unix.SIGALRM: // COMMAND has ended: nothing to time out
 		default:
 			r.signalGroup(sig)
 		}

@@ -1,0 +1,14 @@
+//go:build !linux
+
+package platform
+
+import (
+	"fmt"
+	"runtime"
+	"syscall"
+)
+
+// ExitBySignal is not written for this OS yet: contain exits with 128+N.
+func ExitBySignal(syscall.Signal) error {
+	return fmt.Errorf("exit by signal on %s: %w", runtime.GOOS, ErrUnsupported)
+}
