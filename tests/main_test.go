@@ -53,7 +53,8 @@ func buildAndRun(m *testing.M) int {
 type result struct {
 	stdout, stderr string
 	code           int
-	pid            int // of contain
+	signal         syscall.Signal // contain died of it (code is then 128+N)
+	pid            int            // of contain
 }
 
 // runOpts change how contain is started.
@@ -287,7 +288,10 @@ func startContainLive(t *testing.T, o runOpts, args ...string) (*exec.Cmd, func(
 		case errors.As(err, &ee):
 			res.code = ee.ExitCode()
 			if ws := ee.Sys().(syscall.WaitStatus); ws.Signaled() {
-				res.code = 128 + int(ws.Signal())
+				res.code, res.signal = 128+int(ws.Signal()), ws.Signal()
+				if ws.CoreDump() {
+					t.Errorf("contain dumped core")
+				}
 			}
 		default:
 			t.Fatalf("contain %q: %v", args, err)

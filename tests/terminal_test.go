@@ -89,12 +89,30 @@ func TestTerminalRead(t *testing.T) {
 	p.waitFor("rc=0", 1)
 }
 
+// TestTerminalCtrlC: Ctrl-C ends COMMAND, and contain then dies of SIGINT
+// itself, as GNU timeout does, so that the shell sees an interrupted job:
+// it drops the rest of the line and stops a loop at once. ($((1+1))
+// tells a line that ran from the line as typed.)
 func TestTerminalCtrlC(t *testing.T) {
 	p := interactiveShell(t)
-	p.typeLine(`$CONTAIN run -- sh -c 'echo ready-2; sleep 300'; echo rc=$?`)
+	p.typeLine(`$CONTAIN run -- sh -c 'echo ready-2; sleep 300'; echo after-$((1+1))`)
 	p.waitFor("ready-2", 2)
 	p.key("C-c")
+	p.typeLine("echo rc=$?")
 	p.waitFor("rc=130", 1)
+	if strings.Contains(p.screen(), "after-2") {
+		t.Fatalf("the shell went on with the line after Ctrl-C:\n%s", p.screen())
+	}
+
+	p.reset()
+	p.typeLine(`for i in 1 2 3; do $CONTAIN run -- sh -c 'echo loop-$((10+$0)); sleep 300' $i; done; echo loop-end-$((1+1))`)
+	p.waitFor("loop-11", 1)
+	p.key("C-c")
+	p.typeLine("echo rc=$?")
+	p.waitFor("rc=130", 1)
+	if s := p.screen(); strings.Contains(s, "loop-12") || strings.Contains(s, "loop-end-2") {
+		t.Fatalf("one Ctrl-C did not end the loop:\n%s", s)
+	}
 }
 
 func TestTerminalStopAndResume(t *testing.T) {
