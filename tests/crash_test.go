@@ -174,3 +174,73 @@ func TestCrashDuringClose(t *testing.T) {
 	wait()
 	waitFor(t, "the leftover to die", time.Second, func() bool { return !alive(stubborn) })
 }
+
+// TestCrashWindow kills contain with SIGKILL at many moments in the first
+// milliseconds after it started, while COMMAND forks a background job, a
+// setsid escapee and a double-forked process at once: in no round may
+// anything of the session (or its cgroup) outlive contain by more than a
+// second. Before the guard was started ahead of COMMAND, 2 to 7 rounds in
+// 60 left processes, and more left an empty cgroup.
+func TestCrashWindow(t *testing.T) {
+	rounds := 60
+	if testing.Short() {
+		rounds = 15
+	}
+	modes := []struct {
+		name   string
+		nobody bool
+	}{{"root", false}, {"nobody", true}}
+	if os.Geteuid() != 0 {
+		modes = []struct {
+			name   string
+			nobody bool
+		}{{"unprivileged", false}}
+	}
+	script := `sleep 300 & setsid sleep 300 & sh -c 'sleep 300 &' & sleep 300`
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			var left []string
+			for i := range rounds {
+				cmd := containCmd(runOpts{asNobody: m.nobody}, "run", "--", "sh", "-c", script)
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				// 0 to 12 ms after the start, spread over the rounds.
+				delay := time.Duration(i*173%12000) * time.Microsecond
+				time.Sleep(delay)
+				cmd.Process.Signal(syscall.SIGKILL)
+				cmd.Wait()
+				pid := cmd.Process.Pid
+				value := fmt.Sprintf("CONTAIN:%d", pid) // setpriv execs contain: same PID
+				cg := cgroupDir(pid)
+				deadline := time.Now().Add(time.Second)
+				for {
+					procs := tagged(value)
+					_, err := os.Stat(cg)
+					cgLeft := cg != "" && err == nil
+					if len(procs) == 0 && !cgLeft {
+						break
+					}
+					if time.Now().After(deadline) {
+						left = append(left, fmt.Sprintf("round %d (kill after %v): processes %v, cgroup left: %v",
+							i, delay, procs, cgLeft))
+						for _, p := range procs {
+							syscall.Kill(p, syscall.SIGKILL)
+						}
+						if cgLeft {
+							os.WriteFile(filepath.Join(cg, "cgroup.kill"), []byte("1"), 0)
+							time.Sleep(50 * time.Millisecond)
+							os.Remove(cg)
+						}
+						break
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+			}
+			t.Logf("%d of %d early kills left something for more than a second", len(left), rounds)
+			if len(left) > 0 {
+				t.Fatalf("left behind:\n%s", strings.Join(left, "\n"))
+			}
+		})
+	}
+}
