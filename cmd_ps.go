@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -213,7 +214,7 @@ func writePsTable(w io.Writer, sessions []session.Session) {
 	sum.row("SESSION", "STATE", "PROCESSES", "WHY")
 	for i := range sessions {
 		s := &sessions[i]
-		sum.row(printable(s.Value), string(s.State), strconv.Itoa(len(s.Processes)), s.Reason)
+		sum.row(printable(s.Value), string(s.State), strconv.Itoa(len(s.Processes)), printable(s.Reason))
 	}
 	sum.write(w)
 	fmt.Fprintln(w)
@@ -227,7 +228,7 @@ func writePsTable(w io.Writer, sessions []session.Session) {
 		}
 		for _, p := range s.Processes {
 			procs.row(printable(s.Value), string(s.StateOf(p)), strconv.Itoa(p.PID), strconv.Itoa(p.PPID),
-				p.Started.Format("2006-01-02 15:04:05"), p.User, commandLine(p))
+				p.Started.Format("2006-01-02 15:04:05"), printable(p.User), commandLine(p))
 		}
 	}
 	procs.write(w)
@@ -248,12 +249,15 @@ func commandLine(p session.Process) string {
 	return strings.Join(parts, " ")
 }
 
-// printable escapes control characters, so that a process cannot write
-// escape sequences to the terminal through its arguments or its tag.
+// printable escapes what is not a visible character, so that a process
+// cannot write to the terminal through its arguments or its tag: C0 and C1
+// controls (ESC, CSI U+009B, NEL U+0085, ...), DEL, format characters such
+// as bidi overrides, and bytes that are not UTF-8 (\xff). Printable Unicode
+// is kept as it is.
 func printable(s string) string {
 	ok := true
 	for _, r := range s {
-		if r < ' ' || r == 0x7f || r == '\ufffd' {
+		if r == utf8.RuneError || !strconv.IsGraphic(r) {
 			ok = false
 			break
 		}
@@ -265,13 +269,37 @@ func printable(s string) string {
 	return q[1 : len(q)-1]
 }
 
-// table aligns columns; the last column is not padded.
+// maxCell is the most characters a padded table column shows of a value:
+// a tag contain writes (64 characters, a colon and a PID) fits. A longer
+// value, such as a hostile 64 KB tag, is shortened in its middle, so that
+// it cannot widen every row of the table; --format json has it whole.
+const maxCell = 80
+
+// shorten cuts s to maxCell characters, keeping its start and its end (a
+// tag's PID) around an ellipsis.
+func shorten(s string) string {
+	if utf8.RuneCountInString(s) <= maxCell {
+		return s
+	}
+	r := []rune(s)
+	head := (maxCell - 1) / 2
+	tail := maxCell - 1 - head
+	return string(r[:head]) + "…" + string(r[len(r)-tail:])
+}
+
+// table aligns columns; the last column is not padded. The cells of the
+// padded columns are shortened to maxCell characters.
 type table struct {
 	rows [][]string // nil: a blank line
 }
 
-func (t *table) row(cells ...string) { t.rows = append(t.rows, cells) }
-func (t *table) gap()                { t.rows = append(t.rows, nil) }
+func (t *table) row(cells ...string) {
+	for i := range len(cells) - 1 {
+		cells[i] = shorten(cells[i])
+	}
+	t.rows = append(t.rows, cells)
+}
+func (t *table) gap() { t.rows = append(t.rows, nil) }
 
 func (t *table) write(w io.Writer) {
 	var width []int

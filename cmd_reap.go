@@ -287,8 +287,8 @@ func (r *reapReport) write(w io.Writer, format string) error {
 		t := &table{}
 		t.row("SESSION", "PID", "USER", "COMMAND", "RESULT")
 		for _, p := range r.Processes {
-			t.row(printable(p.Originator.Value), strconv.Itoa(p.PID), p.User,
-				commandLine(session.Process{Argv: p.Argv, Comm: p.Comm}), p.Result)
+			t.row(printable(p.Originator.Value), strconv.Itoa(p.PID), printable(p.User),
+				commandLine(session.Process{Argv: p.Argv, Comm: p.Comm}), printable(p.Result))
 		}
 		t.write(w)
 	}
@@ -296,13 +296,13 @@ func (r *reapReport) write(w io.Writer, format string) error {
 		t := &table{}
 		t.row("CGROUP", "RESULT")
 		for _, c := range r.Cgroups {
-			t.row(c.Dir, c.Result)
+			t.row(printable(c.Dir), printable(c.Result))
 		}
 		fmt.Fprintln(w)
 		t.write(w)
 	}
 	for _, s := range r.SkippedSessions {
-		fmt.Fprintf(w, "left alone: session %s (%s): %s\n", printable(s.Value), s.State, s.Reason)
+		fmt.Fprintf(w, "left alone: session %s (%s): %s\n", shorten(printable(s.Value)), s.State, printable(s.Reason))
 	}
 	return nil
 }
