@@ -34,7 +34,7 @@ not TOOL:PID as malformed.
 Processes whose environment cannot be read (other users' without root) are
 counted on stderr, never guessed at. Exit status 0, 1 if the scan failed.`,
 	Flags: []cli.Flag{
-		&cli.StringSliceFlag{Name: "originator", Aliases: []string{"o"}, Usage: "only sessions of `TOOL` (repeatable)"},
+		newListFlag(&cli.StringSliceFlag{Name: "originator", Aliases: []string{"o"}, Usage: "only sessions of `TOOL`, exactly (repeat the option for more)"}),
 		&cli.BoolFlag{Name: "orphans", Usage: "only orphaned sessions"},
 		&cli.StringFlag{Name: "format", Value: "table", Usage: "`table` for people, json for scripts"},
 	},
@@ -69,6 +69,18 @@ func noArgs(c *cli.Context) error {
 	return nil
 }
 
+// toolFilter reads the -o options of ps and reap, which are checked alike:
+// each names a TOOL that a well-formed tag can carry, whoever wrote it.
+func toolFilter(c *cli.Context) ([]string, error) {
+	tools := listValues(c, "originator")
+	for _, t := range tools {
+		if err := tag.CheckTool(t); err != nil {
+			return nil, badUsage("--originator: %v", err)
+		}
+	}
+	return tools, nil
+}
+
 func doPs(c *cli.Context) error {
 	if err := noArgs(c); err != nil {
 		return err
@@ -77,11 +89,15 @@ func doPs(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	tools, err := toolFilter(c)
+	if err != nil {
+		return err
+	}
 	sessions, unreadable, err := scanSessions()
 	if err != nil {
 		return &exitError{code: 1, err: err}
 	}
-	f := session.Filter{Tools: c.StringSlice("originator"), Orphaned: c.Bool("orphans")}
+	f := session.Filter{Tools: tools, Orphaned: c.Bool("orphans")}
 	var shown []session.Session
 	for i := range sessions {
 		if f.Match(&sessions[i]) {

@@ -34,8 +34,8 @@ Exit status: 0 when nothing of the chosen sessions is left alive (also when
 there was nothing to do), 1 when something could not be killed, 2 on bad
 usage.`,
 	Flags: []cli.Flag{
-		&cli.StringSliceFlag{Name: "originator", Aliases: []string{"o"}, Usage: "only sessions of `TOOL` (repeatable)"},
-		&cli.StringSliceFlag{Name: "session", Usage: "only the session `TOOL:PID` (repeatable)"},
+		newListFlag(&cli.StringSliceFlag{Name: "originator", Aliases: []string{"o"}, Usage: "only sessions of `TOOL`, exactly (repeat the option for more)"}),
+		newListFlag(&cli.StringSliceFlag{Name: "session", Usage: "only the session `TOOL:PID` (repeat the option for more)"}),
 		&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "say what would be killed, kill nothing"},
 		&cli.StringFlag{Name: "signal", Aliases: []string{"s"}, Value: "TERM", Usage: "the first signal `SIG`"},
 		&cli.StringFlag{Name: "grace", Aliases: []string{"g"}, Value: "2s", Usage: "SIGKILL after `DURATION`"},
@@ -67,15 +67,14 @@ func parseReap(c *cli.Context) (reapRequest, error) {
 	if rq.format, err = outputFormat(c); err != nil {
 		return rq, err
 	}
-	for _, v := range c.StringSlice("session") {
+	for _, v := range listValues(c, "session") {
 		if _, _, err := tag.Parse(v); err != nil {
 			return rq, badUsage("--session: %v (want TOOL:PID)", err)
 		}
 	}
-	for _, t := range c.StringSlice("originator") {
-		if t == "" {
-			return rq, badUsage("--originator: empty TOOL")
-		}
+	tools, err := toolFilter(c)
+	if err != nil {
+		return rq, err
 	}
 	if rq.sig, err = platform.ParseSignal(c.String("signal")); err != nil {
 		return rq, badUsage("--signal: %v", err)
@@ -84,7 +83,7 @@ func parseReap(c *cli.Context) (reapRequest, error) {
 		return rq, badUsage("--grace: %v", err)
 	}
 	rq.opts = session.Options{
-		Filter:         session.Filter{Tools: c.StringSlice("originator"), Values: c.StringSlice("session")},
+		Filter:         session.Filter{Tools: tools, Values: listValues(c, "session")},
 		IncludeDaemons: c.Bool("include-daemons"),
 	}
 	rq.dryRun = c.Bool("dry-run")
