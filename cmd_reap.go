@@ -115,10 +115,11 @@ func doReap(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "contain: cannot look for leftover cgroups: %v\n", err)
 	}
 	var targets []session.Choice
-	rep := reapReport{SkippedSessions: skippedSessions}
+	rep := reapReport{SkippedSessions: skippedSessions, lookup: platform.LookupOriginator}
 	for _, ch := range chosen {
 		if ch.Skip != "" {
-			rep.add(platform.Outcome{Process: ch.Process, Session: ch.Session, Result: "left alone: " + ch.Skip}, true)
+			// Left alone, so still running.
+			rep.add(platform.Outcome{Process: ch.Process, Session: ch.Session, Result: "left alone: " + ch.Skip, Alive: true}, true)
 			continue
 		}
 		targets = append(targets, ch)
@@ -133,18 +134,19 @@ func doReap(c *cli.Context) error {
 	}
 
 	if rq.dryRun {
+		rep.DryRun = true
 		what := "would send " + platform.SignalName(rq.sig)
 		if rq.sig != syscall.SIGKILL {
 			what += ", then SIGKILL after " + rq.grace.String()
 		}
 		for _, t := range targets {
-			rep.add(platform.Outcome{Process: t.Process, Session: t.Session, Result: what}, false)
+			// Not touched, so still running.
+			rep.add(platform.Outcome{Process: t.Process, Session: t.Session, Result: what, Alive: true}, false)
 		}
 		for _, lc := range plan {
 			rep.Cgroups = append(rep.Cgroups, platform.CgroupOutcome{Dir: lc.Dir,
 				Result: fmt.Sprintf("would freeze, kill and remove (%s)", plural(len(lc.Procs), "process", "processes"))})
 		}
-		rep.DryRun = true
 		return rep.write(c.App.Writer, rq.format)
 	}
 
@@ -204,6 +206,9 @@ type reapReport struct {
 	Processes       []reapedJSON
 	SkippedSessions []session.SkippedSession
 	Cgroups         []platform.CgroupOutcome
+	// lookup tells whether a reported process still runs; nil: take
+	// what reap found.
+	lookup session.Lookup
 }
 
 type reapedJSON struct {
@@ -217,9 +222,13 @@ type reapedJSON struct {
 	Started    string         `json:"started"`
 	Skipped    bool           `json:"skipped"` // left alone by the safety rules
 	Result     string         `json:"result"`
-	Alive      bool           `json:"alive"` // still running: reap failed for it
+	Alive      bool           `json:"alive"`  // it runs, as the report is written
+	Failed     bool           `json:"failed"` // reap tried to end it and could not
 }
 
+// add reports o; skipped: left alone by the safety rules. o.Alive is that
+// the process still runs: for a process reap tried to end (not skipped,
+// not a dry run), that it failed.
 func (r *reapReport) add(o platform.Outcome, skipped bool) {
 	orig := originatorJSON{Value: o.Session}
 	if tool, pid, err := tag.Parse(o.Session); err == nil {
@@ -230,13 +239,28 @@ func (r *reapReport) add(o platform.Outcome, skipped bool) {
 		started = o.Started.Format(time.RFC3339Nano)
 	}
 	r.Processes = append(r.Processes, reapedJSON{PID: o.PID, PPID: o.PPID, Originator: orig, User: o.User, UID: o.UID,
-		Argv: nonNil(o.Argv), Comm: o.Comm, Started: started, Skipped: skipped, Result: o.Result, Alive: o.Alive})
+		Argv: nonNil(o.Argv), Comm: o.Comm, Started: started, Skipped: skipped,
+		Result: o.Result, Alive: r.stillRuns(o.Process, o.Alive), Failed: o.Alive && !skipped && !r.DryRun})
+}
+
+// stillRuns tells whether p runs now: its PID names a process that is not
+// a zombie and started when p did. When that cannot be told, known (what
+// reap found) is the answer.
+func (r *reapReport) stillRuns(p session.Process, known bool) bool {
+	if r.lookup == nil || p.PID <= 0 {
+		return known
+	}
+	o, err := r.lookup(p.PID)
+	if err != nil {
+		return known
+	}
+	return o.Exists && !o.Zombie && (o.Start == 0 || p.Start == 0 || o.Start == p.Start)
 }
 
 func (r *reapReport) failed() int {
 	n := 0
 	for _, p := range r.Processes {
-		if p.Alive && !p.Skipped {
+		if p.Failed {
 			n++
 		}
 	}

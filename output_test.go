@@ -85,3 +85,37 @@ func TestTablesShortenHugeValues(t *testing.T) {
 		t.Errorf("ps JSON shortened an argument to %d bytes", len(got))
 	}
 }
+
+// TestReapReportAlive (item 12): alive is whether the process runs as the
+// report is written; failed is reap's failure, and the exit status counts
+// only those.
+func TestReapReportAlive(t *testing.T) {
+	procs := map[int]session.Originator{
+		10: {Exists: true, Start: 100},               // runs
+		11: {},                                       // gone
+		12: {Exists: true, Zombie: true, Start: 100}, // ended, not waited for
+		13: {Exists: true, Start: 200},               // the PID names a newer process
+	}
+	r := reapReport{lookup: func(pid int) (session.Originator, error) { return procs[pid], nil }}
+	p := func(pid int) session.Process { return session.Process{PID: pid, Start: 100} }
+	r.add(platform.Outcome{Process: p(10), Session: "X:9", Result: "left alone: an ancestor of this contain", Alive: true}, true)
+	r.add(platform.Outcome{Process: p(11), Session: "X:9", Result: "ended after the first signal"}, false)
+	r.add(platform.Outcome{Process: p(12), Session: "X:9", Result: "killed with SIGKILL"}, false)
+	r.add(platform.Outcome{Process: p(13), Session: "X:9", Result: "left alone: PID 13 now names another process (started later)"}, false)
+	r.add(platform.Outcome{Process: p(10), Session: "X:9", Result: "cannot send SIGTERM: x", Alive: true}, false)
+	want := []struct{ alive, failed bool }{{true, false}, {false, false}, {false, false}, {false, false}, {true, true}}
+	for i, w := range want {
+		if got := r.Processes[i]; got.Alive != w.alive || got.Failed != w.failed {
+			t.Errorf("%s: alive %v, failed %v; want %v, %v", got.Result, got.Alive, got.Failed, w.alive, w.failed)
+		}
+	}
+	if n := r.failed(); n != 1 {
+		t.Errorf("failed = %d, want 1", n)
+	}
+
+	dry := reapReport{DryRun: true, lookup: r.lookup}
+	dry.add(platform.Outcome{Process: p(10), Session: "X:9", Result: "would send SIGTERM", Alive: true}, false)
+	if got := dry.Processes[0]; !got.Alive || got.Failed || dry.failed() != 0 {
+		t.Errorf("dry run: %+v", got)
+	}
+}

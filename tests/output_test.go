@@ -3,7 +3,10 @@
 package tests
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -105,5 +108,62 @@ func TestCommaInToolAndNoTrimming(t *testing.T) {
 	waitFor(t, "the session to end", time.Second, func() bool { return !alive(pid) })
 	if !alive(bystander) {
 		t.Error("reap --session killed another session")
+	}
+}
+
+// reapRow is a process of reap's JSON report, with the fields item 12 is
+// about.
+type reapRow struct {
+	PID     int    `json:"pid"`
+	Skipped bool   `json:"skipped"`
+	Result  string `json:"result"`
+	Alive   bool   `json:"alive"`
+	Failed  bool   `json:"failed"`
+}
+
+type reapRows struct {
+	DryRun    bool      `json:"dry_run"`
+	Processes []reapRow `json:"processes"`
+}
+
+// TestReapJSONAliveIsTheTruth (item 12): "alive" in reap's JSON says that
+// the process runs: true for a dry run's processes and for a spared
+// ancestor, false for one reap ended; "failed" is reap's failure.
+func TestReapJSONAliveIsTheTruth(t *testing.T) {
+	tool := uniqueTool(t)
+	value := fmt.Sprintf("%s:%d", tool, deadPID(t))
+	pid := startTagged(t, value, procOpts{})
+
+	dry := decode[reapRows](t, run(t, runOpts{}, "reap", "-n", "--format", "json", "-o", tool))
+	if !dry.DryRun || len(dry.Processes) != 1 || dry.Processes[0].PID != pid || !dry.Processes[0].Alive || dry.Processes[0].Failed || dry.Processes[0].Skipped {
+		t.Errorf("dry run: %+v, want %d alive, not failed, not skipped", dry, pid)
+	}
+	if !alive(pid) {
+		t.Fatal("the dry run killed it")
+	}
+
+	// An orphaned session that holds reap's own parent: the parent is
+	// spared, and alive.
+	dir := t.TempDir()
+	script := fmt.Sprintf(`%s reap -o %s --format json -g 300ms > %s/out; echo $? > %s/code; exec sleep 300`, bin, tool, dir, dir)
+	sh := startTagged(t, value, procOpts{}, "sh", "-c", script)
+	waitFor(t, "reap to run", 10*time.Second, func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, "code"))
+		return len(b) > 0
+	})
+	b, _ := os.ReadFile(filepath.Join(dir, "out"))
+	var rep reapRows
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatalf("report %q: %v", b, err)
+	}
+	rows := map[int]reapRow{}
+	for _, p := range rep.Processes {
+		rows[p.PID] = p
+	}
+	if r := rows[sh]; !r.Skipped || !r.Alive || r.Failed || !alive(sh) {
+		t.Errorf("the spared ancestor %d: %+v (alive: %v)\n%s", sh, r, alive(sh), b)
+	}
+	if r := rows[pid]; r.Skipped || r.Alive || r.Failed || alive(pid) {
+		t.Errorf("the reaped process %d: %+v (alive: %v)\n%s", pid, r, alive(pid), b)
 	}
 }
