@@ -43,11 +43,6 @@ counted on stderr, never guessed at. Exit status 0, 1 if the scan failed.`,
 	HideHelpCommand: true,
 }
 
-// usageError turns a bad option into status 2 and one line.
-func usageError(_ *cli.Context, err error, _ bool) error {
-	return &exitError{code: 2, err: err}
-}
-
 func badUsage(format string, args ...any) error {
 	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
 }
@@ -108,8 +103,31 @@ func doPs(c *cli.Context) error {
 	if format == "json" {
 		return writeJSON(c.App.Writer, psJSON{Sessions: jsonSessions(shown), Unreadable: unreadable})
 	}
+	if len(shown) == 0 && len(sessions) > 0 {
+		fmt.Fprintf(c.App.Writer, "no session matches %s: %s in all\n", filterWords(f), plural(len(sessions), "session", "sessions"))
+		return nil
+	}
+	if len(shown) == 0 && (len(f.Tools) > 0 || f.Orphaned) {
+		fmt.Fprintf(c.App.Writer, "no session matches %s: no process carries %s\n", filterWords(f), tag.Var)
+		return nil
+	}
 	writePsTable(c.App.Writer, shown)
 	return nil
+}
+
+// filterWords says f as the options that asked for it: -o CLUD --orphans.
+func filterWords(f session.Filter) string {
+	var w []string
+	for _, t := range f.Tools {
+		w = append(w, "-o "+shorten(printable(t)))
+	}
+	for _, v := range f.Values {
+		w = append(w, "--session "+shorten(printable(v)))
+	}
+	if f.Orphaned {
+		w = append(w, "--orphans")
+	}
+	return strings.Join(w, " ")
 }
 
 // scanSessions lists the tagged processes and groups them into sessions.

@@ -115,7 +115,7 @@ func doReap(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "contain: cannot look for leftover cgroups: %v\n", err)
 	}
 	var targets []session.Choice
-	rep := reapReport{SkippedSessions: skippedSessions, lookup: platform.LookupOriginator}
+	rep := reapReport{SkippedSessions: skippedSessions, lookup: platform.LookupOriginator, filter: rq.opts.Filter}
 	for _, ch := range chosen {
 		if ch.Skip != "" {
 			// Left alone, so still running.
@@ -209,6 +209,7 @@ type reapReport struct {
 	// lookup tells whether a reported process still runs; nil: take
 	// what reap found.
 	lookup session.Lookup
+	filter session.Filter // the sessions asked for, to say so when none is
 }
 
 type reapedJSON struct {
@@ -304,7 +305,11 @@ func (r *reapReport) write(w io.Writer, format string) error {
 		return writeJSON(w, out)
 	}
 	if len(r.Processes) == 0 && len(r.Cgroups) == 0 {
-		fmt.Fprintln(w, "nothing to reap: no orphaned session")
+		if words := filterWords(r.filter); words != "" {
+			fmt.Fprintf(w, "nothing to reap: no orphaned session matches %s\n", words)
+		} else {
+			fmt.Fprintln(w, "nothing to reap: no orphaned session")
+		}
 	}
 	if len(r.Processes) > 0 {
 		t := &table{}

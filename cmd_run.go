@@ -54,8 +54,9 @@ On Windows the group is a kill-on-close job object, and -s takes INT
 		newBoolFlag(&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "start COMMAND in a new session marked as a daemon, print its PID, return at once"}),
 		newBoolFlag(&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say on stderr what is done"}),
 	},
-	OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-		return &exitError{code: exitFailed, err: err}
+	OnUsageError: func(c *cli.Context, err error, _ bool) error {
+		_, args := typedArgs(c)
+		return &exitError{code: exitFailed, err: optionError("run", args, err)}
 	},
 	Action: doRun,
 	// "contain run help" runs a command named help.
@@ -162,7 +163,7 @@ func fastRun(args []string, stdout, stderr io.Writer) (code int, ok bool) {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0, false
 		}
-		return exitCode(&exitError{code: exitFailed, err: err}, stderr), true
+		return exitCode(&exitError{code: exitFailed, err: optionError("run", args[2:], err)}, stderr), true
 	}
 	return exitCode(runWith(flagSetValues{fs}, fs.Args(), stdout, stderr), stderr), true
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"flag"
+	"os"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -18,6 +20,18 @@ type stringFlag struct {
 }
 
 func (f *stringFlag) Names() []string { return f.names }
+
+// Apply treats an environment variable that is set but empty as unset
+// (CONTAIN_ORIGINATOR= means the default, as for most tools), where
+// urfave/cli would take the empty value.
+func (f *stringFlag) Apply(set *flag.FlagSet) error {
+	if len(f.EnvVars) == 0 || slices.ContainsFunc(f.EnvVars, func(v string) bool { return os.Getenv(v) != "" }) {
+		return f.StringFlag.Apply(set)
+	}
+	g := *f.StringFlag
+	g.EnvVars = nil
+	return g.Apply(set)
+}
 
 func newStringFlag(f *cli.StringFlag) cli.Flag {
 	return &stringFlag{f, append([]string{f.Name}, f.Aliases...)}

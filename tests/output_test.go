@@ -167,3 +167,94 @@ func TestReapJSONAliveIsTheTruth(t *testing.T) {
 		t.Errorf("the reaped process %d: %+v (alive: %v)\n%s", pid, r, alive(pid), b)
 	}
 }
+
+// TestEmptyOriginatorEnvIsUnset (item 13): CONTAIN_ORIGINATOR= is as if it
+// were not set: contain run uses the default, CONTAIN.
+func TestEmptyOriginatorEnvIsUnset(t *testing.T) {
+	res := run(t, runOpts{env: []string{"CONTAIN_ORIGINATOR="}}, "run", "--", "sh", "-c", `echo "$RUNNING_PROCESS_ORIGINATOR"`)
+	wantCode(t, res, 0)
+	if want := fmt.Sprintf("CONTAIN:%d\n", res.pid); res.stdout != want {
+		t.Errorf("the tag is %q, want %q (stderr %q)", res.stdout, want, res.stderr)
+	}
+	// A value still counts, and -o still wins over it.
+	res = run(t, runOpts{env: []string{"CONTAIN_ORIGINATOR=FROMENV"}}, "run", "--", "sh", "-c", `echo "$RUNNING_PROCESS_ORIGINATOR"`)
+	if want := fmt.Sprintf("FROMENV:%d\n", res.pid); res.stdout != want {
+		t.Errorf("the tag is %q, want %q (stderr %q)", res.stdout, want, res.stderr)
+	}
+	res = run(t, runOpts{env: []string{"CONTAIN_ORIGINATOR="}}, "run", "-o", "X", "--", "sh", "-c", `echo "$RUNNING_PROCESS_ORIGINATOR"`)
+	if want := fmt.Sprintf("X:%d\n", res.pid); res.stdout != want {
+		t.Errorf("the tag is %q, want %q (stderr %q)", res.stdout, want, res.stderr)
+	}
+}
+
+// TestErrorsNameTheOptionAsTyped (item 13): a bad option is named as it was
+// typed, with a pointer to --help, on both paths of contain run (its fast
+// path and urfave/cli's) and for every other command; non-ASCII is printed
+// as characters.
+func TestErrorsNameTheOptionAsTyped(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"run", "--bogus", "--", "true"}, 125, "contain: run: unknown option --bogus (see contain run --help)"},
+		{[]string{"run", "-bogus", "--", "true"}, 125, "contain: run: unknown option -bogus (see contain run --help)"},
+		{[]string{"run", "--bogus=1", "--", "true"}, 125, "contain: run: unknown option --bogus (see contain run --help)"},
+		{[]string{"run", "--timeout"}, 125, "contain: run: option --timeout needs a value (see contain run --help)"},
+		// -h first: the fast path hands over to urfave/cli, which finds --bogus.
+		{[]string{"run", "-h", "--bogus"}, 125, "contain: run: unknown option --bogus (see contain run --help)"},
+		{[]string{"run", "--über", "--", "true"}, 125, "contain: run: unknown option --über (see contain run --help)"},
+		{[]string{"ps", "--bogus"}, 2, "contain: ps: unknown option --bogus (see contain ps --help)"},
+		{[]string{"ps", "-x"}, 2, "contain: ps: unknown option -x (see contain ps --help)"},
+		{[]string{"reap", "--bogus"}, 2, "contain: reap: unknown option --bogus (see contain reap --help)"},
+		{[]string{"reap", "--format"}, 2, "contain: reap: option --format needs a value (see contain reap --help)"},
+		{[]string{"completion", "--bogus"}, 2, "contain: completion: unknown option --bogus (see contain completion --help)"},
+		{[]string{"--bogus"}, 2, "contain: unknown option --bogus (see contain --help)"},
+		{[]string{"run", "-o", "ünï", "--", "true"}, 125, `contain: --originator: invalid originator name: "ünï" has "ü" (allowed: A-Z a-z 0-9 _ . -)`},
+	} {
+		res := run(t, runOpts{}, c.args...)
+		if res.code != c.code || res.stderr != c.want+"\n" || res.stdout != "" {
+			t.Errorf("contain %q: status %d, stderr %q, stdout %q; want %d and %q", c.args, res.code, res.stderr, res.stdout, c.code, c.want)
+		}
+	}
+}
+
+// TestOriginatorFilterCheckedAlike (item 13): ps -o and reap -o accept and
+// refuse the same TOOLs: any TOOL a tag can carry (another tool's, with a
+// ',' or non-ASCII letters), never an empty one or one with a space.
+func TestOriginatorFilterCheckedAlike(t *testing.T) {
+	tool := uniqueTool(t)
+	for _, bad := range []string{"", " ", tool + " x", "\t" + tool, tool + "\n"} {
+		for _, cmd := range [][]string{{"ps"}, {"reap", "-n"}} {
+			args := append(cmd, "-o", bad)
+			res := run(t, runOpts{}, args...)
+			if res.code != 2 || strings.Count(res.stderr, "\n") != 1 || !strings.HasPrefix(res.stderr, "contain: --originator: ") || res.stdout != "" {
+				t.Errorf("contain %q: status %d, stderr %q; want 2 and one line", args, res.code, res.stderr)
+			}
+		}
+	}
+	for _, good := range []string{tool + ",x", tool + "ü", tool + ":a", tool + "$(x)"} {
+		for _, cmd := range [][]string{{"ps"}, {"reap", "-n"}} {
+			args := append(cmd, "-o", good)
+			if res := run(t, runOpts{}, args...); res.code != 0 {
+				t.Errorf("contain %q: status %d, stderr %q; want 0", args, res.code, res.stderr)
+			}
+		}
+	}
+}
+
+// TestPsSaysNothingMatched (item 13): ps -o X with no match says that
+// nothing matched the filter, and exits 0.
+func TestPsSaysNothingMatched(t *testing.T) {
+	tool := uniqueTool(t)
+	res := run(t, runOpts{}, "ps", "-o", tool)
+	wantCode(t, res, 0)
+	if !strings.HasPrefix(res.stdout, "no session matches -o "+tool+": ") || strings.Count(res.stdout, "\n") != 1 {
+		t.Errorf("stdout %q", res.stdout)
+	}
+	res = run(t, runOpts{}, "ps", "-o", tool, "--orphans", "--format", "json")
+	wantCode(t, res, 0)
+	if out := decode[psOutput](t, res); len(out.Sessions) != 0 {
+		t.Errorf("JSON: %+v", out.Sessions)
+	}
+}
