@@ -33,7 +33,7 @@ var flagErrors = []struct {
 	// urfave/cli's, for an option given under two of its names.
 	{regexp.MustCompile(`^Cannot use two forms of the same flag: (\S+) (\S+)$`),
 		func(_ string, m []string) string {
-			return fmt.Sprintf("%s and %s are the same option: give it once", dashed(m[2]), dashed(m[1]))
+			return fmt.Sprintf("%s and %s are the same option: give it once", dashed(m[1]), dashed(m[2]))
 		}},
 }
 
