@@ -3,63 +3,76 @@ package main
 import (
 	"fmt"
 	"os"
-	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 )
 
-// Go's flag package, under urfave/cli and contain run's fast path, names a
-// bad option with one dash whatever was typed ("flag provided but not
-// defined: -bogus" for --bogus). optionError says it in contain's words:
-// the option as it was typed, and where to read about the options.
-// The group named o is the option's name.
-var flagErrors = []struct {
-	re  *regexp.Regexp
-	say func(opt string, m []string) string
-}{
-	{regexp.MustCompile(`(?s)^flag provided but not defined: -(?P<o>.*)$`),
-		func(opt string, _ []string) string { return "unknown option " + opt }},
-	{regexp.MustCompile(`(?s)^flag needs an argument: -(?P<o>.*)$`),
-		func(opt string, _ []string) string { return "option " + opt + " needs a value" }},
-	{regexp.MustCompile(`(?s)^invalid boolean value (".*") for -(?P<o>.*?): .*$`),
-		func(opt string, m []string) string {
-			return fmt.Sprintf("option %s takes no value (given %s)", opt, m[1])
-		}},
-	{regexp.MustCompile(`(?s)^invalid value (".*") for flag -(?P<o>.*?): (.*)$`),
-		func(opt string, m []string) string { return fmt.Sprintf("%s: invalid value %s: %s", opt, m[1], m[3]) }},
-	{regexp.MustCompile(`(?s)^bad flag syntax: (.*)$`),
-		func(_ string, m []string) string { return fmt.Sprintf("bad option syntax %q", m[1]) }},
-	// urfave/cli's, for an option given under two of its names.
-	{regexp.MustCompile(`^Cannot use two forms of the same flag: (\S+) (\S+)$`),
-		func(_ string, m []string) string {
-			return fmt.Sprintf("%s and %s are the same option: give it once", dashed(m[1]), dashed(m[2]))
-		}},
+// optionError rewrites err, an error of parsing the options args of
+// command cmd ("" for contain's own), in contain's words. Go's flag
+// package, under urfave/cli and contain run's fast path, names a bad option
+// with one dash whatever was typed ("flag provided but not defined: -bogus"
+// for --bogus); contain names it as it was typed and says where to read
+// about the options. Other errors are returned as they are. (Plain string
+// matching: regular expressions compiled at start-up would cost every
+// contain run.)
+func optionError(cmd string, args []string, err error) error {
+	say := flagErrorWords(args, err.Error())
+	if say == "" {
+		return err
+	}
+	if cmd == "" {
+		return fmt.Errorf("%s (see contain --help)", say)
+	}
+	return fmt.Errorf("%s: %s (see contain %s --help)", cmd, say, cmd)
 }
 
-// optionError rewrites err, an error of parsing the options args of
-// command cmd ("" for contain's own), in contain's words. Other errors are
-// returned as they are.
-func optionError(cmd string, args []string, err error) error {
-	msg := err.Error()
-	for _, fe := range flagErrors {
-		m := fe.re.FindStringSubmatch(msg)
-		if m == nil {
-			continue
-		}
-		opt := ""
-		if i := fe.re.SubexpIndex("o"); i > 0 {
-			opt = typedOption(args, m[i])
-		}
-		help := "contain --help"
-		prefix := ""
-		if cmd != "" {
-			help = "contain " + cmd + " --help"
-			prefix = cmd + ": "
-		}
-		return fmt.Errorf("%s%s (see %s)", prefix, fe.say(opt, m), help)
+// flagErrorWords says msg, an error of the flag package or urfave/cli, in
+// contain's words; "" if it is neither's.
+func flagErrorWords(args []string, msg string) string {
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return "unknown option " + typedOption(args, name)
 	}
-	return err
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return "option " + typedOption(args, name) + " needs a value"
+	}
+	if rest, ok := strings.CutPrefix(msg, "invalid boolean value "); ok {
+		// "VALUE" for -NAME: ERR
+		if value, name, _, ok := valueNameErr(rest, " for -"); ok {
+			return fmt.Sprintf("option %s takes no value (given %s)", typedOption(args, name), value)
+		}
+	}
+	if rest, ok := strings.CutPrefix(msg, "invalid value "); ok {
+		// "VALUE" for flag -NAME: ERR
+		if value, name, why, ok := valueNameErr(rest, " for flag -"); ok {
+			return fmt.Sprintf("%s: invalid value %s: %s", typedOption(args, name), value, why)
+		}
+	}
+	if s, ok := strings.CutPrefix(msg, "bad flag syntax: "); ok {
+		return fmt.Sprintf("bad option syntax %q", s)
+	}
+	// urfave/cli's, for an option given under two of its names.
+	if names, ok := strings.CutPrefix(msg, "Cannot use two forms of the same flag: "); ok {
+		if a, b, ok := strings.Cut(names, " "); ok {
+			return fmt.Sprintf("%s and %s are the same option: give it once", dashed(a), dashed(b))
+		}
+	}
+	return ""
+}
+
+// valueNameErr splits `"VALUE"` + sep + `NAME: ERR`.
+func valueNameErr(s, sep string) (value, name, why string, ok bool) {
+	value, err := strconv.QuotedPrefix(s)
+	if err != nil {
+		return "", "", "", false
+	}
+	rest, ok := strings.CutPrefix(s[len(value):], sep)
+	if !ok {
+		return "", "", "", false
+	}
+	name, why, ok = strings.Cut(rest, ": ")
+	return value, name, why, ok
 }
 
 // typedOption finds how the option name was typed in args (-o, --o,
