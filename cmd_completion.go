@@ -73,14 +73,14 @@ func completionModel() []compCommand {
 		}
 		for _, f := range cmd.Flags {
 			cf := compFlag{}
-			for _, n := range f.Names() {
+			for _, n := range flagNames(f) {
 				if len(n) == 1 {
 					cf.short = n
 				} else {
 					cf.long = n
 				}
 			}
-			_, cf.repeatable = f.(*cli.StringSliceFlag)
+			_, cf.repeatable = f.(*listFlag)
 			if df, ok := f.(cli.DocGenerationFlag); ok {
 				cf.usage, cf.takesValue = df.GetUsage(), df.TakesValue()
 			}

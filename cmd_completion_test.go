@@ -117,7 +117,7 @@ func TestCompletionNamesEveryFlag(t *testing.T) {
 		}
 		for _, cmd := range newApp(nil, nil).Commands {
 			for _, f := range cmd.Flags {
-				for _, n := range f.Names() {
+				for _, n := range flagNames(f) {
 					want := "--" + n
 					if len(n) == 1 {
 						want = "-" + n

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -33,18 +34,13 @@ not TOOL:PID as malformed.
 Processes whose environment cannot be read (other users' without root) are
 counted on stderr, never guessed at. Exit status 0, 1 if the scan failed.`,
 	Flags: []cli.Flag{
-		&cli.StringSliceFlag{Name: "originator", Aliases: []string{"o"}, Usage: "only sessions of `TOOL` (repeatable)"},
+		newListFlag(&cli.StringSliceFlag{Name: "originator", Aliases: []string{"o"}, Usage: "only sessions of `TOOL`, exactly (repeat the option for more)"}),
 		&cli.BoolFlag{Name: "orphans", Usage: "only orphaned sessions"},
 		&cli.StringFlag{Name: "format", Value: "table", Usage: "`table` for people, json for scripts"},
 	},
 	OnUsageError:    usageError,
 	Action:          doPs,
 	HideHelpCommand: true,
-}
-
-// usageError turns a bad option into status 2 and one line.
-func usageError(_ *cli.Context, err error, _ bool) error {
-	return &exitError{code: 2, err: err}
 }
 
 func badUsage(format string, args ...any) error {
@@ -68,6 +64,18 @@ func noArgs(c *cli.Context) error {
 	return nil
 }
 
+// toolFilter reads the -o options of ps and reap, which are checked alike:
+// each names a TOOL that a well-formed tag can carry, whoever wrote it.
+func toolFilter(c *cli.Context) ([]string, error) {
+	tools := listValues(c, "originator")
+	for _, t := range tools {
+		if err := tag.CheckTool(t); err != nil {
+			return nil, badUsage("--originator: %v", err)
+		}
+	}
+	return tools, nil
+}
+
 func doPs(c *cli.Context) error {
 	if err := noArgs(c); err != nil {
 		return err
@@ -76,11 +84,15 @@ func doPs(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	tools, err := toolFilter(c)
+	if err != nil {
+		return err
+	}
 	sessions, unreadable, err := scanSessions()
 	if err != nil {
 		return &exitError{code: 1, err: err}
 	}
-	f := session.Filter{Tools: c.StringSlice("originator"), Orphaned: c.Bool("orphans")}
+	f := session.Filter{Tools: tools, Orphaned: c.Bool("orphans")}
 	var shown []session.Session
 	for i := range sessions {
 		if f.Match(&sessions[i]) {
@@ -91,8 +103,31 @@ func doPs(c *cli.Context) error {
 	if format == "json" {
 		return writeJSON(c.App.Writer, psJSON{Sessions: jsonSessions(shown), Unreadable: unreadable})
 	}
+	if len(shown) == 0 && len(sessions) > 0 {
+		fmt.Fprintf(c.App.Writer, "no session matches %s: %s in all\n", filterWords(f), plural(len(sessions), "session", "sessions"))
+		return nil
+	}
+	if len(shown) == 0 && (len(f.Tools) > 0 || f.Orphaned) {
+		fmt.Fprintf(c.App.Writer, "no session matches %s: no process carries %s\n", filterWords(f), tag.Var)
+		return nil
+	}
 	writePsTable(c.App.Writer, shown)
 	return nil
+}
+
+// filterWords says f as the options that asked for it: -o CLUD --orphans.
+func filterWords(f session.Filter) string {
+	var w []string
+	for _, t := range f.Tools {
+		w = append(w, "-o "+shorten(printable(t)))
+	}
+	for _, v := range f.Values {
+		w = append(w, "--session "+shorten(printable(v)))
+	}
+	if f.Orphaned {
+		w = append(w, "--orphans")
+	}
+	return strings.Join(w, " ")
 }
 
 // scanSessions lists the tagged processes and groups them into sessions.
@@ -213,7 +248,7 @@ func writePsTable(w io.Writer, sessions []session.Session) {
 	sum.row("SESSION", "STATE", "PROCESSES", "WHY")
 	for i := range sessions {
 		s := &sessions[i]
-		sum.row(printable(s.Value), string(s.State), strconv.Itoa(len(s.Processes)), s.Reason)
+		sum.row(printable(s.Value), string(s.State), strconv.Itoa(len(s.Processes)), printable(s.Reason))
 	}
 	sum.write(w)
 	fmt.Fprintln(w)
@@ -227,7 +262,7 @@ func writePsTable(w io.Writer, sessions []session.Session) {
 		}
 		for _, p := range s.Processes {
 			procs.row(printable(s.Value), string(s.StateOf(p)), strconv.Itoa(p.PID), strconv.Itoa(p.PPID),
-				p.Started.Format("2006-01-02 15:04:05"), p.User, commandLine(p))
+				p.Started.Format("2006-01-02 15:04:05"), printable(p.User), commandLine(p))
 		}
 	}
 	procs.write(w)
@@ -248,12 +283,15 @@ func commandLine(p session.Process) string {
 	return strings.Join(parts, " ")
 }
 
-// printable escapes control characters, so that a process cannot write
-// escape sequences to the terminal through its arguments or its tag.
+// printable escapes what is not a visible character, so that a process
+// cannot write to the terminal through its arguments or its tag: C0 and C1
+// controls (ESC, CSI U+009B, NEL U+0085, ...), DEL, format characters such
+// as bidi overrides, and bytes that are not UTF-8 (\xff). Printable Unicode
+// is kept as it is.
 func printable(s string) string {
 	ok := true
 	for _, r := range s {
-		if r < ' ' || r == 0x7f || r == '\ufffd' {
+		if r == utf8.RuneError || !strconv.IsGraphic(r) {
 			ok = false
 			break
 		}
@@ -265,13 +303,37 @@ func printable(s string) string {
 	return q[1 : len(q)-1]
 }
 
-// table aligns columns; the last column is not padded.
+// maxCell is the most characters a padded table column shows of a value:
+// a tag contain writes (64 characters, a colon and a PID) fits. A longer
+// value, such as a hostile 64 KB tag, is shortened in its middle, so that
+// it cannot widen every row of the table; --format json has it whole.
+const maxCell = 80
+
+// shorten cuts s to maxCell characters, keeping its start and its end (a
+// tag's PID) around an ellipsis.
+func shorten(s string) string {
+	if utf8.RuneCountInString(s) <= maxCell {
+		return s
+	}
+	r := []rune(s)
+	head := (maxCell - 1) / 2
+	tail := maxCell - 1 - head
+	return string(r[:head]) + "…" + string(r[len(r)-tail:])
+}
+
+// table aligns columns; the last column is not padded. The cells of the
+// padded columns are shortened to maxCell characters.
 type table struct {
 	rows [][]string // nil: a blank line
 }
 
-func (t *table) row(cells ...string) { t.rows = append(t.rows, cells) }
-func (t *table) gap()                { t.rows = append(t.rows, nil) }
+func (t *table) row(cells ...string) {
+	for i := range len(cells) - 1 {
+		cells[i] = shorten(cells[i])
+	}
+	t.rows = append(t.rows, cells)
+}
+func (t *table) gap() { t.rows = append(t.rows, nil) }
 
 func (t *table) write(w io.Writer) {
 	var width []int

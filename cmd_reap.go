@@ -34,8 +34,8 @@ Exit status: 0 when nothing of the chosen sessions is left alive (also when
 there was nothing to do), 1 when something could not be killed, 2 on bad
 usage.`,
 	Flags: []cli.Flag{
-		&cli.StringSliceFlag{Name: "originator", Aliases: []string{"o"}, Usage: "only sessions of `TOOL` (repeatable)"},
-		&cli.StringSliceFlag{Name: "session", Usage: "only the session `TOOL:PID` (repeatable)"},
+		newListFlag(&cli.StringSliceFlag{Name: "originator", Aliases: []string{"o"}, Usage: "only sessions of `TOOL`, exactly (repeat the option for more)"}),
+		newListFlag(&cli.StringSliceFlag{Name: "session", Usage: "only the session `TOOL:PID` (repeat the option for more)"}),
 		&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "say what would be killed, kill nothing"},
 		&cli.StringFlag{Name: "signal", Aliases: []string{"s"}, Value: "TERM", Usage: "the first signal `SIG`"},
 		&cli.StringFlag{Name: "grace", Aliases: []string{"g"}, Value: "2s", Usage: "SIGKILL after `DURATION`"},
@@ -67,15 +67,14 @@ func parseReap(c *cli.Context) (reapRequest, error) {
 	if rq.format, err = outputFormat(c); err != nil {
 		return rq, err
 	}
-	for _, v := range c.StringSlice("session") {
+	for _, v := range listValues(c, "session") {
 		if _, _, err := tag.Parse(v); err != nil {
 			return rq, badUsage("--session: %v (want TOOL:PID)", err)
 		}
 	}
-	for _, t := range c.StringSlice("originator") {
-		if t == "" {
-			return rq, badUsage("--originator: empty TOOL")
-		}
+	tools, err := toolFilter(c)
+	if err != nil {
+		return rq, err
 	}
 	if rq.sig, err = platform.ParseSignal(c.String("signal")); err != nil {
 		return rq, badUsage("--signal: %v", err)
@@ -84,7 +83,7 @@ func parseReap(c *cli.Context) (reapRequest, error) {
 		return rq, badUsage("--grace: %v", err)
 	}
 	rq.opts = session.Options{
-		Filter:         session.Filter{Tools: c.StringSlice("originator"), Values: c.StringSlice("session")},
+		Filter:         session.Filter{Tools: tools, Values: listValues(c, "session")},
 		IncludeDaemons: c.Bool("include-daemons"),
 	}
 	rq.dryRun = c.Bool("dry-run")
@@ -116,10 +115,11 @@ func doReap(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "contain: cannot look for leftover cgroups: %v\n", err)
 	}
 	var targets []session.Choice
-	rep := reapReport{SkippedSessions: skippedSessions}
+	rep := reapReport{SkippedSessions: skippedSessions, lookup: platform.LookupOriginator, filter: rq.opts.Filter}
 	for _, ch := range chosen {
 		if ch.Skip != "" {
-			rep.add(platform.Outcome{Process: ch.Process, Session: ch.Session, Result: "left alone: " + ch.Skip}, true)
+			// Left alone, so still running.
+			rep.add(platform.Outcome{Process: ch.Process, Session: ch.Session, Result: "left alone: " + ch.Skip, Alive: true}, true)
 			continue
 		}
 		targets = append(targets, ch)
@@ -134,18 +134,19 @@ func doReap(c *cli.Context) error {
 	}
 
 	if rq.dryRun {
+		rep.DryRun = true
 		what := "would send " + platform.SignalName(rq.sig)
 		if rq.sig != syscall.SIGKILL {
 			what += ", then SIGKILL after " + rq.grace.String()
 		}
 		for _, t := range targets {
-			rep.add(platform.Outcome{Process: t.Process, Session: t.Session, Result: what}, false)
+			// Not touched, so still running.
+			rep.add(platform.Outcome{Process: t.Process, Session: t.Session, Result: what, Alive: true}, false)
 		}
 		for _, lc := range plan {
 			rep.Cgroups = append(rep.Cgroups, platform.CgroupOutcome{Dir: lc.Dir,
 				Result: fmt.Sprintf("would freeze, kill and remove (%s)", plural(len(lc.Procs), "process", "processes"))})
 		}
-		rep.DryRun = true
 		return rep.write(c.App.Writer, rq.format)
 	}
 
@@ -205,6 +206,10 @@ type reapReport struct {
 	Processes       []reapedJSON
 	SkippedSessions []session.SkippedSession
 	Cgroups         []platform.CgroupOutcome
+	// lookup tells whether a reported process still runs; nil: take
+	// what reap found.
+	lookup session.Lookup
+	filter session.Filter // the sessions asked for, to say so when none is
 }
 
 type reapedJSON struct {
@@ -218,9 +223,13 @@ type reapedJSON struct {
 	Started    string         `json:"started"`
 	Skipped    bool           `json:"skipped"` // left alone by the safety rules
 	Result     string         `json:"result"`
-	Alive      bool           `json:"alive"` // still running: reap failed for it
+	Alive      bool           `json:"alive"`  // it runs, as the report is written
+	Failed     bool           `json:"failed"` // reap tried to end it and could not
 }
 
+// add reports o; skipped: left alone by the safety rules. o.Alive is that
+// the process still runs: for a process reap tried to end (not skipped,
+// not a dry run), that it failed.
 func (r *reapReport) add(o platform.Outcome, skipped bool) {
 	orig := originatorJSON{Value: o.Session}
 	if tool, pid, err := tag.Parse(o.Session); err == nil {
@@ -231,13 +240,28 @@ func (r *reapReport) add(o platform.Outcome, skipped bool) {
 		started = o.Started.Format(time.RFC3339Nano)
 	}
 	r.Processes = append(r.Processes, reapedJSON{PID: o.PID, PPID: o.PPID, Originator: orig, User: o.User, UID: o.UID,
-		Argv: nonNil(o.Argv), Comm: o.Comm, Started: started, Skipped: skipped, Result: o.Result, Alive: o.Alive})
+		Argv: nonNil(o.Argv), Comm: o.Comm, Started: started, Skipped: skipped,
+		Result: o.Result, Alive: r.stillRuns(o.Process, o.Alive), Failed: o.Alive && !skipped && !r.DryRun})
+}
+
+// stillRuns tells whether p runs now: its PID names a process that is not
+// a zombie and started when p did. When that cannot be told, known (what
+// reap found) is the answer.
+func (r *reapReport) stillRuns(p session.Process, known bool) bool {
+	if r.lookup == nil || p.PID <= 0 {
+		return known
+	}
+	o, err := r.lookup(p.PID)
+	if err != nil {
+		return known
+	}
+	return o.Exists && !o.Zombie && (o.Start == 0 || p.Start == 0 || o.Start == p.Start)
 }
 
 func (r *reapReport) failed() int {
 	n := 0
 	for _, p := range r.Processes {
-		if p.Alive && !p.Skipped {
+		if p.Failed {
 			n++
 		}
 	}
@@ -281,14 +305,18 @@ func (r *reapReport) write(w io.Writer, format string) error {
 		return writeJSON(w, out)
 	}
 	if len(r.Processes) == 0 && len(r.Cgroups) == 0 {
-		fmt.Fprintln(w, "nothing to reap: no orphaned session")
+		if words := filterWords(r.filter); words != "" {
+			fmt.Fprintf(w, "nothing to reap: no orphaned session matches %s\n", words)
+		} else {
+			fmt.Fprintln(w, "nothing to reap: no orphaned session")
+		}
 	}
 	if len(r.Processes) > 0 {
 		t := &table{}
 		t.row("SESSION", "PID", "USER", "COMMAND", "RESULT")
 		for _, p := range r.Processes {
-			t.row(printable(p.Originator.Value), strconv.Itoa(p.PID), p.User,
-				commandLine(session.Process{Argv: p.Argv, Comm: p.Comm}), p.Result)
+			t.row(printable(p.Originator.Value), strconv.Itoa(p.PID), printable(p.User),
+				commandLine(session.Process{Argv: p.Argv, Comm: p.Comm}), printable(p.Result))
 		}
 		t.write(w)
 	}
@@ -296,13 +324,13 @@ func (r *reapReport) write(w io.Writer, format string) error {
 		t := &table{}
 		t.row("CGROUP", "RESULT")
 		for _, c := range r.Cgroups {
-			t.row(c.Dir, c.Result)
+			t.row(printable(c.Dir), printable(c.Result))
 		}
 		fmt.Fprintln(w)
 		t.write(w)
 	}
 	for _, s := range r.SkippedSessions {
-		fmt.Fprintf(w, "left alone: session %s (%s): %s\n", printable(s.Value), s.State, s.Reason)
+		fmt.Fprintf(w, "left alone: session %s (%s): %s\n", shorten(printable(s.Value)), s.State, printable(s.Reason))
 	}
 	return nil
 }

@@ -59,8 +59,9 @@ On Windows the group is a kill-on-close job object, and -s takes INT
 		newBoolFlag(&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say on stderr what is done"}),
 		newBoolFlag(&cli.BoolFlag{Name: "foreground", Usage: "accepted for GNU timeout compatibility: COMMAND gets the terminal anyway, and containment stays on (children are timed out and killed too)"}),
 	},
-	OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-		return &exitError{code: exitFailed, err: err}
+	OnUsageError: func(c *cli.Context, err error, _ bool) error {
+		_, args := typedArgs(c)
+		return &exitError{code: exitFailed, err: optionError("run", args, err)}
 	},
 	Action: doRun,
 	// "contain run help" runs a command named help.
@@ -170,7 +171,7 @@ func fastRun(args []string, stdout, stderr io.Writer) (code int, ok bool) {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0, false
 		}
-		return exitCode(&exitError{code: exitFailed, err: err}, stderr), true
+		return exitCode(&exitError{code: exitFailed, err: optionError("run", args[2:], err)}, stderr), true
 	}
 	return exitCode(runWith(flagSetValues{fs}, fs.Args(), stdout, stderr), stderr), true
 }

@@ -75,9 +75,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Commands:  []*cli.Command{runCommand, psCommand, reapCommand, completionCommand},
 		// Errors are printed once, by runApp, never by the library.
 		ExitErrHandler: func(*cli.Context, error) {},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return &exitError{code: 2, err: err}
-		},
+		OnUsageError:   usageError,
 		CommandNotFound: func(c *cli.Context, name string) {
 			fmt.Fprintf(stderr, "contain: unknown command %q (see contain --help)\n", name)
 			cli.OsExiter(2)

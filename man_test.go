@@ -28,7 +28,7 @@ func TestManPageNamesEveryFlag(t *testing.T) {
 			if f == cli.HelpFlag {
 				continue // urfave/cli adds it to a command once run; the page says --help once
 			}
-			for _, n := range f.Names() {
+			for _, n := range flagNames(f) {
 				// mdoc: .Fl t is -t, .Fl \-timeout is --timeout, and so
 				// is the second argument of .Fl t , \-timeout.
 				want := `Fl ` + n + `\b`

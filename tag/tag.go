@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 const (
@@ -35,15 +36,34 @@ func ValidateTool(tool string) error {
 	if tool == "" {
 		return fmt.Errorf("%w: empty (want 1 to %d characters of A-Z a-z 0-9 _ . -)", ErrBadTool, MaxToolLen)
 	}
+	for i, r := range tool {
+		ok := r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-'
+		if !ok {
+			// The character as typed, quoted as the name is: "ü", "\x1b",
+			// "\xff" for a byte that is not UTF-8.
+			_, size := utf8.DecodeRuneInString(tool[i:])
+			return fmt.Errorf("%w: %q has %q (allowed: A-Z a-z 0-9 _ . -)", ErrBadTool, tool, tool[i:i+size])
+		}
+	}
 	if len(tool) > MaxToolLen {
 		return fmt.Errorf("%w: %q is %d characters long (at most %d)", ErrBadTool, tool, len(tool), MaxToolLen)
 	}
-	for i := 0; i < len(tool); i++ {
-		c := tool[i]
-		ok := c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-'
-		if !ok {
-			return fmt.Errorf("%w: %q has %q (allowed: A-Z a-z 0-9 _ . -)", ErrBadTool, tool, rune(c))
-		}
+	return nil
+}
+
+// notInTool are the characters a TOOL never has in a well-formed value.
+const notInTool = " \t\n\r\x00"
+
+// CheckTool checks a TOOL to look for (ps -o, reap -o): one that a
+// well-formed value of any tool can carry, as Parse reads it. It is not
+// empty and has no space, tab, newline or NUL; unlike ValidateTool it takes
+// what other tools may write, a ',' or a non-ASCII letter.
+func CheckTool(tool string) error {
+	if tool == "" {
+		return fmt.Errorf("%w: empty TOOL", ErrBadTool)
+	}
+	if i := strings.IndexAny(tool, notInTool); i >= 0 {
+		return fmt.Errorf("%w: %q has %q (no value's TOOL has a space, tab, newline or NUL)", ErrBadTool, tool, tool[i:i+1])
 	}
 	return nil
 }
@@ -61,7 +81,7 @@ func Parse(value string) (tool string, pid int, err error) {
 		return "", 0, fmt.Errorf("%w: %q", ErrMalformed, value)
 	}
 	tool, num := value[:i], value[i+1:]
-	if strings.ContainsAny(tool, " \t\n\r\x00") || num == "" || len(num) > 10 {
+	if strings.ContainsAny(tool, notInTool) || num == "" || len(num) > 10 {
 		return "", 0, fmt.Errorf("%w: %q", ErrMalformed, value)
 	}
 	n := 0

@@ -68,7 +68,7 @@ func TestBadInput(t *testing.T) {
 	}{
 		{[]string{"run"}, "missing COMMAND"},
 		{[]string{"run", "--"}, "missing COMMAND"},
-		{[]string{"run", "--bogus", "true"}, "flag provided but not defined"},
+		{[]string{"run", "--bogus", "true"}, "unknown option --bogus (see contain run --help)"},
 		{[]string{"run", "-t", "abc", "true"}, `invalid duration "abc"`},
 		{[]string{"run", "-t", "-1", "true"}, `invalid duration "-1"`},
 		{[]string{"run", "-t", "5x", "true"}, `invalid duration "5x"`},
