@@ -1,0 +1,30 @@
+package platform
+
+import (
+	"testing"
+	"time"
+)
+
+func TestParseGuardOrders(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want guardOrders
+		bad  bool
+	}{
+		{in: "", want: guardOrders{}},
+		{in: "session CONTAIN:12 2s true\n", want: guardOrders{value: "CONTAIN:12", grace: 2 * time.Second, verbose: true}},
+		{in: "session CONTAIN:12 500ms false\ncommand 13 4567\n",
+			want: guardOrders{value: "CONTAIN:12", grace: 500 * time.Millisecond, pgrp: 13, since: 4567}},
+		// contain died while writing: the cut line is not read.
+		{in: "session CONTAIN:12 2s false\ncomma", want: guardOrders{value: "CONTAIN:12", grace: 2 * time.Second}},
+		{in: "session CONTAIN:1", want: guardOrders{}},
+		{in: "session CONTAIN:12 soon false\n", bad: true},
+		{in: "command x 1\n", bad: true},
+		{in: "hello\n", bad: true},
+	} {
+		got, err := parseGuardOrders([]byte(c.in))
+		if (err != nil) != c.bad || (!c.bad && got != c.want) {
+			t.Errorf("parseGuardOrders(%q) = %+v, %v; want %+v, error %v", c.in, got, err, c.want, c.bad)
+		}
+	}
+}
