@@ -1,0 +1,209 @@
+//go:build linux
+
+package tests
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// fdLimit is the RLIMIT_NOFILE, soft and hard, that the tests below run
+// contain under: far fewer descriptors than the sessions have processes.
+const fdLimit = "--nofile=64:64"
+
+// orphanCount is how many processes each session of these tests has.
+const orphanCount = 200
+
+// nobodyCred runs a process as nobody:nogroup.
+var nobodyCred = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}, Setsid: true}
+
+// startOrphans starts n processes tagged value (sleep, or one in ten a
+// sleep that ignores SIGTERM, so that reap must come back to kill it),
+// each in its own session, as nobody if asked. They are this test's
+// children: it reaps them and kills what is left when it ends.
+func startOrphans(t *testing.T, n int, value string, nobody bool) []int {
+	t.Helper()
+	env := append(withoutTag(os.Environ()), "RUNNING_PROCESS_ORIGINATOR="+value)
+	pids := make([]int, 0, n)
+	for i := 0; i < n; i++ {
+		argv := []string{"sleep", "300"}
+		if i%10 == 9 {
+			argv = []string{"sh", "-c", `trap "" TERM; exec sleep 300`}
+		}
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env = env
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if nobody {
+			cmd.SysProcAttr = nobodyCred
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("starting orphan %d: %v", i, err)
+		}
+		go cmd.Wait()
+		killOnCleanup(t, cmd.Process.Pid)
+		pids = append(pids, cmd.Process.Pid)
+	}
+	// Until each has exec'd its sleep: a shell that has not trapped TERM
+	// yet would die of it too early.
+	for _, pid := range pids {
+		waitFor(t, "the orphans to start", 20*time.Second, func() bool {
+			comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+			return string(comm) == "sleep\n"
+		})
+	}
+	return pids
+}
+
+// limited runs contain under fdLimit, as nobody if asked, to the end.
+func limited(t *testing.T, nobody bool, args ...string) result {
+	t.Helper()
+	argv := []string{"prlimit", fdLimit, "--"}
+	if nobody {
+		argv = append(argv, "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--")
+	}
+	cmd := exec.Command(argv[0], append(append(argv[1:], bin), args...)...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	res := result{stdout: stdout.String(), stderr: stderr.String()}
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			t.Fatalf("contain %q: %v", args, err)
+		}
+		res.code = ee.ExitCode()
+	}
+	return res
+}
+
+// living lists the pids still alive (zombies are dead).
+func living(pids []int) []int {
+	var out []int
+	for _, pid := range pids {
+		if alive(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// TestReapUnderFDLimit: with RLIMIT_NOFILE at 64, soft and hard, contain
+// reap of 200 orphans (a tenth of them ignoring SIGTERM) kills every one
+// and exits 0, as root and as an unprivileged user.
+func TestReapUnderFDLimit(t *testing.T) {
+	for _, nobody := range []bool{false, true} {
+		t.Run(fmt.Sprintf("nobody=%v", nobody), func(t *testing.T) {
+			if nobody {
+				requireRoot(t, "switching to nobody")
+			}
+			tool := uniqueTool(t)
+			value := fmt.Sprintf("%s:%d", tool, deadPID(t))
+			pids := startOrphans(t, orphanCount, value, nobody)
+			start := time.Now()
+			res := limited(t, nobody, "reap", "--format", "json", "-o", tool, "-g", "300ms")
+			took := time.Since(start)
+			wantCode(t, res, 0)
+			if left := living(pids); len(left) > 0 {
+				t.Fatalf("%d of %d orphans are alive after reap returned\nstderr: %s", len(left), len(pids), res.stderr)
+			}
+			out := decode[reapOutput](t, res)
+			got := results(out)
+			killed := 0
+			for _, pid := range pids {
+				switch got[pid] {
+				case "ended after the first signal":
+				case "killed with SIGKILL":
+					killed++
+				default:
+					t.Errorf("PID %d: %q", pid, got[pid])
+				}
+			}
+			if killed < orphanCount/10 {
+				t.Errorf("%d killed with SIGKILL, want at least the %d that ignore SIGTERM", killed, orphanCount/10)
+			}
+			t.Logf("reap of %d under %s took %v", len(pids), fdLimit, took.Round(time.Millisecond))
+		})
+	}
+}
+
+// TestGuardUnderFDLimit: contain run under RLIMIT_NOFILE 64 (soft and
+// hard), its command with 200 background processes, is killed with
+// SIGKILL: the crash guard kills all of them, as root (with a cgroup) and
+// as nobody (without).
+func TestGuardUnderFDLimit(t *testing.T) {
+	for _, nobody := range []bool{false, true} {
+		t.Run(fmt.Sprintf("nobody=%v", nobody), func(t *testing.T) {
+			if nobody {
+				requireRoot(t, "switching to nobody")
+			}
+			dir := sharedDir(t)
+			script := fmt.Sprintf(`i=0; while [ $i -lt %d ]; do sleep 300 >/dev/null 2>&1 & echo $! >> %s/pids; i=$((i+1)); done; echo $$ > %s/ready; wait`,
+				orphanCount, dir, dir)
+			argv := []string{"prlimit", fdLimit, "--"}
+			if nobody {
+				argv = append(argv, "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--")
+			}
+			argv = append(argv, bin, "run", "-v", "--", "sh", "-c", script)
+			cmd := exec.Command(argv[0], argv[1:]...)
+			// A file, not a pipe: the guard writes to it after contain has
+			// died (a pipe whose reader is gone would end it with SIGPIPE).
+			errFile, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer errFile.Close()
+			cmd.Stderr = errFile
+			stderr := func() string {
+				b, _ := os.ReadFile(errFile.Name())
+				return string(b)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			go func() { cmd.Wait(); close(done) }()
+			t.Cleanup(func() { cmd.Process.Kill(); <-done })
+			waitFor(t, "the command to start its processes", 30*time.Second, func() bool {
+				b, _ := os.ReadFile(filepath.Join(dir, "ready"))
+				return len(b) > 0
+			})
+			var pids []int
+			b, _ := os.ReadFile(filepath.Join(dir, "pids"))
+			for _, f := range strings.Fields(string(b)) {
+				pid, err := strconv.Atoi(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				killOnCleanup(t, pid)
+				pids = append(pids, pid)
+			}
+			if len(pids) != orphanCount {
+				t.Fatalf("%d PIDs recorded, want %d", len(pids), orphanCount)
+			}
+			guard := guardPID(t, stderr)
+			killOnCleanup(t, guard)
+			// contain is prlimit's and setpriv's exec: cmd's PID is contain's.
+			cg := cgroupDir(cmd.Process.Pid)
+			cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+			killed := time.Now()
+			waitFor(t, "the guard to exit", 20*time.Second, func() bool { return !alive(guard) })
+			took := time.Since(killed)
+			if left := living(pids); len(left) > 0 {
+				t.Fatalf("%d of %d processes are alive after the guard exited\nstderr: %s", len(left), len(pids), stderr())
+			}
+			t.Logf("the guard ended %d processes in %v", len(pids), took.Round(time.Millisecond))
+			if _, err := os.Stat(cg); err == nil {
+				os.Remove(cg)
+				t.Errorf("the guard left cgroup %s behind", cg)
+			}
+		})
+	}
+}
