@@ -133,6 +133,77 @@ func TestReapUnderFDLimit(t *testing.T) {
 	}
 }
 
+// crash runs contain run -v, under fdLimit if asked and as nobody if
+// asked, with a command that starts n background processes, kills contain
+// with SIGKILL once they run, and waits for the crash guard to exit. It
+// returns the processes that are still alive, the cgroup contain made (it
+// may not exist), contain's and the guard's stderr, and how long the guard
+// took.
+func crash(t *testing.T, n int, limit, nobody bool) (left []int, cg, stderr string, took time.Duration) {
+	t.Helper()
+	dir := sharedDir(t)
+	script := fmt.Sprintf(`i=0; while [ $i -lt %d ]; do sleep 300 >/dev/null 2>&1 & echo $! >> %s/pids; i=$((i+1)); done; echo $$ > %s/ready; wait`,
+		n, dir, dir)
+	var argv []string
+	if limit {
+		argv = append(argv, "prlimit", fdLimit, "--")
+	}
+	if nobody {
+		argv = append(argv, "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--")
+	}
+	argv = append(argv, bin, "run", "-v", "--", "sh", "-c", script)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	// A file, not a pipe: the guard writes to it after contain has died (a
+	// pipe whose reader is gone would end it with SIGPIPE).
+	errFile, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer errFile.Close()
+	cmd.Stderr = errFile
+	readErr := func() string {
+		b, _ := os.ReadFile(errFile.Name())
+		return string(b)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-done })
+	waitFor(t, "the command to start its processes", 30*time.Second, func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, "ready"))
+		return len(b) > 0
+	})
+	var pids []int
+	b, _ := os.ReadFile(filepath.Join(dir, "pids"))
+	for _, f := range strings.Fields(string(b)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		killOnCleanup(t, pid)
+		pids = append(pids, pid)
+	}
+	if len(pids) != n {
+		t.Fatalf("%d PIDs recorded, want %d", len(pids), n)
+	}
+	guard := guardPID(t, readErr)
+	killOnCleanup(t, guard)
+	// prlimit and setpriv exec contain: cmd's PID is contain's.
+	cg = cgroupDir(cmd.Process.Pid)
+	cmd.Process.Signal(syscall.SIGKILL)
+	<-done
+	killed := time.Now()
+	waitFor(t, "the guard to exit", 20*time.Second, func() bool { return !alive(guard) })
+	took = time.Since(killed)
+	if _, err := os.Stat(cg); err == nil {
+		// Removed when the test ends, whatever it finds.
+		t.Cleanup(func() { os.Remove(cg) })
+	}
+	return living(pids), cg, readErr(), took
+}
+
 // TestGuardUnderFDLimit: contain run under RLIMIT_NOFILE 64 (soft and
 // hard), its command with 200 background processes, is killed with
 // SIGKILL: the crash guard kills all of them, as root (with a cgroup) and
@@ -143,65 +214,12 @@ func TestGuardUnderFDLimit(t *testing.T) {
 			if nobody {
 				requireRoot(t, "switching to nobody")
 			}
-			dir := sharedDir(t)
-			script := fmt.Sprintf(`i=0; while [ $i -lt %d ]; do sleep 300 >/dev/null 2>&1 & echo $! >> %s/pids; i=$((i+1)); done; echo $$ > %s/ready; wait`,
-				orphanCount, dir, dir)
-			argv := []string{"prlimit", fdLimit, "--"}
-			if nobody {
-				argv = append(argv, "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--")
+			left, cg, stderr, took := crash(t, orphanCount, true, nobody)
+			if len(left) > 0 {
+				t.Fatalf("%d of %d processes are alive after the guard exited\nstderr: %s", len(left), orphanCount, stderr)
 			}
-			argv = append(argv, bin, "run", "-v", "--", "sh", "-c", script)
-			cmd := exec.Command(argv[0], argv[1:]...)
-			// A file, not a pipe: the guard writes to it after contain has
-			// died (a pipe whose reader is gone would end it with SIGPIPE).
-			errFile, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer errFile.Close()
-			cmd.Stderr = errFile
-			stderr := func() string {
-				b, _ := os.ReadFile(errFile.Name())
-				return string(b)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan struct{})
-			go func() { cmd.Wait(); close(done) }()
-			t.Cleanup(func() { cmd.Process.Kill(); <-done })
-			waitFor(t, "the command to start its processes", 30*time.Second, func() bool {
-				b, _ := os.ReadFile(filepath.Join(dir, "ready"))
-				return len(b) > 0
-			})
-			var pids []int
-			b, _ := os.ReadFile(filepath.Join(dir, "pids"))
-			for _, f := range strings.Fields(string(b)) {
-				pid, err := strconv.Atoi(f)
-				if err != nil {
-					t.Fatal(err)
-				}
-				killOnCleanup(t, pid)
-				pids = append(pids, pid)
-			}
-			if len(pids) != orphanCount {
-				t.Fatalf("%d PIDs recorded, want %d", len(pids), orphanCount)
-			}
-			guard := guardPID(t, stderr)
-			killOnCleanup(t, guard)
-			// contain is prlimit's and setpriv's exec: cmd's PID is contain's.
-			cg := cgroupDir(cmd.Process.Pid)
-			cmd.Process.Signal(syscall.SIGKILL)
-			<-done
-			killed := time.Now()
-			waitFor(t, "the guard to exit", 20*time.Second, func() bool { return !alive(guard) })
-			took := time.Since(killed)
-			if left := living(pids); len(left) > 0 {
-				t.Fatalf("%d of %d processes are alive after the guard exited\nstderr: %s", len(left), len(pids), stderr())
-			}
-			t.Logf("the guard ended %d processes in %v", len(pids), took.Round(time.Millisecond))
+			t.Logf("the guard ended %d processes in %v", orphanCount, took.Round(time.Millisecond))
 			if _, err := os.Stat(cg); err == nil {
-				os.Remove(cg)
 				t.Errorf("the guard left cgroup %s behind", cg)
 			}
 		})
