@@ -28,6 +28,7 @@ type reaperOS struct {
 type frozenCgroup struct {
 	*cgroup
 	frozen bool
+	held   bool // a process was found in it
 	out    CgroupOutcome
 }
 
@@ -248,6 +249,7 @@ func (e *reaper) addCgroupMembers() (added bool) {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			e.log("cannot list cgroup %s: %v", c.dir, err)
 		}
+		c.held = c.held || len(pids) > 0
 		for _, pid := range pids {
 			st, err := readStat(pid, e.buf)
 			if err != nil || st.Zombie() {
@@ -412,6 +414,9 @@ func (e *reaper) removeGroups() []CgroupOutcome {
 	for _, c := range e.cgroups {
 		c.thaw()
 		c.out.Result = "killed and removed"
+		if !c.held {
+			c.out.Result = "removed (it was empty)"
+		}
 		if err := c.remove(); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			c.out.Result, c.out.Failed = err.Error(), true
 		}
@@ -468,7 +473,7 @@ func containCgroupPID(name string) (int, bool) {
 func inspectCgroup(dir string, pid int) (LeftoverCgroup, bool) {
 	c := &cgroup{dir: dir, fd: -1}
 	procs, _ := c.procs()
-	lc := LeftoverCgroup{Dir: dir, Procs: procs}
+	lc := LeftoverCgroup{Dir: dir, PID: pid, Procs: procs}
 	var earliest uint64
 	found := false
 	for _, p := range procs {

@@ -225,3 +225,56 @@ func TestGuardUnderFDLimit(t *testing.T) {
 		})
 	}
 }
+
+// testCgroupParent makes a directory for a test's cgroups in the test
+// process's own cgroup, removed when the test ends.
+func testCgroupParent(t *testing.T) string {
+	t.Helper()
+	own := ownCgroupDir()
+	if own == "" {
+		t.Fatal("no cgroup2 mount")
+	}
+	dir := filepath.Join(own, fmt.Sprintf("limits-test-%d", time.Now().UnixNano()))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(dir) })
+	return dir
+}
+
+// TestReapSessionRemovesEmptyCgroup: the empty cgroup left by contain run
+// PID (killed before its guard removed it) is removed by
+// contain reap --session TOOL:PID, not only by a bare reap; a reap of
+// another session, or of -o TOOL (an empty group names no tool), leaves
+// it.
+func TestReapSessionRemovesEmptyCgroup(t *testing.T) {
+	requireRoot(t, "making cgroups")
+	tool := uniqueTool(t)
+	pid := deadPID(t)
+	cg := filepath.Join(testCgroupParent(t), fmt.Sprintf("contain-%d", pid))
+	if err := os.Mkdir(cg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(cg) })
+	for _, args := range [][]string{{"--session", fmt.Sprintf("%s:%d", tool, deadPID(t))}, {"-o", tool}} {
+		wantCode(t, run(t, runOpts{}, append([]string{"reap"}, args...)...), 0)
+		if _, err := os.Stat(cg); err != nil {
+			t.Fatalf("reap %q removed the cgroup of another session: %v", args, err)
+		}
+	}
+	value := fmt.Sprintf("%s:%d", tool, pid)
+	res := run(t, runOpts{}, "reap", "-n", "--session", value)
+	wantCode(t, res, 0)
+	if !strings.Contains(res.stdout, cg) || !strings.Contains(res.stdout, "would remove (it is empty)") {
+		t.Errorf("the dry run does not name the cgroup:\n%s", res.stdout)
+	}
+	res = run(t, runOpts{}, "reap", "--format", "json", "--session", value)
+	wantCode(t, res, 0)
+	if _, err := os.Stat(cg); !os.IsNotExist(err) {
+		t.Fatalf("the empty cgroup is still there (%v):\n%s", err, res.stdout)
+	}
+	out := decode[reapOutput](t, res)
+	if len(out.Cgroups) != 1 || out.Cgroups[0].Dir != cg || out.Cgroups[0].Result != "removed (it was empty)" || out.Cgroups[0].Failed {
+		t.Errorf("cgroups in the report: %+v", out.Cgroups)
+	}
+}
