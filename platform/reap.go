@@ -39,6 +39,9 @@ import (
 // process that took its PID.
 func Reap(plan ReapPlan) ReapReport {
 	e := &reaper{plan: plan, log: plan.Log, seen: map[identity]bool{}, budget: pinBudget()}
+	if testBudget > 0 {
+		e.budget = testBudget
+	}
 	if e.log == nil {
 		e.log = nopLog
 	}
@@ -156,8 +159,20 @@ func (t *target) settle(pin pinned, err error) {
 		t.pin, t.checked = pin, true
 		return
 	}
+	// pin names the process seen if it was held since the process was
+	// checked, or if the check found its start time right (a later step
+	// failed).
+	confirmed := pin != nil && (t.pin == pin || !errors.As(err, &f))
 	if t.pin == pin {
 		t.pin = nil // closed below, once
+	}
+	// A process reap stopped and now leaves alone runs again.
+	resumed := ""
+	if confirmed && t.stopped && !t.termed && !errors.Is(err, errGone) && !errors.Is(err, errIdentity) {
+		resumed = " once stopped; resumed it"
+		if rerr := pin.resume(); rerr != nil && !errors.Is(rerr, errGone) {
+			resumed = " once stopped; cannot resume it: " + rerr.Error()
+		}
 	}
 	switch {
 	case errors.Is(err, errGone):
@@ -167,17 +182,9 @@ func (t *target) settle(pin pinned, err error) {
 	case errors.Is(err, errIdentity):
 		t.finish(fmt.Sprintf("left alone: PID %d now names another process (started later)", t.out.PID), false)
 	case errors.As(err, &f):
-		t.finish(f.Error(), true)
-	case pin != nil && t.stopped && !t.termed:
-		// Its start time was confirmed through pin before the tag was
-		// read: it is the process reap stopped, now of another session.
-		result := "left alone: " + err.Error() + " once stopped; resumed it"
-		if rerr := pin.resume(); rerr != nil && !errors.Is(rerr, errGone) {
-			result = "left alone: " + err.Error() + " once stopped; cannot resume it: " + rerr.Error()
-		}
-		t.finish(result, false)
+		t.finish(f.Error()+resumed, true)
 	default:
-		t.finish("left alone: "+err.Error(), false)
+		t.finish("left alone: "+err.Error()+resumed, false)
 	}
 	if pin != nil {
 		pin.close()
@@ -217,6 +224,9 @@ func (e *reaper) rescan() bool {
 	e.stopNew()
 	return added
 }
+
+// testBudget, when set, replaces pinBudget.
+var testBudget int
 
 // testHookBeforeStop, when set, runs between the check of a newly pinned
 // process and its stop: the window in which it may exec with another tag.

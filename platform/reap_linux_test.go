@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +36,13 @@ func TestReapChecksTagOnceStopped(t *testing.T) {
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
 	p := listed(t, cmd.Process.Pid, "STOPCHECK:1")
+	// SIGUSR1 would end it until the trap is set.
+	for i := 0; !catches(p.PID, unix.SIGUSR1); i++ {
+		if i == 500 {
+			t.Fatal("the shell does not catch SIGUSR1")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	testHookBeforeStop = func(pid int) {
 		if pid != p.PID {
 			return
@@ -64,4 +72,16 @@ func TestReapChecksTagOnceStopped(t *testing.T) {
 	if s, _ := readStat(p.PID, nil); s.State == 'T' {
 		t.Fatal("the process of the other session was left stopped")
 	}
+}
+
+// catches reports whether pid has a handler for sig (SigCgt in its status).
+func catches(pid int, sig unix.Signal) bool {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for _, line := range strings.Split(string(b), "\n") {
+		if hex, ok := strings.CutPrefix(line, "SigCgt:\t"); ok {
+			mask, err := strconv.ParseUint(hex, 16, 64)
+			return err == nil && mask&(1<<(sig-1)) != 0
+		}
+	}
+	return false
 }
