@@ -144,8 +144,11 @@ func doReap(c *cli.Context) error {
 			rep.add(platform.Outcome{Process: t.Process, Session: t.Session, Result: what, Alive: true}, false)
 		}
 		for _, lc := range plan {
-			rep.Cgroups = append(rep.Cgroups, platform.CgroupOutcome{Dir: lc.Dir,
-				Result: fmt.Sprintf("would freeze, kill and remove (%s)", plural(len(lc.Procs), "process", "processes"))})
+			result := fmt.Sprintf("would freeze, kill and remove (%s)", plural(len(lc.Procs), "process", "processes"))
+			if len(lc.Procs) == 0 {
+				result = "would remove (it is empty)"
+			}
+			rep.Cgroups = append(rep.Cgroups, platform.CgroupOutcome{Dir: lc.Dir, Result: result})
 		}
 		return rep.write(c.App.Writer, rq.format)
 	}
@@ -185,15 +188,25 @@ func sessionValues(targets []session.Choice) []string {
 }
 
 // leftoverCgroups finds the cgroups of dead contain runs. With a filter,
-// only those holding a chosen process are taken.
+// only those holding a chosen process are taken, and, for --session
+// TOOL:PID, the empty one contain run PID left (killed before its guard
+// could remove it). An empty group names no tool: -o alone does not take
+// it.
 func leftoverCgroups(f session.Filter, chosen []session.Choice) ([]platform.LeftoverCgroup, error) {
 	all, err := platform.FindLeftoverCgroups()
 	if len(f.Tools) == 0 && len(f.Values) == 0 {
 		return all, err
 	}
+	var pids []int
+	for _, v := range f.Values {
+		if _, pid, err := tag.Parse(v); err == nil {
+			pids = append(pids, pid)
+		}
+	}
 	var out []platform.LeftoverCgroup
 	for _, lc := range all {
-		if slices.ContainsFunc(chosen, func(c session.Choice) bool { return c.Skip == "" && slices.Contains(lc.Procs, c.PID) }) {
+		mine := slices.ContainsFunc(chosen, func(c session.Choice) bool { return c.Skip == "" && slices.Contains(lc.Procs, c.PID) })
+		if mine || len(lc.Procs) == 0 && slices.Contains(pids, lc.PID) {
 			out = append(out, lc)
 		}
 	}

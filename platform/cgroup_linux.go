@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -233,8 +234,48 @@ func (c *cgroup) kill() error {
 	return err
 }
 
-// remove deletes the group and any below it; they must be empty.
+// cgroupEmptyWait bounds how long remove waits for a group's processes to
+// finish exiting.
+const cgroupEmptyWait = 2 * time.Second
+
+// remove deletes the group and any below it. The kernel refuses (EBUSY)
+// while a process is in one, and a process killed a moment ago (by
+// cgroup.kill, or after a crash) may still be exiting: remove then waits,
+// up to cgroupEmptyWait, until cgroup.events says "populated 0", and tries
+// again.
 func (c *cgroup) remove() error {
+	deadline := time.Now().Add(cgroupEmptyWait)
+	for {
+		err := c.tryRemove()
+		if err == nil || !errors.Is(err, unix.EBUSY) {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w (still in use after %v)", err, cgroupEmptyWait)
+		}
+		c.waitEmpty(deadline)
+	}
+}
+
+// waitEmpty waits until no live process is in the group or below it, or
+// the deadline passes.
+func (c *cgroup) waitEmpty(deadline time.Time) {
+	b := newBackoff()
+	for {
+		pop, err := c.populated()
+		if err != nil || !pop {
+			return
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return
+		}
+		time.Sleep(min(b.next(), left))
+	}
+}
+
+// tryRemove deletes the group and any below it, if they are empty now.
+func (c *cgroup) tryRemove() error {
 	if c.fd >= 0 {
 		unix.Close(c.fd)
 		c.fd = -1

@@ -92,6 +92,7 @@ type ReapPlan struct {
 // LeftoverCgroup is a cgroup contain-PID whose contain is gone.
 type LeftoverCgroup struct {
 	Dir   string
+	PID   int    // the contain run's, from the name
 	Procs []int  // its processes when found
 	Skip  string // why it is left alone, or ""
 }

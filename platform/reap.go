@@ -19,16 +19,29 @@ import (
 //     time and tag are read again; one whose identity changed is left
 //     alone;
 //  2. the session is stopped (SIGSTOP or a frozen cgroup, a suspended
-//     process); a rescan finds what was started meanwhile, until nothing
-//     new appears (a stopped process starts nothing, so a child either
-//     exists before the stop, and the rescan finds it, or not at all);
+//     process), and once a process is seen stopped its tag is checked
+//     once more: one that exec'd with another tag just before the stop is
+//     resumed and left alone; a rescan finds what was started meanwhile,
+//     until nothing new appears (a stopped process starts nothing, so a
+//     child either exists before the stop, and the rescan finds it, or
+//     not at all);
 //  3. the first signal goes to everything, which is resumed;
 //  4. after the grace period, a kill to what is left;
 //  5. one more rescan: anything new is killed too.
 //
 // Every signal goes through the pin: a PID reused meanwhile is never hit.
+// A pin costs a file descriptor on Linux, and a session can have more
+// processes than the limit allows: each step works on as many processes
+// at a time as the budget of pins allows (pinBudget). A pin closed to make
+// room is opened again, and the process checked again through it (start
+// time and tag), before anything more is done to it; a stopped process
+// cannot exec meanwhile, and one that ended is not mistaken for the
+// process that took its PID.
 func Reap(plan ReapPlan) ReapReport {
-	e := &reaper{plan: plan, log: plan.Log, seen: map[identity]bool{}}
+	e := &reaper{plan: plan, log: plan.Log, seen: map[identity]bool{}, budget: pinBudget()}
+	if testBudget > 0 {
+		e.budget = testBudget
+	}
 	if e.log == nil {
 		e.log = nopLog
 	}
@@ -36,12 +49,15 @@ func Reap(plan ReapPlan) ReapReport {
 	e.prepare()
 	e.addChoices(plan.Targets)
 	e.addUntagged()
+	e.stopNew()
 	for round := 0; round < 1000 && e.rescan(); round++ {
 	}
-	for _, t := range e.targets {
-		e.do(t, opSignal)
-		e.do(t, opResume)
-	}
+	e.inBatches(e.live(), func(batch []*target) {
+		for _, t := range batch {
+			e.do(t, opSignal)
+			e.do(t, opResume)
+		}
+	})
 	e.resumeGroups()
 	e.waitExit(time.Now().Add(plan.Grace))
 	// Kill until nothing is left and a rescan finds nothing new.
@@ -72,17 +88,25 @@ type reaper struct {
 	log     Logger
 	targets []*target
 	seen    map[identity]bool
+	stopped int // targets[:stopped] have been through stopNew
+	budget  int // how many pins may be open at once
+	cursor  int // where evict looks first
 	reaperOS
 }
 
 // target is one process being reaped.
 type target struct {
-	out    Outcome
-	pin    pinned // nil once done with
-	frozen bool   // stopped with its whole group (a frozen cgroup)
-	termed bool
-	killed bool
-	done   bool // ended, or left alone
+	out      Outcome
+	pin      pinned // nil when not pinned now: when done, or to save descriptors
+	checked  bool   // pinned and checked once: its identity was confirmed
+	frozen   bool   // stopped with its whole group (a frozen cgroup)
+	stopped  bool   // stopped by reap itself
+	unsure   bool   // its stop was not seen to take effect: checked again before each signal
+	busy     bool   // in the batch being worked on: its pin stays open
+	termed   bool
+	killed   bool
+	done     bool // ended, or left alone
+	targetOS      // what the OS needs to pin and check it again
 }
 
 // op is what reap does to a pinned process.
@@ -121,37 +145,55 @@ type pinFailure struct {
 }
 
 func (f *pinFailure) Error() string { return f.what + ": " + f.err.Error() }
+func (f *pinFailure) Unwrap() error { return f.err }
 
-// settle keeps or finishes t as the OS's pin found it: err is nil (pinned
-// and verified: pin is kept), errGone, errIdentity (the PID names another
-// process now), a *pinFailure, or why the process is left alone.
-func (t *target) settle(pin pinned, err error) *target {
+// settle keeps or finishes t as the OS's pin and check found it: err is
+// nil (pinned and verified: pin is kept), errGone, errIdentity (the PID
+// names another process), a *pinFailure, or why the process is left alone.
+// A process that was pinned and checked before and now fails the identity
+// check has ended (its PID was reused); one whose tag changed after reap
+// stopped it is resumed.
+func (t *target) settle(pin pinned, err error) {
 	var f *pinFailure
+	if err == nil {
+		t.pin, t.checked = pin, true
+		return
+	}
+	// pin names the process seen if it was held since the process was
+	// checked, or if the check found its start time right (a later step
+	// failed).
+	confirmed := pin != nil && (t.pin == pin || !errors.As(err, &f))
+	if t.pin == pin {
+		t.pin = nil // closed below, once
+	}
+	// A process reap stopped and now leaves alone runs again.
+	resumed := ""
+	if confirmed && t.stopped && !t.termed && !errors.Is(err, errGone) && !errors.Is(err, errIdentity) {
+		resumed = " once stopped; resumed it"
+		if rerr := pin.resume(); rerr != nil && !errors.Is(rerr, errGone) {
+			resumed = " once stopped; cannot resume it: " + rerr.Error()
+		}
+	}
 	switch {
-	case err == nil:
-		t.pin = pin
-		return t
 	case errors.Is(err, errGone):
-		t.finish("was already gone", false)
+		t.finish(t.endedAfter(), false)
+	case errors.Is(err, errIdentity) && t.checked:
+		t.finish(t.endedAfter(), false)
 	case errors.Is(err, errIdentity):
 		t.finish(fmt.Sprintf("left alone: PID %d now names another process (started later)", t.out.PID), false)
 	case errors.As(err, &f):
-		t.finish(f.Error(), true)
+		t.finish(f.Error()+resumed, true)
 	default:
-		t.finish("left alone: "+err.Error(), false)
+		t.finish("left alone: "+err.Error()+resumed, false)
 	}
 	if pin != nil {
 		pin.close()
 	}
-	return t
 }
 
-// add takes a target and stops it.
+// add takes a target, to be pinned, checked and stopped by stopNew.
 func (e *reaper) add(t *target) {
 	e.targets = append(e.targets, t)
-	if !t.done && !t.frozen {
-		e.do(t, opStop)
-	}
 }
 
 func (e *reaper) addChoices(choices []session.Choice) (added bool) {
@@ -161,7 +203,7 @@ func (e *reaper) addChoices(choices []session.Choice) (added bool) {
 			continue
 		}
 		e.seen[id] = true
-		e.add(e.pinChoice(c))
+		e.add(e.choiceTarget(c))
 		added = true
 	}
 	return added
@@ -172,15 +214,160 @@ func (e *reaper) addChoices(choices []session.Choice) (added bool) {
 // any.
 func (e *reaper) rescan() bool {
 	added := e.addUntagged()
-	if e.plan.Rescan == nil {
-		return added
+	if e.plan.Rescan != nil {
+		if choices, err := e.plan.Rescan(); err != nil {
+			e.log("cannot rescan: %v", err)
+		} else if e.addChoices(choices) {
+			added = true
+		}
 	}
-	choices, err := e.plan.Rescan()
-	if err != nil {
-		e.log("cannot rescan: %v", err)
-		return added
+	e.stopNew()
+	return added
+}
+
+// testBudget, when set, replaces pinBudget.
+var testBudget int
+
+// testHookBeforeStop, when set, runs between the check of a newly pinned
+// process and its stop: the window in which it may exec with another tag.
+var testHookBeforeStop func(pid int)
+
+// stopNew pins, checks and stops the targets added since the last call,
+// as many at a time as there may be pins. Once the OS says a batch is
+// stopped (a stopped process cannot exec), each is checked again: one that
+// exec'd with another tag between the first check and the stop is resumed
+// and left alone.
+func (e *reaper) stopNew() {
+	fresh := e.targets[e.stopped:]
+	e.stopped = len(e.targets)
+	e.inBatches(fresh, func(batch []*target) {
+		var stopped []*target
+		for _, t := range batch {
+			if t.frozen {
+				continue
+			}
+			if testHookBeforeStop != nil {
+				testHookBeforeStop(t.out.PID)
+			}
+			e.do(t, opStop)
+			if !t.done {
+				t.stopped = true
+				stopped = append(stopped, t)
+			}
+		}
+		e.waitStopped(stopped)
+		for _, t := range stopped {
+			if !t.done {
+				t.settle(t.pin, e.check(t, t.pin))
+			}
+		}
+	})
+}
+
+// live lists the targets not done with.
+func (e *reaper) live() []*target {
+	var out []*target
+	for _, t := range e.targets {
+		if !t.done {
+			out = append(out, t)
+		}
 	}
-	return e.addChoices(choices) || added
+	return out
+}
+
+// inBatches calls f on ts, as many at a time as there may be pins, each
+// of them pinned and checked (again, if its pin was closed to save
+// descriptors); those that turn out gone or changed are left out.
+func (e *reaper) inBatches(ts []*target, f func(batch []*target)) {
+	for len(ts) > 0 {
+		n := min(len(ts), max(e.budget, 1))
+		batch := ts[:n]
+		ts = ts[n:]
+		for _, t := range batch {
+			t.busy = true
+		}
+		var held []*target
+		for _, t := range batch {
+			if e.hold(t) {
+				held = append(held, t)
+			}
+		}
+		if len(held) > 0 {
+			f(held)
+		}
+		for _, t := range batch {
+			t.busy = false
+		}
+	}
+}
+
+// hold makes sure t is pinned, and checked through its pin: pinned again
+// if its pin was closed, checked again if its stop was not seen to take
+// effect. It reports whether t is still to be acted on.
+func (e *reaper) hold(t *target) bool {
+	if t.done {
+		return false
+	}
+	if t.pin != nil {
+		if t.unsure {
+			t.settle(t.pin, e.check(t, t.pin))
+		}
+		return !t.done
+	}
+	for {
+		e.makeRoom()
+		pin, err := e.openPin(t)
+		if err != nil && outOfDescriptors(err) && e.budget > 1 && e.evict() {
+			// Fewer descriptors than counted: a smaller budget.
+			e.budget = max(e.openPins(), 1)
+			e.log("too many open files: at most %d processes pinned at a time", e.budget)
+			continue
+		}
+		if err == nil {
+			err = e.check(t, pin)
+		}
+		t.settle(pin, err)
+		return !t.done
+	}
+}
+
+// openPins counts the targets pinned now.
+func (e *reaper) openPins() int {
+	n := 0
+	for _, t := range e.targets {
+		if t.pin != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// makeRoom closes pins until one more fits the budget.
+func (e *reaper) makeRoom() {
+	for e.openPins() >= e.budget && e.evict() {
+	}
+}
+
+// evict closes the pin of one target not in the batch at work, and
+// reports whether there was one. The target is pinned and checked again
+// before anything more is done to it.
+func (e *reaper) evict() bool {
+	n := len(e.targets)
+	for i := 0; i < n; i++ {
+		k := (e.cursor + i) % n
+		if t := e.targets[k]; t.pin != nil && !t.busy {
+			t.pin.close()
+			t.pin = nil
+			e.cursor = (k + 1) % n
+			return true
+		}
+	}
+	return false
+}
+
+// outOfDescriptors: the process or the system has no file descriptor left.
+func outOfDescriptors(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)
 }
 
 // do applies o to t through its pin.
@@ -228,22 +415,32 @@ func (t *target) endedAfter() string {
 func (e *reaper) killAll() {
 	e.killGroups()
 	e.pollExited()
-	for _, t := range e.targets {
-		if !t.done {
-			t.killed = true
+	live := e.live()
+	for _, t := range live {
+		t.killed = true
+	}
+	e.inBatches(live, func(batch []*target) {
+		for _, t := range batch {
 			e.do(t, opKill)
 		}
-	}
+	})
 }
 
-// pollExited marks the targets that have exited and counts the others.
+// pollExited marks the targets that have exited and counts the others:
+// the pinned ones through their pins, the others by their identity.
 func (e *reaper) pollExited() (alive int) {
 	var live []*target
 	var pins []pinned
 	for _, t := range e.targets {
-		if !t.done {
+		switch {
+		case t.done:
+		case t.pin != nil:
 			live = append(live, t)
 			pins = append(pins, t.pin)
+		case e.ended(t):
+			t.finish(t.endedAfter(), false)
+		default:
+			alive++
 		}
 	}
 	for i, ended := range exitedPins(pins) {

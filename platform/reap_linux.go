@@ -28,6 +28,7 @@ type reaperOS struct {
 type frozenCgroup struct {
 	*cgroup
 	frozen bool
+	held   bool // a process was found in it
 	out    CgroupOutcome
 }
 
@@ -100,55 +101,135 @@ func (e *reaper) addUntagged() bool {
 	return e.addGroupMembers() || added
 }
 
-// pin opens a pidfd for p and checks, through fresh reads after the pidfd
-// exists, that the PID still names the process seen: same start time, not a
-// zombie, and what verify checks. The pidfd then keeps the PID from being
-// reused for anything else.
-func (e *reaper) pin(p session.Process, value string, verify func(procfs.Stat) error) *target {
-	t := &target{out: Outcome{Process: p, Session: value}}
-	fd, err := unix.PidfdOpen(p.PID, 0)
-	if err != nil {
-		if errors.Is(err, unix.ESRCH) {
-			return t.settle(nil, errGone)
-		}
-		return t.settle(nil, &pinFailure{"cannot be pinned", err})
-	}
-	st, err := readStat(p.PID, e.buf)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		err = errGone
-	case err != nil:
-		err = &pinFailure{"cannot be checked", err}
-	case st.Start != p.Start:
-		err = errIdentity
-	case st.Zombie():
-		err = errGone
-	default:
-		err = verify(st)
-	}
-	return t.settle(pidfd(fd), err)
+// targetOS is what Linux checks of a target besides its start time: its
+// tag, or that it is still in its cgroup or process group.
+type targetOS struct {
+	verify func(procfs.Stat) error
 }
 
-// pinChoice pins a tagged process and checks its tag again.
-func (e *reaper) pinChoice(c session.Choice) *target {
-	t := e.pin(c.Process, c.Session, e.verifyTag(c.PID, c.Session))
+// newTarget is p, to be pinned and checked with verify.
+func newTarget(p session.Process, value string, verify func(procfs.Stat) error) *target {
+	return &target{out: Outcome{Process: p, Session: value}, targetOS: targetOS{verify: verify}}
+}
+
+// choiceTarget is a tagged process, whose tag is checked again.
+func (e *reaper) choiceTarget(c session.Choice) *target {
+	t := newTarget(c.Process, c.Session, e.verifyTag(c.PID, c.Session))
 	if cg := e.cgroupHolding(c.PID); cg != nil {
 		t.frozen = cg.frozen
 	}
 	return t
 }
 
+// openPin opens a pidfd for t. It keeps the PID from being reused for
+// anything else; check then tells whether it is still the process seen.
+func (e *reaper) openPin(t *target) (pinned, error) {
+	fd, err := unix.PidfdOpen(t.out.PID, 0)
+	if err != nil {
+		if errors.Is(err, unix.ESRCH) {
+			return nil, errGone
+		}
+		return nil, &pinFailure{"cannot be pinned", err}
+	}
+	return pidfd(fd), nil
+}
+
+// check reads t again, once its pidfd exists: same start time, not a
+// zombie, and what verify checks.
+func (e *reaper) check(t *target, _ pinned) error {
+	st, err := readStat(t.out.PID, e.buf)
+	switch {
+	case gone(err):
+		return errGone
+	case err != nil:
+		return &pinFailure{"cannot be checked", err}
+	case st.Start != t.out.Start:
+		return errIdentity
+	case st.Zombie():
+		return errGone
+	}
+	return t.verify(st)
+}
+
+// gone: a read of /proc/PID failed because the process is gone.
+func gone(err error) bool { return errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ESRCH) }
+
+// ended reports whether t, not pinned now, has exited: its PID is gone, a
+// zombie, or another process's.
+func (e *reaper) ended(t *target) bool {
+	st, err := readStat(t.out.PID, e.buf)
+	return gone(err) || err == nil && (st.Start != t.out.Start || st.Zombie())
+}
+
+// stopWait is how long reap waits for a batch of processes sent SIGSTOP to
+// stop. One that does not (in uninterruptible sleep) is checked again
+// before each signal instead.
+const stopWait = 200 * time.Millisecond
+
+// waitStopped waits until each of ts is stopped (state T or t) or gone:
+// SIGSTOP takes effect when the process next leaves the kernel, and an
+// execve under way completes first.
+func (e *reaper) waitStopped(ts []*target) {
+	b := newBackoff()
+	deadline := time.Now().Add(stopWait)
+	for len(ts) > 0 {
+		var running []*target
+		for _, t := range ts {
+			st, err := readStat(t.out.PID, e.buf)
+			if err == nil && st.Start == t.out.Start && !st.Zombie() && st.State != 'T' && st.State != 't' {
+				running = append(running, t)
+			}
+		}
+		ts = running
+		if len(ts) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, t := range ts {
+				t.unsure = true
+				e.log("%d (%s) has not stopped yet: checked again before each signal", t.out.PID, t.out.Comm)
+			}
+			return
+		}
+		time.Sleep(b.next())
+	}
+}
+
+// pinHeadroom is how many file descriptors reap leaves for everything but
+// pins: the scan's workers (one file each), the cgroup walks, the
+// standard streams and the Go runtime's own.
+const pinHeadroom = 32
+
+// pinBudget is how many pidfds reap may hold at once: RLIMIT_NOFILE (Go
+// raised the soft limit to the hard one at start) less what is open now
+// and the headroom; at least one.
+func pinBudget() int {
+	var rl unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil {
+		return 16
+	}
+	limit := int(min(rl.Cur, 1<<20))
+	open := 0
+	if fds, err := os.ReadDir("/proc/self/fd"); err == nil {
+		open = len(fds)
+	}
+	return max(limit-open-pinHeadroom, 1)
+}
+
 // verifyTag checks that p still carries value.
 func (e *reaper) verifyTag(pid int, value string) func(procfs.Stat) error {
 	return func(procfs.Stat) error {
 		env, err := proc.Environ(pid, e.buf)
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ESRCH) {
+		if gone(err) {
 			return errGone // exited (a zombie has no environment) since the stat
 		}
 		if err != nil {
 			return fmt.Errorf("its environment cannot be read again: %v", err)
 		}
 		e.buf = env[:0]
+		if len(env) == 0 && e.exits(pid) {
+			return errGone // its memory is gone: it is exiting
+		}
 		got, ok := procfs.Getenv(env, tag.Var)
 		if !ok {
 			return fmt.Errorf("it no longer carries %s", tag.Var)
@@ -168,6 +249,7 @@ func (e *reaper) addCgroupMembers() (added bool) {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			e.log("cannot list cgroup %s: %v", c.dir, err)
 		}
+		c.held = c.held || len(pids) > 0
 		for _, pid := range pids {
 			st, err := readStat(pid, e.buf)
 			if err != nil || st.Zombie() {
@@ -178,8 +260,7 @@ func (e *reaper) addCgroupMembers() (added bool) {
 				continue
 			}
 			e.seen[id] = true
-			p := describe(st)
-			t := e.pin(p, "cgroup "+c.dir, func(procfs.Stat) error {
+			t := newTarget(describe(st), "cgroup "+c.dir, func(procfs.Stat) error {
 				if c.contains(pid) != nil {
 					return errors.New("it left the cgroup")
 				}
@@ -212,7 +293,7 @@ func (e *reaper) addGroupMembers() (added bool) {
 			continue
 		}
 		e.seen[id] = true
-		t := e.pin(describe(st), "process group "+strconv.Itoa(pgrp), func(now procfs.Stat) error {
+		t := newTarget(describe(st), "process group "+strconv.Itoa(pgrp), func(now procfs.Stat) error {
 			if now.PGRP != pgrp {
 				return errors.New("it left the process group")
 			}
@@ -225,6 +306,24 @@ func (e *reaper) addGroupMembers() (added bool) {
 		added = true
 	}
 	return added
+}
+
+// exits reports whether pid, whose environment read empty, turns out to be
+// exiting: gone or a zombie within a few milliseconds. (An exiting process
+// has released its memory before it becomes a zombie; a live one with an
+// empty environment carries no tag either, and only costs the wait.)
+func (e *reaper) exits(pid int) bool {
+	b := newBackoff()
+	for deadline := time.Now().Add(20 * time.Millisecond); ; {
+		st, err := readStat(pid, e.buf)
+		if gone(err) || err == nil && st.Zombie() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(b.next())
+	}
 }
 
 // describe fills in what ps shows of a process found without its tag.
@@ -315,6 +414,9 @@ func (e *reaper) removeGroups() []CgroupOutcome {
 	for _, c := range e.cgroups {
 		c.thaw()
 		c.out.Result = "killed and removed"
+		if !c.held {
+			c.out.Result = "removed (it was empty)"
+		}
 		if err := c.remove(); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			c.out.Result, c.out.Failed = err.Error(), true
 		}
@@ -371,7 +473,7 @@ func containCgroupPID(name string) (int, bool) {
 func inspectCgroup(dir string, pid int) (LeftoverCgroup, bool) {
 	c := &cgroup{dir: dir, fd: -1}
 	procs, _ := c.procs()
-	lc := LeftoverCgroup{Dir: dir, Procs: procs}
+	lc := LeftoverCgroup{Dir: dir, PID: pid, Procs: procs}
 	var earliest uint64
 	found := false
 	for _, p := range procs {

@@ -1,5 +1,19 @@
 package platform
 
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/contain-cli/contain/session"
+)
+
 // sleeper runs long, for the tests that reap it.
 var sleeper = []string{"sleep", "30"}
 
@@ -7,4 +21,67 @@ var sleeper = []string{"sleep", "30"}
 func stopped(pid int) bool {
 	s, _ := readStat(pid, nil)
 	return s.State == 'T'
+}
+
+// TestReapChecksTagOnceStopped: a process that execs with another
+// session's tag between reap's check and its stop is not signalled: once
+// stopped, its tag is read again, and it is resumed and left alone.
+func TestReapChecksTagOnceStopped(t *testing.T) {
+	cmd := exec.Command("sh", "-c", `trap 'exec env RUNNING_PROCESS_ORIGINATOR=STOPCHECK:2 sleep 30' USR1; while :; do sleep 0.01; done`)
+	cmd.Env = append(os.Environ(), "RUNNING_PROCESS_ORIGINATOR=STOPCHECK:1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	p := listed(t, cmd.Process.Pid, "STOPCHECK:1")
+	// SIGUSR1 would end it until the trap is set.
+	for i := 0; !catches(p.PID, unix.SIGUSR1); i++ {
+		if i == 500 {
+			t.Fatal("the shell does not catch SIGUSR1")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	testHookBeforeStop = func(pid int) {
+		if pid != p.PID {
+			return
+		}
+		// The window between the check and the stop: it execs with the
+		// other session's tag.
+		unix.Kill(pid, unix.SIGUSR1)
+		for i := 0; i < 500; i++ {
+			if env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid)); strings.Contains(string(env), "=STOPCHECK:2\x00") {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Error("the process did not exec with the other tag")
+	}
+	defer func() { testHookBeforeStop = nil }()
+	r := Reap(ReapPlan{Targets: []session.Choice{{Process: p, Session: p.Value}}, Signal: unix.SIGTERM, Grace: 100 * time.Millisecond})
+	want := `left alone: its tag changed to "STOPCHECK:2" once stopped; resumed it`
+	if len(r.Processes) != 1 || r.Processes[0].Result != want || r.Processes[0].Alive {
+		t.Errorf("report: %+v, want %q", r.Processes, want)
+	}
+	select {
+	case <-exited:
+		t.Fatal("the process of the other session was killed")
+	case <-time.After(100 * time.Millisecond):
+	}
+	if s, _ := readStat(p.PID, nil); s.State == 'T' {
+		t.Fatal("the process of the other session was left stopped")
+	}
+}
+
+// catches reports whether pid has a handler for sig (SigCgt in its status).
+func catches(pid int, sig unix.Signal) bool {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for _, line := range strings.Split(string(b), "\n") {
+		if hex, ok := strings.CutPrefix(line, "SigCgt:\t"); ok {
+			mask, err := strconv.ParseUint(hex, 16, 64)
+			return err == nil && mask&(1<<(sig-1)) != 0
+		}
+	}
+	return false
 }

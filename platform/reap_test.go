@@ -78,3 +78,42 @@ func listed(t *testing.T, pid int, value string) session.Process {
 	t.Fatalf("ps does not list PID %d with %s", pid, value)
 	return session.Process{}
 }
+
+// TestReapInBatches: with room for two pins at a time, reap still stops,
+// signals and kills each of seven processes, closing pins and opening
+// them again (and checking the process again through the new one).
+func TestReapInBatches(t *testing.T) {
+	testBudget = 2
+	defer func() { testBudget = 0 }()
+	var targets []session.Choice
+	var exited []chan struct{}
+	for i := 0; i < 7; i++ {
+		cmd := exec.Command(sleeper[0], sleeper[1:]...)
+		cmd.Env = append(os.Environ(), "RUNNING_PROCESS_ORIGINATOR=BATCH:1")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Process.Kill()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		exited = append(exited, done)
+		p := listed(t, cmd.Process.Pid, "BATCH:1")
+		targets = append(targets, session.Choice{Process: p, Session: p.Value})
+	}
+	r := Reap(ReapPlan{Targets: targets, Signal: 15, Grace: time.Second})
+	if len(r.Processes) != len(targets) {
+		t.Fatalf("report: %+v", r.Processes)
+	}
+	for _, o := range r.Processes {
+		if o.Result != "ended after the first signal" || o.Alive {
+			t.Errorf("%d: %q", o.PID, o.Result)
+		}
+	}
+	for i, done := range exited {
+		select {
+		case <-done:
+		case <-time.After(2 * time.Second):
+			t.Fatalf("process %d is still running", targets[i].PID)
+		}
+	}
+}

@@ -104,20 +104,49 @@ func opName(o op, sig syscall.Signal) string {
 	return "TerminateProcess"
 }
 
-// pinChoice opens the process once, and through that handle checks that
-// it is still the one seen (its creation time), still running, and still
-// carries the session's tag.
-func (e *reaper) pinChoice(c session.Choice) *target {
-	t := &target{out: Outcome{Process: c.Process, Session: c.Session}}
-	h, err := windows.OpenProcess(reapAccess, false, uint32(c.PID))
+// targetOS: Windows checks a target by its creation time and tag, which
+// the target's outcome already holds.
+type targetOS struct{}
+
+// choiceTarget is a tagged process, to be pinned and checked.
+func (e *reaper) choiceTarget(c session.Choice) *target {
+	return &target{out: Outcome{Process: c.Process, Session: c.Session}}
+}
+
+// openPin opens a handle on t's process: the PID then cannot be given to
+// another process while reap works on it.
+func (e *reaper) openPin(t *target) (pinned, error) {
+	h, err := windows.OpenProcess(reapAccess, false, uint32(t.out.PID))
 	if err != nil {
 		if errors.Is(err, windows.ERROR_INVALID_PARAMETER) {
-			return t.settle(nil, errGone)
+			return nil, errGone
 		}
-		return t.settle(nil, &pinFailure{"cannot be pinned", err})
+		return nil, &pinFailure{"cannot be pinned", err}
 	}
-	return t.settle(&handle{h: h}, verifyProcess(h, c))
+	return &handle{h: h}, nil
 }
+
+// check tells, through p, whether t's process is still the one seen.
+func (e *reaper) check(t *target, p pinned) error {
+	return verifyProcess(p.(*handle).h, session.Choice{Process: t.out.Process, Session: t.out.Session})
+}
+
+// ended reports whether t, not pinned now, has exited.
+func (e *reaper) ended(t *target) bool {
+	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION|windows.SYNCHRONIZE, false, uint32(t.out.PID))
+	if err != nil {
+		return errors.Is(err, windows.ERROR_INVALID_PARAMETER)
+	}
+	defer windows.CloseHandle(h)
+	start, exited, err := creationTime(h)
+	return err == nil && (exited || start != t.out.Start)
+}
+
+// waitStopped: NtSuspendProcess has suspended every thread when it returns.
+func (e *reaper) waitStopped([]*target) {}
+
+// pinBudget: handles are not counted against a small limit on Windows.
+func pinBudget() int { return 1 << 20 }
 
 // verifyProcess checks, through h, that c's process is the one seen.
 func verifyProcess(h windows.Handle, c session.Choice) error {

@@ -760,7 +760,7 @@ func (r *runner) closeGroup() {
 	}()
 	// Nothing left is the common case: no child, and the cgroup (if any)
 	// can be removed, which only an empty group can.
-	if !r.more && (r.cg == nil || r.cg.remove() == nil) {
+	if !r.more && (r.cg == nil || r.cg.tryRemove() == nil) {
 		r.cg = nil
 		return
 	}

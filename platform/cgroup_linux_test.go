@@ -1,0 +1,70 @@
+package platform
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// testCgroupParent makes a directory for a test's cgroups beside the test
+// process's own cgroup, and removes it when the test ends.
+func testCgroupParent(t *testing.T) (dir, rel string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: making cgroups")
+	}
+	parent, own, err := ownCgroupDir()
+	if err != nil {
+		t.Skipf("no cgroup v2: %v", err)
+	}
+	name := fmt.Sprintf("limits-test-%d", time.Now().UnixNano())
+	dir = filepath.Join(parent, name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(dir) })
+	return dir, filepath.Join(own, name)
+}
+
+// TestCgroupRemoveAfterKill: 200 processes in a group, killed with
+// cgroup.kill; the group is removed at once after the kill. The kernel
+// refuses (EBUSY) until the last has exited: remove waits for that
+// (cgroup.events says populated 0) instead of leaving the group behind.
+func TestCgroupRemoveAfterKill(t *testing.T) {
+	parent, rel := testCgroupParent(t)
+	for round := 0; round < 3; round++ {
+		c, err := makeCgroup(parent, rel, fmt.Sprintf("contain-%d", round+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { syscall.Rmdir(c.dir) })
+		var cmds []*exec.Cmd
+		for i := 0; i < 200; i++ {
+			cmd := exec.Command("sleep", "300")
+			cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: c.fd}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			cmds = append(cmds, cmd)
+		}
+		t.Cleanup(func() {
+			for _, cmd := range cmds {
+				cmd.Process.Kill()
+				cmd.Wait()
+			}
+		})
+		if err := c.kill(); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.remove(); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if _, err := os.Stat(c.dir); !os.IsNotExist(err) {
+			t.Fatalf("round %d: the group is still there: %v", round, err)
+		}
+	}
+}
