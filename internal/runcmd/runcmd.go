@@ -6,13 +6,13 @@
 // package's init function, before urfave/cli and the packages only it needs
 // (regexp, text/template, net/netip; and, in a build without the
 // urfave_cli_no_docs tag, as go install makes it, its man page generator and
-// a markdown parser) are initialised: that initialisation is skipped
-// (measured on contain run -- true against bench/'s baseline: -0.25 of its
-// time in a plain build, -0.09 in a release build, so that the two now
-// measure alike). Go initialises packages in the order of their
-// import paths, each as soon as its own imports are; this one's path sorts
-// before github.com/urfave/cli/v2, golang.org/x/... and the standard
-// packages that sort after them, and imports none of them but x/sys.
+// a markdown parser) are initialised: that initialisation is skipped. The
+// ratio of contain run -- true to bench/'s baseline fell by 0.25 in a plain
+// build and by 0.09 in a release build, which now measure alike. Go
+// initialises packages in the order of their import paths, each as soon as
+// its own imports are; this one's path sorts before github.com/urfave/cli/v2
+// and the standard packages only it needs (regexp, text/template, net/...),
+// and it imports none of them.
 package runcmd
 
 import (
