@@ -17,10 +17,12 @@ import (
 // version is stamped at release time with -ldflags "-X main.version=...".
 var version = ""
 
-// contain run and the crash guard never get here: internal/runcmd runs
-// them from its init function, before urfave/cli is initialised. What does
-// is every other command, and contain run's help.
+// contain run and the crash guard run from internal/runcmd's init
+// function, before urfave/cli is initialised, except on Windows, where
+// Dispatch runs them here. What returns is every other command, and contain
+// run's help.
 func main() {
+	runcmd.Dispatch(os.Args)
 	os.Exit(runApp(os.Args, os.Stdout, os.Stderr))
 }
 

@@ -3,7 +3,7 @@
 // from the same options (Options), so that the two cannot disagree.
 //
 // contain run, and the crash guard (contain __guard), run from this
-// package's init function, before urfave/cli and the packages only it needs
+// package's init function (except on Windows), before urfave/cli and the packages only it needs
 // (regexp, text/template, net/netip; and, in a build without the
 // urfave_cli_no_docs tag, as go install makes it, its man page generator and
 // a markdown parser) are initialised: that initialisation is skipped. The
@@ -23,6 +23,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"syscall"
@@ -33,20 +34,34 @@ import (
 )
 
 func init() {
-	if len(os.Args) < 2 {
+	// Windows runs console control handlers on threads of its own, and Go
+	// holds such calls until package initialisation is done: there main
+	// calls Dispatch.
+	if runtime.GOOS != "windows" {
+		Dispatch(os.Args)
+	}
+}
+
+var dispatched bool
+
+// Dispatch runs contain run and the crash guard, args being os.Args, and
+// exits; it returns for anything else, contain run's help included, and
+// when it ran before.
+func Dispatch(args []string) {
+	if dispatched || len(args) < 2 {
 		return
 	}
-	switch os.Args[1] {
+	dispatched = true
+	switch args[1] {
 	case platform.GuardCommand:
-		os.Exit(platform.RunGuard(os.Args[2:]))
+		os.Exit(platform.RunGuard(args[2:]))
 	case "run":
 		// Subscribing to the forwarded signals is the slowest step of
 		// contain run's set-up; it runs while the options are parsed.
 		platform.PrepareRun()
-		if code, ok := Fast(os.Args, os.Stdout, os.Stderr); ok {
+		if code, ok := Fast(args, os.Stdout, os.Stderr); ok {
 			os.Exit(code)
 		}
-		// Help, and what else Fast leaves to urfave/cli: main's.
 	}
 }
 
