@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/contain-cli/contain/internal/text"
 	"github.com/contain-cli/contain/platform"
 	"github.com/contain-cli/contain/session"
 	"github.com/contain-cli/contain/tag"
@@ -288,20 +289,7 @@ func commandLine(p session.Process) string {
 // controls (ESC, CSI U+009B, NEL U+0085, ...), DEL, format characters such
 // as bidi overrides, and bytes that are not UTF-8 (\xff). Printable Unicode
 // is kept as it is.
-func printable(s string) string {
-	ok := true
-	for _, r := range s {
-		if r == utf8.RuneError || !strconv.IsGraphic(r) {
-			ok = false
-			break
-		}
-	}
-	if ok {
-		return s
-	}
-	q := strconv.QuoteToGraphic(s)
-	return q[1 : len(q)-1]
-}
+func printable(s string) string { return text.Printable(s) }
 
 // maxCell is the most characters a padded table column shows of a value:
 // a tag contain writes (64 characters, a colon and a PID) fits. A longer

@@ -8,51 +8,32 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/contain-cli/contain/platform"
+	"github.com/contain-cli/contain/internal/runcmd"
 )
 
 // version is stamped at release time with -ldflags "-X main.version=...".
 var version = ""
 
+// contain run and the crash guard run from internal/runcmd's init
+// function, before urfave/cli is initialised, except on Windows, where
+// Dispatch runs them here. What returns is every other command, and contain
+// run's help.
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == platform.GuardCommand {
-		os.Exit(platform.RunGuard(os.Args[2:]))
-	}
-	if len(os.Args) > 1 && os.Args[1] == "run" {
-		// Subscribing to the forwarded signals is the slowest step of
-		// contain run's set-up; it runs while the options are parsed.
-		platform.PrepareRun()
-	}
-	code := runApp(os.Args, os.Stdout, platform.Stderr())
-	if endSignal != 0 {
-		platform.ExitBySignal(endSignal) // returns only if it could not
-	}
-	os.Exit(code)
+	runcmd.Dispatch(os.Args)
+	os.Exit(runApp(os.Args, os.Stdout, os.Stderr))
 }
 
-// endSignal, when set, is the signal that killed COMMAND: contain run ends
-// itself with it once its group is closed, as GNU timeout does. The exit
-// status is 128+N either way.
-var endSignal syscall.Signal
-
 // runApp runs the app and turns its error into one line on stderr and an
-// exit status. `contain run` takes a faster path (see fastRun).
+// exit status.
 func runApp(args []string, stdout, stderr io.Writer) int {
-	if code, ok := fastRun(args, stdout, stderr); ok {
-		return code
-	}
 	return exitCode(newApp(stdout, stderr).Run(args), stderr)
 }
 
 // exitCode prints err, if any, as one line and returns the exit status.
 func exitCode(err error, stderr io.Writer) int {
-	if err == nil {
-		return 0
-	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
@@ -60,8 +41,7 @@ func exitCode(err error, stderr io.Writer) int {
 		}
 		return ee.code
 	}
-	fmt.Fprintf(stderr, "contain: %v\n", err)
-	return 2
+	return runcmd.ExitCode(err, stderr)
 }
 
 func newApp(stdout, stderr io.Writer) *cli.App {

@@ -92,6 +92,7 @@ var subscription struct {
 func PrepareRun() {
 	runtime.LockOSThread()
 	guardable = true
+	exitsAfterRun = true
 	early.guardDone = make(chan struct{})
 	go func() {
 		early.guard, early.guardErr = startGuard()
@@ -99,6 +100,14 @@ func PrepareRun() {
 	}()
 	subscribe()
 }
+
+// exitsAfterRun is set when contain's own main prepared the run: the
+// process exits once Run returns, so Run leaves the signal subscription in
+// force instead of stopping it. signal.Stop costs a round trip between two
+// runtime threads per signal, like subscribing (measured: 0.5-0.8 ms of
+// contain run -- true); a signal that comes after the group is closed
+// changes nothing.
+var exitsAfterRun bool
 
 // guardable is set when contain's own main prepared the run: only then is
 // the executable contain, and able to be the guard (a test binary that
@@ -200,7 +209,9 @@ func (r *runner) run() (Result, error) {
 	// comes between the start and the loop.
 	sigs, subscribed := takeSubscription()
 	r.sigs = sigs
-	defer signal.Stop(r.sigs)
+	if !exitsAfterRun {
+		defer signal.Stop(r.sigs)
+	}
 
 	if g := r.takeGuard(); g != nil {
 		defer g.stop()

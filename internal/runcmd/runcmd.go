@@ -1,0 +1,342 @@
+// Package runcmd is `contain run` without urfave/cli: its options, their
+// parsing and the run itself. main builds the urfave/cli command, for help,
+// from the same options (Options), so that the two cannot disagree.
+//
+// contain run, and the crash guard (contain __guard), run from this
+// package's init function (except on Windows), before urfave/cli and the packages only it needs
+// (regexp, text/template, net/netip; and, in a build without the
+// urfave_cli_no_docs tag, as go install makes it, its man page generator and
+// a markdown parser) are initialised: that initialisation is skipped. The
+// ratio of contain run -- true to bench/'s baseline fell by 0.25 in a plain
+// build and by 0.09 in a release build, which now measure alike. Go
+// initialises packages in the order of their import paths, each as soon as
+// its own imports are; this one's path sorts before github.com/urfave/cli/v2
+// and the standard packages only it needs (regexp, text/template, net/...),
+// and it imports none of them.
+package runcmd
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/contain-cli/contain/platform"
+	"github.com/contain-cli/contain/tag"
+)
+
+func init() {
+	// Windows runs console control handlers on threads of its own, and Go
+	// holds such calls until package initialisation is done: there main
+	// calls Dispatch.
+	if runtime.GOOS != "windows" {
+		Dispatch(os.Args)
+	}
+}
+
+var dispatched bool
+
+// Dispatch runs contain run and the crash guard, args being os.Args, and
+// exits; it returns for anything else, contain run's help included, and
+// when it ran before.
+func Dispatch(args []string) {
+	if dispatched || len(args) < 2 {
+		return
+	}
+	dispatched = true
+	switch args[1] {
+	case platform.GuardCommand:
+		os.Exit(platform.RunGuard(args[2:]))
+	case "run":
+		// Subscribing to the forwarded signals is the slowest step of
+		// contain run's set-up; it runs while the options are parsed.
+		platform.PrepareRun()
+		if code, ok := Fast(args, os.Stdout, platform.Stderr()); ok {
+			if endSignal != 0 {
+				platform.ExitBySignal(endSignal) // returns only if it could not
+			}
+			os.Exit(code)
+		}
+	}
+}
+
+// Exit statuses of contain run, as GNU timeout's.
+const (
+	ExitTimedOut    = 124
+	ExitFailed      = 125
+	ExitCannotExec  = 126
+	ExitNotFound    = 127
+	exitKilledAfter = 128 + 9
+)
+
+// Option is one option of contain run.
+type Option struct {
+	Name    string
+	Aliases []string
+	Value   string // the default (string options)
+	EnvVar  string // the environment variable that sets it, if any
+	Usage   string
+	Bool    bool
+}
+
+// Options are contain run's options, in the order --help lists them.
+var Options = []Option{
+	{Name: "originator", Aliases: []string{"o"}, Value: "CONTAIN", EnvVar: "CONTAIN_ORIGINATOR",
+		Usage: "the `TOOL` part of the tag (1-64 of A-Z a-z 0-9 _ . -)"},
+	{Name: "timeout", Aliases: []string{"t"}, Usage: "send the timeout signal after `DURATION` (0: never)"},
+	{Name: "signal", Aliases: []string{"s"}, Value: "TERM", Usage: "the timeout signal `SIG`: TERM, SIGTERM or 15"},
+	{Name: "kill-after", Aliases: []string{"k"}, Usage: "SIGKILL if still running `DURATION` after the timeout signal"},
+	{Name: "preserve-status", Bool: true, Usage: "on timeout, exit with COMMAND's own status instead of 124"},
+	{Name: "grace", Aliases: []string{"g"}, Value: "2s", Usage: "`DURATION` between SIGTERM and SIGKILL when the group is closed"},
+	{Name: "detach", Aliases: []string{"d"}, Bool: true, Usage: "start COMMAND in a new session marked as a daemon, print its PID, return at once"},
+	{Name: "verbose", Aliases: []string{"v"}, Bool: true, Usage: "say on stderr what is done"},
+	{Name: "foreground", Bool: true, Usage: "accepted for GNU timeout compatibility: COMMAND gets the terminal anyway, and containment stays on (children are timed out and killed too)"},
+}
+
+// Names are the option's name and aliases.
+func (o Option) Names() []string { return append([]string{o.Name}, o.Aliases...) }
+
+// ExitError carries the exit status contain wants; Err, if set, is printed
+// as "contain: Err".
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// ExitCode prints err, if any, as one line and returns the exit status: an
+// ExitError's, else 2.
+func ExitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		if ee.Err != nil {
+			fmt.Fprintf(stderr, "contain: %v\n", ee.Err)
+		}
+		return ee.Code
+	}
+	fmt.Fprintf(stderr, "contain: %v\n", err)
+	return 2
+}
+
+// ParseDuration reads a DURATION of contain's options (see parseDuration).
+func ParseDuration(s string) (time.Duration, error) { return parseDuration(s) }
+
+// runFailed is an error of contain itself: status 125.
+func runFailed(format string, args ...any) error {
+	return &ExitError{Code: ExitFailed, Err: fmt.Errorf(format, args...)}
+}
+
+// Values is what Run reads of the parsed options: a *cli.Context, or a
+// flagSetValues on the fast path.
+type Values interface {
+	String(name string) string
+	Bool(name string) bool
+	IsSet(name string) bool
+}
+
+// Run runs `contain run` with its options parsed and args the COMMAND.
+func Run(c Values, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return runFailed("run: missing COMMAND (usage: contain run [OPTIONS] [--] COMMAND [ARG...])")
+	}
+	tool := c.String("originator")
+	if err := tag.ValidateTool(tool); err != nil {
+		return runFailed("--originator: %v", err)
+	}
+	opts := platform.RunOptions{Args: args, Detach: c.Bool("detach")}
+	for _, d := range []struct {
+		flag string
+		dst  *time.Duration
+	}{{"timeout", &opts.Timeout}, {"kill-after", &opts.KillAfter}, {"grace", &opts.Grace}} {
+		if !c.IsSet(d.flag) && c.String(d.flag) == "" {
+			continue
+		}
+		v, err := parseDuration(c.String(d.flag))
+		if err != nil {
+			return runFailed("--%s: %v", d.flag, err)
+		}
+		*d.dst = v
+	}
+	sig, err := platform.ParseSignal(c.String("signal"))
+	if err != nil {
+		return runFailed("--signal: %v", err)
+	}
+	opts.Signal = sig
+	if opts.Detach && (opts.Timeout > 0 || c.IsSet("kill-after") || c.Bool("preserve-status")) {
+		return runFailed("--detach cannot be combined with --timeout, --kill-after or --preserve-status")
+	}
+
+	opts.Tag = tag.Format(tool, os.Getpid())
+	env := tag.SetEnv(os.Environ(), tag.Var, opts.Tag)
+	daemon := ""
+	if opts.Detach {
+		daemon = "1"
+	}
+	opts.Env = tag.SetEnv(env, tag.DaemonVar, daemon)
+	if c.Bool("verbose") {
+		opts.Log = func(format string, args ...any) {
+			fmt.Fprintf(stderr, "contain: "+format+"\n", args...)
+		}
+	}
+
+	res, err := platform.Run(opts)
+	if err != nil {
+		return &ExitError{Code: startStatus(err), Err: err}
+	}
+	if opts.Detach {
+		fmt.Fprintln(stdout, res.Pid)
+		return nil
+	}
+	if res.Signaled && !res.TimedOut {
+		endSignal = res.Signal
+	}
+	if code := exitStatus(res, c.Bool("preserve-status")); code != 0 {
+		return &ExitError{Code: code}
+	}
+	return nil
+}
+
+// endSignal, when set, is the signal that killed COMMAND: contain run ends
+// itself with it once its group is closed, as GNU timeout does (the exit
+// status is 128+N either way).
+var endSignal syscall.Signal
+
+// Fast runs `contain run ...` (args as os.Args) with the options parsed by
+// the standard flag package, as urfave/cli parses them: each name of an
+// option is its own flag, and an option's environment variable sets its
+// default. Help, and anything else the fast path does not know, is left to
+// urfave/cli: ok is false then.
+func Fast(args []string, stdout, stderr io.Writer) (code int, ok bool) {
+	if len(args) < 2 || args[1] != "run" {
+		return 0, false
+	}
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fromEnv := make(map[string]bool)
+	for _, o := range Options {
+		value, found := o.Value, false
+		if o.EnvVar != "" {
+			// Set but empty counts as unset (CONTAIN_ORIGINATOR=).
+			value, found = syscall.Getenv(o.EnvVar)
+			if !found || value == "" {
+				value, found = o.Value, false
+			}
+		}
+		fromEnv[o.Name] = found
+		for _, name := range o.Names() {
+			if !o.Bool {
+				fs.String(name, value, "")
+				continue
+			}
+			b := false
+			if found && value != "" {
+				var err error
+				if b, err = strconv.ParseBool(value); err != nil {
+					return 0, false // urfave/cli says what is wrong
+				}
+			}
+			fs.Bool(name, b, "")
+		}
+	}
+	if err := fs.Parse(args[2:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, false
+		}
+		return ExitCode(&ExitError{Code: ExitFailed, Err: OptionError("run", args[2:], err)}, stderr), true
+	}
+	return ExitCode(Run(flagSetValues{fs, fromEnv}, fs.Args(), stdout, stderr), stderr), true
+}
+
+// flagSetValues reads options from a parsed flag set, as a cli.Context
+// would. Each name of an option is its own entry in the set: the value is
+// the one given under any of them; IsSet is true for an option given under
+// any of its names, or taken from the environment.
+type flagSetValues struct {
+	fs      *flag.FlagSet
+	fromEnv map[string]bool // by option name
+}
+
+// lookup finds the entry of name's option that was given, else name's own.
+func (v flagSetValues) lookup(name string) (f *flag.Flag, given bool) {
+	for _, o := range Options {
+		names := o.Names()
+		if !slices.Contains(names, name) {
+			continue
+		}
+		v.fs.Visit(func(g *flag.Flag) {
+			if slices.Contains(names, g.Name) {
+				f = g
+			}
+		})
+		if f != nil {
+			return f, true
+		}
+		return v.fs.Lookup(name), v.fromEnv[o.Name]
+	}
+	return v.fs.Lookup(name), false
+}
+
+func (v flagSetValues) String(name string) string {
+	f, _ := v.lookup(name)
+	return f.Value.String()
+}
+
+func (v flagSetValues) Bool(name string) bool {
+	f, _ := v.lookup(name)
+	b, _ := f.Value.(flag.Getter).Get().(bool)
+	return b
+}
+
+func (v flagSetValues) IsSet(name string) bool {
+	_, given := v.lookup(name)
+	return given
+}
+
+// exitStatus maps how COMMAND ended to contain's status, as GNU timeout
+// does: on timeout 124, unless COMMAND had to be killed with SIGKILL (137)
+// or --preserve-status asks for COMMAND's own status.
+func exitStatus(res platform.Result, preserve bool) int {
+	code := res.Code
+	if res.Signaled {
+		code = 128 + int(res.Signal)
+		if res.TimedOut && res.Signal == syscall.SIGKILL {
+			return exitKilledAfter
+		}
+	}
+	if res.TimedOut && !preserve {
+		return ExitTimedOut
+	}
+	return code
+}
+
+// startStatus is 127 when COMMAND was not found, 126 when it was found but
+// could not be executed, 125 when contain itself failed.
+func startStatus(err error) int {
+	var se *platform.StartError
+	if !errors.As(err, &se) {
+		return ExitFailed
+	}
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+		return ExitNotFound
+	}
+	return ExitCannotExec
+}

@@ -1,0 +1,39 @@
+//go:build linux
+
+package tests
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestRunSkipsCLIInit: contain run and the crash guard run from
+// internal/runcmd's init function, before urfave/cli and the packages only
+// it needs are initialised; in this binary, built as go install builds it,
+// those include a markdown parser. GODEBUG=inittrace=1 lists the packages
+// that were initialised.
+func TestRunSkipsCLIInit(t *testing.T) {
+	skipped := []string{"github.com/urfave/cli/v2", "github.com/russross/blackfriday/v2", "text/template", "regexp"}
+	inits := func(args ...string) string {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+		out, _ := cmd.CombinedOutput()
+		return string(out)
+	}
+	if out := inits("ps"); !strings.Contains(out, "init github.com/urfave/cli/v2 @") {
+		t.Fatalf("contain ps: no init trace of urfave/cli:\n%s", out)
+	}
+	for _, args := range [][]string{{"run", "--", "true"}, {"run", "-t", "5", "-o", "X", "true"}, {"__guard"}} {
+		out := inits(args...)
+		if !strings.Contains(out, "init os @") {
+			t.Fatalf("contain %q: no init trace:\n%s", args, out)
+		}
+		for _, pkg := range skipped {
+			if strings.Contains(out, "init "+pkg+" @") {
+				t.Errorf("contain %q initialised %s:\n%s", args, pkg, out)
+			}
+		}
+	}
+}
