@@ -95,7 +95,7 @@ func (g *guard) command(pgrp int, since uint64) error {
 // stop ends the guard of a run that closed its group itself.
 func (g *guard) stop() {
 	unix.Kill(g.pid, unix.SIGKILL) // a child not yet waited for: the PID is still its
-	for {
+	for os.Getenv("NOWAIT") == "" {
 		if _, err := unix.Wait4(g.pid, nil, 0, nil); err != unix.EINTR {
 			break
 		}
@@ -158,7 +158,8 @@ func RunGuard(args []string) int {
 	// Nothing but contain's SIGKILL ends the guard halfway: not a verbose
 	// line to a closed pipe, nor a signal forwarded to the group of an
 	// outer contain run that the guard's contain is part of.
-	signal.Ignore(forwardedFatal...)
+	signal.Ignore(forwardedFirst...)
+	signal.Ignore(forwardedLater[2:]...) // not WINCH and CONT: harmless
 	// Nothing is read until contain's end closes, that is when contain
 	// has exited, however it exited.
 	b, err := io.ReadAll(os.NewFile(3, "contain"))

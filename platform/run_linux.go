@@ -18,26 +18,37 @@ import (
 	"github.com/contain-cli/contain/tag"
 )
 
-// forwarded are the signals contain passes on to the whole group. Those
-// whose default action would end contain are caught before COMMAND starts;
-// WINCH and CONT, ignored by default, only after it started: subscribing
-// costs the Go runtime a round trip between two threads per signal, the
-// slowest step of contain run's set-up.
+// forwarded are the signals contain passes on to the whole group: every
+// signal whose default action ends a process, as GNU timeout 9.10 lists
+// them, the real-time ones, and WINCH and CONT. SIGALRM among them means
+// "time out now".
+//
+// Subscribing costs the Go runtime a round trip between two threads per
+// signal, the slowest step of contain run's set-up, so only the signals
+// that people and programs send, and those the runtime would die of, are
+// subscribed before COMMAND starts (forwardedFirst); the rest
+// (forwardedLater), which a Go program ignores until it subscribes, are
+// subscribed once COMMAND runs, beside the main loop. A signal among them
+// that comes in the first moments is lost, not fatal.
+//
+// Left out, because the Go runtime keeps them: SIGPROF (its profiler), and
+// signals 32 to 34 (glibc's and musl's own; 34 is SIGRTMIN as glibc and GNU
+// timeout number it). Sent to contain, 34 ends it; the crash guard then
+// ends the group.
 var (
-	forwardedFatal = fatalSignals()
-	forwardedLater = []os.Signal{unix.SIGWINCH, unix.SIGCONT}
+	forwardedFirst = []os.Signal{unix.SIGALRM, unix.SIGINT, unix.SIGQUIT, unix.SIGHUP, unix.SIGTERM,
+		unix.SIGPIPE, unix.SIGUSR1, unix.SIGUSR2, unix.SIGABRT,
+		// Without a round trip: the runtime handles these itself.
+		unix.SIGILL, unix.SIGTRAP, unix.SIGBUS, unix.SIGFPE, unix.SIGSEGV, unix.SIGSTKFLT, unix.SIGSYS}
+	forwardedLater = laterSignals()
 )
 
-// fatalSignals are the signals whose default action ends a process, as GNU
-// timeout 9.10 lists them, and the real-time ones. SIGALRM among them means
-// "time out now"; SIGPROF is left out: the Go runtime keeps it for its
-// profiler and never hands it on.
-func fatalSignals() []os.Signal {
-	sigs := []os.Signal{unix.SIGALRM, unix.SIGINT, unix.SIGQUIT, unix.SIGHUP, unix.SIGTERM,
-		unix.SIGPIPE, unix.SIGUSR1, unix.SIGUSR2,
-		unix.SIGILL, unix.SIGTRAP, unix.SIGABRT, unix.SIGBUS, unix.SIGFPE, unix.SIGSEGV,
-		unix.SIGXCPU, unix.SIGXFSZ, unix.SIGSYS, unix.SIGVTALRM, unix.SIGPOLL, unix.SIGPWR, unix.SIGSTKFLT}
-	for s := rtMin; s <= rtMax; s++ {
+// laterSignals are WINCH and CONT, ignored by default, and the terminating
+// signals that people and programs seldom send.
+func laterSignals() []os.Signal {
+	sigs := []os.Signal{unix.SIGWINCH, unix.SIGCONT,
+		unix.SIGXCPU, unix.SIGXFSZ, unix.SIGVTALRM, unix.SIGPOLL, unix.SIGPWR}
+	for s := rtMin + 1; s <= rtMax; s++ {
 		sigs = append(sigs, syscall.Signal(s))
 	}
 	return sigs
@@ -146,7 +157,7 @@ func subscribe() {
 	sigs, done := make(chan os.Signal, 64), make(chan struct{})
 	subscription.sigs, subscription.done = sigs, done
 	go func() {
-		signal.Notify(sigs, notIgnored(forwardedFatal)...)
+		signal.Notify(sigs, notIgnored(forwardedFirst)...)
 		close(done)
 	}()
 }
@@ -261,8 +272,8 @@ func (r *runner) run() (Result, error) {
 	}
 	r.log("started %s as PID %d; containment: %s", r.o.Args[0], r.pid, strings.Join(layers, ", "))
 	closed := make(chan struct{})
+	go signal.Notify(r.sigs, forwardedLater...)
 	go func() {
-		signal.Notify(r.sigs, forwardedLater...)
 		r.waitMain()
 		r.restoreTerminal()
 		r.closeGroup()
