@@ -95,7 +95,7 @@ func (g *guard) command(pgrp int, since uint64) error {
 // stop ends the guard of a run that closed its group itself.
 func (g *guard) stop() {
 	unix.Kill(g.pid, unix.SIGKILL) // a child not yet waited for: the PID is still its
-	for os.Getenv("NOWAIT") == "" {
+	for {
 		if _, err := unix.Wait4(g.pid, nil, 0, nil); err != unix.EINTR {
 			break
 		}
