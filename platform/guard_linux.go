@@ -60,7 +60,11 @@ func startGuard() (*guard, error) {
 		return nil, err
 	}
 	defer null.Close()
-	pid, err := syscall.ForkExec(exe, []string{"contain", GuardCommand, strconv.Itoa(os.Getpid())}, &syscall.ProcAttr{
+	path, argv := exe, []string{"contain", GuardCommand, strconv.Itoa(os.Getpid())}
+	if unix.Access(waiterShell, unix.X_OK) == nil {
+		path, argv = waiterShell, []string{"contain-guard", "-c", waiterScript, "contain-guard", exe, strconv.Itoa(os.Getpid())}
+	}
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   append(os.Environ(), "GOMAXPROCS=1"),
 		Files: []uintptr{null.Fd(), null.Fd(), os.Stderr.Fd(), r.Fd()},
 		Sys:   &syscall.SysProcAttr{Setsid: true},
@@ -71,6 +75,20 @@ func startGuard() (*guard, error) {
 	}
 	return &guard{pid: pid, w: w}, nil
 }
+
+// The guard waits in the shell, not in a second Go program: a Go runtime
+// starting beside contain and COMMAND on every run was a third of contain
+// run -- true. The shell reads the orders until the pipe's EOF, ignoring
+// signals as the guard does, and only then executes contain __guard with
+// them. Where there is no /bin/sh, contain __guard waits itself.
+const (
+	waiterShell  = "/bin/sh"
+	waiterScript = `trap '' HUP INT QUIT PIPE ALRM TERM USR1 USR2
+o=
+while IFS= read -r l; do o="$o$l
+"; done <&3
+exec "$1" ` + GuardCommand + ` "$2" "$o"`
+)
 
 // guardSession and guardCommand are the two lines of the guard's pipe.
 const (
@@ -142,10 +160,11 @@ func parseGuardOrders(b []byte) (guardOrders, error) {
 	return o, nil
 }
 
-// RunGuard is the guard's main: args are contain's PID; fd 3 is the pipe.
+// RunGuard is the guard's main: args are contain's PID, and the orders
+// when the shell waited and read them; fd 3 is the pipe.
 // It returns the exit status.
 func RunGuard(args []string) int {
-	if len(args) != 1 {
+	if len(args) != 1 && len(args) != 2 {
 		fmt.Fprintln(os.Stderr, "contain: the guard is started by contain run, not by hand")
 		return 2
 	}
@@ -162,7 +181,12 @@ func RunGuard(args []string) int {
 	signal.Ignore(forwardedLater[2:]...) // not WINCH and CONT: harmless
 	// Nothing is read until contain's end closes, that is when contain
 	// has exited, however it exited.
-	b, err := io.ReadAll(os.NewFile(3, "contain"))
+	var b []byte
+	if len(args) == 2 {
+		b = []byte(args[1]) // read by the shell that waited
+	} else {
+		b, err = io.ReadAll(os.NewFile(3, "contain"))
+	}
 	o, perr := parseGuardOrders(b)
 	log := nopLog
 	if o.verbose {
