@@ -5,6 +5,7 @@ package tests
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -242,5 +243,40 @@ func TestCrashWindow(t *testing.T) {
 				t.Fatalf("left behind:\n%s", strings.Join(left, "\n"))
 			}
 		})
+	}
+}
+
+// TestGuardWaitingItself: where there is no /bin/sh, contain __guard is
+// started directly and waits on the pipe itself; on EOF it reaps the
+// session its orders name (here one whose contain is long gone), and it
+// does nothing when no session line came.
+func TestGuardWaitingItself(t *testing.T) {
+	for _, orders := range []string{"", "session %s 300ms false\ncomm"} {
+		gone := deadPID(t)
+		value := fmt.Sprintf("%s:%d", uniqueTool(t), gone)
+		victim := startTagged(t, value, procOpts{})
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		guard := exec.Command(bin, "__guard", strconv.Itoa(gone))
+		guard.ExtraFiles = []*os.File{r}
+		if err := guard.Start(); err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		if orders != "" {
+			fmt.Fprintf(w, orders, value)
+		}
+		w.Close() // as when contain dies
+		if err := guard.Wait(); err != nil {
+			t.Fatalf("guard: %v", err)
+		}
+		if orders == "" && !alive(victim) {
+			t.Fatalf("a guard without orders killed %d", victim)
+		}
+		if orders != "" && alive(victim) {
+			t.Fatalf("the guard left %d of session %s alive", victim, value)
+		}
 	}
 }
