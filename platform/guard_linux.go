@@ -98,15 +98,17 @@ const (
 
 // watch tells the guard the session it guards: its tag value, the grace
 // period and whether to be verbose. A line this short is written at once
-// (PIPE_BUF), and a pipe nobody reads yet holds it.
+// (PIPE_BUF), and a pipe nobody reads yet holds it. The pipe-safe writer:
+// if the guard is gone, the write fails (EPIPE) without a SIGPIPE that
+// contain would forward to the group as if it came from outside.
 func (g *guard) watch(value string, grace time.Duration, verbose bool) error {
-	_, err := fmt.Fprintf(g.w, "%s %s %s %t\n", guardSession, value, grace, verbose)
+	_, err := fmt.Fprintf(pipeSafe(g.w.Fd()), "%s %s %s %t\n", guardSession, value, grace, verbose)
 	return err
 }
 
 // command tells the guard COMMAND's process group and its start time.
 func (g *guard) command(pgrp int, since uint64) error {
-	_, err := fmt.Fprintf(g.w, "%s %d %d\n", guardCommand, pgrp, since)
+	_, err := fmt.Fprintf(pipeSafe(g.w.Fd()), "%s %d %d\n", guardCommand, pgrp, since)
 	return err
 }
 
