@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -60,13 +61,22 @@ func startGuard() (*guard, error) {
 		return nil, err
 	}
 	defer null.Close()
+	files := []uintptr{null.Fd(), null.Fd(), os.Stderr.Fd(), r.Fd()}
 	path, argv := exe, []string{"contain", GuardCommand, strconv.Itoa(os.Getpid())}
 	if unix.Access(waiterShell, unix.X_OK) == nil {
+		// The shell executes contain long after it started, maybe after
+		// an upgrade removed or replaced the file at exe: it is handed
+		// the binary that runs now, open as its fd 4, and falls back to
+		// the path only if that cannot be opened.
+		if self, err := os.Open("/proc/self/exe"); err == nil {
+			defer self.Close()
+			files = append(files, self.Fd())
+		}
 		path, argv = waiterShell, []string{"contain-guard", "-c", waiterScript, "contain-guard", exe, strconv.Itoa(os.Getpid())}
 	}
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   append(os.Environ(), "GOMAXPROCS=1"),
-		Files: []uintptr{null.Fd(), null.Fd(), os.Stderr.Fd(), r.Fd()},
+		Files: files,
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})
 	if err != nil {
@@ -81,14 +91,27 @@ func startGuard() (*guard, error) {
 // run -- true. The shell reads the orders until the pipe's EOF, ignoring
 // signals as the guard does, and only then executes contain __guard with
 // them. Where there is no /bin/sh, contain __guard waits itself.
-const (
-	waiterShell  = "/bin/sh"
-	waiterScript = `trap '' HUP INT QUIT PIPE ALRM TERM USR1 USR2
+const waiterShell = "/bin/sh"
+
+// waiterScript ignores every signal the guard ignores (by number: contain
+// may be nested in another contain run, which forwards them all to its
+// members), reads the orders until EOF, then executes the contain binary
+// it was handed as fd 4 (or, without one, the path in $1).
+var waiterScript = `trap '' ` + signalNumbers(append(slices.Clone(forwardedFirst), forwardedLater[2:]...)) + `
 o=
 while IFS= read -r l; do o="$o$l
 "; done <&3
+if [ -e /proc/self/fd/4 ]; then exec /proc/self/fd/4 ` + GuardCommand + ` "$2" "$o"; fi
 exec "$1" ` + GuardCommand + ` "$2" "$o"`
-)
+
+// signalNumbers lists sigs as numbers, for the shell's trap.
+func signalNumbers(sigs []os.Signal) string {
+	nums := make([]string, len(sigs))
+	for i, s := range sigs {
+		nums[i] = strconv.Itoa(int(s.(syscall.Signal)))
+	}
+	return strings.Join(nums, " ")
+}
 
 // guardSession and guardCommand are the two lines of the guard's pipe.
 const (

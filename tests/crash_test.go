@@ -280,3 +280,60 @@ func TestGuardWaitingItself(t *testing.T) {
 		}
 	}
 }
+
+// TestGuardOutlivesItsBinary: the guard waits for hours, maybe while an
+// upgrade removes the binary it runs from; it was handed that binary
+// open, so it still reaps the session after a crash.
+func TestGuardOutlivesItsBinary(t *testing.T) {
+	dir := sharedDir(t)
+	copied := filepath.Join(dir, "contain-copy")
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(copied, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(copied, "run", "-v", "--", "sh", "-c", "echo $$ > "+dir+"/ready; sleep 300 & echo $! > "+dir+"/job; wait")
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	cmd.WaitDelay = time.Second // a survivor would hold stderr open
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the command", 10*time.Second, func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, "job"))
+		return len(b) > 0
+	})
+	job := readPID(t, dir, "job")
+	killOnCleanup(t, job)
+	guard := guardPID(t, stderr.String)
+	killOnCleanup(t, guard)
+	if err := os.Remove(copied); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	waitFor(t, "the background job to be reaped by the guard", 2*time.Second, func() bool { return !alive(job) })
+}
+
+// TestGuardIgnoresForwardedSignals: the waiting guard ignores every
+// signal contain forwards (an outer contain run forwards them to it, a
+// member of its group), the seldom ones and the real-time ones included.
+func TestGuardIgnoresForwardedSignals(t *testing.T) {
+	dir := t.TempDir()
+	cmd, stderr, wait := startContainLive(t, runOpts{}, "run", "-v", "--", "sh", "-c", "echo > "+dir+"/ready; sleep 300")
+	waitReady(t, dir)
+	guard := guardPID(t, stderr)
+	killOnCleanup(t, guard)
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGPWR, syscall.SIGXCPU,
+		syscall.SIGABRT, syscall.SIGSEGV, syscall.SIGUSR1, 35, 40, 64} {
+		syscall.Kill(guard, sig)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if !alive(guard) {
+		t.Fatalf("the guard %d died of a forwarded signal", guard)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	wait()
+}
