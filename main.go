@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/contain-cli/contain/internal/runcmd"
+	"github.com/contain-cli/contain/platform"
 )
 
 // version is stamped at release time with -ldflags "-X main.version=...".
@@ -23,7 +24,9 @@ var version = ""
 // run's help.
 func main() {
 	runcmd.Dispatch(os.Args)
-	os.Exit(runApp(os.Args, os.Stdout, os.Stderr))
+	// runcmd.Exit: contain run taken by urfave/cli (which runs it only
+	// where the fast path gives way) ends as the fast path does.
+	runcmd.Exit(runApp(os.Args, os.Stdout, platform.Stderr()))
 }
 
 // runApp runs the app and turns its error into one line on stderr and an

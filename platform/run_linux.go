@@ -132,6 +132,14 @@ var early struct {
 	guardErr  error
 }
 
+// DropGuard ends the guard that PrepareRun started if no Run took it
+// (--detach, a bad option, help), so that it does not outlive contain.
+func DropGuard() {
+	if g := takeGuard(nopLog); g != nil {
+		g.stop()
+	}
+}
+
 // takeGuard waits for the guard that PrepareRun started and hands it to
 // one Run; nil when there is none.
 func takeGuard(log Logger) *guard {

@@ -337,3 +337,4 @@ func TestGuardIgnoresForwardedSignals(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGTERM)
 	wait()
 }
+

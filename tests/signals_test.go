@@ -29,6 +29,10 @@ func TestDiesOfCommandsSignal(t *testing.T) {
 			}
 		})
 	}
+	// Also when --help=false (parsed as urfave/cli would: no help) is given.
+	if res := run(t, runOpts{}, "run", "--help=false", "--", "sh", "-c", "kill -INT $$"); res.signal != syscall.SIGINT {
+		t.Fatalf("--help=false: status %d, signal %d; want death by SIGINT", res.code, res.signal)
+	}
 	// The shell's view: 128+N, as with GNU timeout.
 	out, err := exec.Command("sh", "-c", `"$0" run -- sh -c 'kill -TERM $$'; echo "rc=$?"`, bin).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "rc=143") {

@@ -60,12 +60,21 @@ func Dispatch(args []string) {
 		// contain run's set-up; it runs while the options are parsed.
 		platform.PrepareRun()
 		if code, ok := Fast(args, os.Stdout, platform.Stderr()); ok {
-			if endSignal != 0 {
-				platform.ExitBySignal(endSignal) // returns only if it could not
-			}
-			os.Exit(code)
+			Exit(code)
 		}
+		platform.DropGuard() // help: urfave/cli's to show
 	}
+}
+
+// Exit ends contain run with code, or, when COMMAND was killed by a
+// signal, with that signal (see endSignal). A run that did not take the
+// crash guard it prepared (--detach, a bad option) ends it first.
+func Exit(code int) {
+	platform.DropGuard()
+	if endSignal != 0 {
+		platform.ExitBySignal(endSignal) // returns only if it could not
+	}
+	os.Exit(code)
 }
 
 // Exit statuses of contain run, as GNU timeout's.
@@ -257,11 +266,14 @@ func Fast(args []string, stdout, stderr io.Writer) (code int, ok bool) {
 			fs.Bool(name, b, "")
 		}
 	}
+	// -h and --help are defined here so that --help=false runs, as with
+	// urfave/cli; help itself is urfave/cli's to show.
+	help, h := fs.Bool("help", false, ""), fs.Bool("h", false, "")
 	if err := fs.Parse(args[2:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0, false
-		}
 		return ExitCode(&ExitError{Code: ExitFailed, Err: OptionError("run", args[2:], err)}, stderr), true
+	}
+	if *help || *h {
+		return 0, false
 	}
 	return ExitCode(Run(flagSetValues{fs, fromEnv}, fs.Args(), stdout, stderr), stderr), true
 }

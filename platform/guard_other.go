@@ -1,0 +1,6 @@
+//go:build !linux
+
+package platform
+
+// DropGuard: only Linux prepares a crash guard before the run.
+func DropGuard() {}
