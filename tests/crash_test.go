@@ -337,4 +337,3 @@ func TestGuardIgnoresForwardedSignals(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGTERM)
 	wait()
 }
-
