@@ -228,8 +228,14 @@ func (r *runner) run() (Result, error) {
 	// comes between the start and the loop.
 	sigs, subscribed := takeSubscription()
 	r.sigs = sigs
+	var laterDone chan struct{} // the subscription to forwardedLater is in force
 	if !exitsAfterRun {
-		defer signal.Stop(r.sigs)
+		defer func() {
+			if laterDone != nil {
+				<-laterDone // else it could subscribe after the Stop
+			}
+			signal.Stop(r.sigs)
+		}()
 	}
 
 	if g := r.takeGuard(); g != nil {
@@ -280,7 +286,11 @@ func (r *runner) run() (Result, error) {
 	}
 	r.log("started %s as PID %d; containment: %s", r.o.Args[0], r.pid, strings.Join(layers, ", "))
 	closed := make(chan struct{})
-	go signal.Notify(r.sigs, forwardedLater...)
+	laterDone = make(chan struct{})
+	go func() {
+		signal.Notify(r.sigs, forwardedLater...)
+		close(laterDone)
+	}()
 	go func() {
 		r.waitMain()
 		r.restoreTerminal()
