@@ -381,7 +381,7 @@ func TestMacPinRefuses(t *testing.T) {
 		{"a zombie", func(f *fakeMac) { p := f.procs[90]; p.Stat = macSZOMB; f.procs[90] = p }, false, "gone", nil},
 		{"gone", func(f *fakeMac) { delete(f.procs, 90) }, false, "gone", nil},
 		{"gone after the check", func(f *fakeMac) { f.killErr[90] = syscall.ESRCH }, false, "gone", []string{"kill 90 15"}},
-		{"unreadable", func(f *fakeMac) { f.oneErr[90] = syscall.ENOMEM }, false, "cannot be checked: "+syscall.ENOMEM.Error(), nil},
+		{"unreadable", func(f *fakeMac) { f.oneErr[90] = syscall.ENOMEM }, false, "cannot be checked: " + syscall.ENOMEM.Error(), nil},
 		{"another tag", func(f *fakeMac) {
 			f.args[90] = procargs2([]string{"x"}, []string{"RUNNING_PROCESS_ORIGINATOR=CI:78"}, false)
 		},
@@ -393,7 +393,7 @@ func TestMacPinRefuses(t *testing.T) {
 		},
 			true, `its tag changed to "CI:78"; once stopped, resumed it`, []string{"kill 90 19"}},
 		{"environment refused", func(f *fakeMac) { f.argsErr[90] = syscall.EINVAL },
-			false, "its environment cannot be read again: "+syscall.EINVAL.Error(), nil},
+			false, "its environment cannot be read again: " + syscall.EINVAL.Error(), nil},
 		{"environment hidden: the start time decides", func(f *fakeMac) { f.args[90] = procargs2([]string{"sleep"}, nil, true) },
 			false, "", []string{"kill 90 15"}},
 		{"the same", func(*fakeMac) {}, false, "", []string{"kill 90 15"}},
