@@ -182,6 +182,23 @@ func (m *macSys) ended(pid int, start uint64) bool {
 	return err == nil && (!found || now.Start != start || now.zombie())
 }
 
+// exits reports whether the process seen as (pid, start), whose arguments
+// could not be read, turns out to be exiting: ended within a few
+// milliseconds. (kern.procargs2 refuses a process on its way out before
+// it is a zombie; a live one that is refused only costs the wait.)
+func (m *macSys) exits(pid int, start uint64) bool {
+	b := newBackoff()
+	for deadline := m.now().Add(20 * time.Millisecond); ; {
+		if m.ended(pid, start) {
+			return true
+		}
+		if m.now().After(deadline) {
+			return false
+		}
+		m.sleep(b.next())
+	}
+}
+
 // macProcess is what ps shows of p, given its decoded procargs2, and
 // whether it carries the tag.
 func macProcess(p macProc, a procargs.Args, user func(int) string) (session.Process, bool) {
@@ -254,7 +271,7 @@ func (m *macSys) tagCheck(value string) func(macProc) error {
 				return nil
 			}
 		}
-		if m.ended(now.PID, now.Start) {
+		if m.exits(now.PID, now.Start) {
 			return errGone
 		}
 		return fmt.Errorf("its environment cannot be read again: %v", err)

@@ -502,3 +502,33 @@ func TestMacWaitStopped(t *testing.T) {
 		t.Errorf("waited %v", waited)
 	}
 }
+
+// TestMacTagCheckExiting: a process whose arguments are refused while it
+// exits, and which is a zombie a moment later, is errGone; one that stays
+// refused is left alone after the short wait.
+func TestMacTagCheckExiting(t *testing.T) {
+	f, p := macPinCase()
+	f.argsErr[90] = syscall.EINVAL
+	lookups := 0
+	f.before = func(c string) {
+		if c == "one 90" {
+			if lookups++; lookups == 4 {
+				pr := f.procs[90]
+				pr.Stat = macSZOMB
+				f.procs[90] = pr
+			}
+		}
+	}
+	if err := p.signal(15); !errors.Is(err, errGone) || len(f.kills()) != 0 {
+		t.Errorf("exiting: %v, sent %q", err, f.kills())
+	}
+	f, p = macPinCase()
+	f.argsErr[90] = syscall.EINVAL
+	start := f.clock
+	if err := p.signal(15); err == nil || errors.Is(err, errGone) || len(f.kills()) != 0 {
+		t.Errorf("refused: %v, sent %q", err, f.kills())
+	}
+	if waited := f.clock.Sub(start); waited < 20*time.Millisecond || waited > 100*time.Millisecond {
+		t.Errorf("waited %v", waited)
+	}
+}
