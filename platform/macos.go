@@ -140,10 +140,13 @@ func (m *macSys) readArgs(p macProc) (*procargs.Args, string) {
 	for try := 0; ; try++ {
 		raw, err := m.args(p.PID)
 		if err != nil {
-			if m.ended(p.PID, p.Start) {
+			reason := m.refusal(p, err)
+			// A process contain may read is refused mostly while it
+			// exits: give it a moment to end before counting it.
+			if reason != reasonDenied && m.exits(p.PID, p.Start) || m.ended(p.PID, p.Start) {
 				return nil, ""
 			}
-			return nil, m.refusal(p, err)
+			return nil, reason
 		}
 		a, err := procargs.Parse(raw)
 		switch {
