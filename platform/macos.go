@@ -332,7 +332,7 @@ func (p *macPin) check(full bool) error {
 // send checks the process and, when it is still the one reap acts on,
 // signals it at once. A process checked before whose PID now names
 // another has ended (errGone). One that fails verify is resumed if reap
-// stopped it, and left alone.
+// stopped it, and left alone (*leftAlone).
 func (p *macPin) send(sig syscall.Signal, full bool) error {
 	err := p.check(full)
 	var f *pinFailure
@@ -345,14 +345,16 @@ func (p *macPin) send(sig syscall.Signal, full bool) error {
 			return errGone
 		}
 		return err
-	case errors.Is(err, errGone), errors.As(err, &f), !p.stoppedIt:
+	case errors.Is(err, errGone), errors.As(err, &f):
 		return err
+	case !p.stoppedIt:
+		return &leftAlone{err}
 	}
 	if rerr := p.send(macSIGCONT, false); rerr != nil && !errors.Is(rerr, errGone) {
-		return fmt.Errorf("%w; once stopped, cannot resume it: %v", err, rerr)
+		return &leftAlone{fmt.Errorf("%w once stopped; cannot resume it: %v", err, rerr)}
 	}
 	p.stoppedIt = false
-	return fmt.Errorf("%w; once stopped, resumed it", err)
+	return &leftAlone{fmt.Errorf("%w once stopped; resumed it", err)}
 }
 
 // macOS's signal numbers for stop and continue (SIGSTOP, SIGCONT), which

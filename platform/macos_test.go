@@ -391,7 +391,7 @@ func TestMacPinRefuses(t *testing.T) {
 		{"another tag, once stopped", func(f *fakeMac) {
 			f.args[90] = procargs2([]string{"x"}, []string{"RUNNING_PROCESS_ORIGINATOR=CI:78"}, false)
 		},
-			true, `its tag changed to "CI:78"; once stopped, resumed it`, []string{"kill 90 19"}},
+			true, `its tag changed to "CI:78" once stopped; resumed it`, []string{"kill 90 19"}},
 		{"environment refused", func(f *fakeMac) { f.argsErr[90] = syscall.EINVAL },
 			false, "its environment cannot be read again: " + syscall.EINVAL.Error(), nil},
 		{"environment hidden: the start time decides", func(f *fakeMac) { f.args[90] = procargs2([]string{"sleep"}, nil, true) },
@@ -407,6 +407,10 @@ func TestMacPinRefuses(t *testing.T) {
 			c.want == "" && err != nil,
 			c.want != "gone" && c.want != "" && (err == nil || err.Error() != c.want):
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+		wantAlone := c.want != "gone" && c.want != "" && !strings.HasPrefix(c.want, "cannot be checked")
+		if isAlone := errors.As(err, new(*leftAlone)); isAlone != wantAlone {
+			t.Errorf("%s: %v is a leftAlone: %v, want %v", c.name, err, isAlone, wantAlone)
 		}
 		if got := f.kills(); !reflect.DeepEqual(got, c.kills) {
 			t.Errorf("%s: sent %q, want %q", c.name, got, c.kills)
@@ -530,5 +534,36 @@ func TestMacTagCheckExiting(t *testing.T) {
 	}
 	if waited := f.clock.Sub(start); waited < 20*time.Millisecond || waited > 100*time.Millisecond {
 		t.Errorf("waited %v", waited)
+	}
+}
+
+// refusingPin is a pin that refuses every signal with err.
+type refusingPin struct{ err error }
+
+func (p refusingPin) stop() error                 { return p.err }
+func (p refusingPin) resume() error               { return p.err }
+func (p refusingPin) signal(syscall.Signal) error { return p.err }
+func (p refusingPin) kill() error                 { return p.err }
+func (p refusingPin) close()                      {}
+
+// TestReapLeftAloneAtSignal: the core reports a process a pin refuses to
+// signal because it changed (macOS's check before each kill) as left
+// alone, not as a failure; a pin that cannot check is a failure.
+func TestReapLeftAloneAtSignal(t *testing.T) {
+	for _, c := range []struct {
+		err   error
+		want  string
+		alive bool
+	}{
+		{&leftAlone{errors.New(`its tag changed to "X:2"`)}, `left alone: its tag changed to "X:2"`, false},
+		{&pinFailure{"cannot be checked", syscall.ENOMEM}, "cannot send " + opName(opKill, 0) + ": cannot be checked: " + syscall.ENOMEM.Error(), true},
+		{errGone, "killed with " + opName(opKill, 0), false},
+	} {
+		e := &reaper{log: nopLog}
+		tg := &target{out: Outcome{Process: session.Process{PID: 5}}, pin: refusingPin{c.err}, killed: true}
+		e.do(tg, opKill)
+		if tg.out.Result != c.want || tg.out.Alive != c.alive || !tg.done {
+			t.Errorf("%v: %q alive %v, want %q alive %v", c.err, tg.out.Result, tg.out.Alive, c.want, c.alive)
+		}
 	}
 }
