@@ -4,6 +4,7 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -47,7 +48,7 @@ func (e *reaper) addUntagged() (added bool) {
 			continue
 		}
 		e.seen[id] = true
-		q := session.Process{PID: p.PID, PPID: p.PPID, Start: p.Start, UID: p.RUID, User: darwin.user(p.RUID), Comm: p.Comm}
+		q := session.Process{PID: p.PID, PPID: p.PPID, Start: p.Start, Started: time.UnixMicro(int64(p.Start)), UID: p.RUID, User: darwin.user(p.RUID), Comm: p.Comm}
 		if a, _ := darwin.readArgs(p); a != nil {
 			q.Argv = a.Argv
 		}
