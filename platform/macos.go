@@ -56,10 +56,6 @@ func macComm(b []byte) string {
 	return string(b)
 }
 
-// errNoRecord is what macSys.one returns when the kernel answered with no
-// record at all (x/sys turns that into EIO).
-var errNoRecord = errors.New("no kinfo_proc record")
-
 // macSys is what ps and reap ask of macOS. The darwin files fill it with
 // system calls; tests fill it with fakes.
 type macSys struct {
@@ -87,7 +83,7 @@ func (m *macSys) lookup(pid int) (p macProc, found bool, err error) {
 		return p, true, nil
 	case err == nil:
 		err = fmt.Errorf("kern.proc.pid.%d returned PID %d", pid, p.PID)
-	case !errors.Is(err, errNoRecord) && !errors.Is(err, syscall.EIO) && !errors.Is(err, syscall.ESRCH):
+	case !errors.Is(err, syscall.EIO) && !errors.Is(err, syscall.ESRCH):
 		return macProc{}, false, err
 	}
 	if xerr := m.exists(pid); errors.Is(xerr, syscall.ESRCH) {
