@@ -24,8 +24,10 @@ runs that died. Never a live session, a malformed tag, a daemon (unless
 --include-daemons), PID 0 or 1, contain itself or one of its ancestors, or
 another user's process unless run as root.
 
-Each process is pinned by a pidfd and its start time and tag are checked
-again before any signal; a process whose identity changed is left alone. A
+Each process is pinned (a pidfd on Linux, a process handle on Windows) and
+its start time and tag are checked again through the pin before any signal;
+macOS has no such handle, so there they are checked again immediately
+before each kill(2). A process whose identity changed is left alone. A
 session is stopped (its cgroup frozen, or SIGSTOP) and rescanned until
 nothing new appears before it is signalled, so one that forks while it is
 reaped is still reaped completely.

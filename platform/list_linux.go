@@ -3,7 +3,6 @@ package platform
 import (
 	"errors"
 	"os"
-	"strconv"
 	"sync"
 	"time"
 
@@ -82,22 +81,4 @@ func Ancestors() map[int]bool {
 		pid = st.PPID
 	}
 	return out
-}
-
-var users struct {
-	once  sync.Once
-	names map[int]string
-}
-
-// userName names uid from /etc/passwd, or gives the number. (os/user would
-// link the C library in.)
-func userName(uid int) string {
-	users.once.Do(func() {
-		b, _ := os.ReadFile("/etc/passwd")
-		users.names = parsePasswd(b)
-	})
-	if n, ok := users.names[uid]; ok {
-		return n
-	}
-	return strconv.Itoa(uid)
 }

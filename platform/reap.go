@@ -1,4 +1,4 @@
-//go:build linux || windows
+//go:build linux || windows || darwin
 
 package platform
 
@@ -137,6 +137,14 @@ type pinned interface {
 	kill() error
 	close()
 }
+
+// leftAlone is a pin's refusal to signal: where the OS has no pin that
+// holds a process (macOS), the process is checked again before each
+// signal, and one found changed (its tag) is left alone.
+type leftAlone struct{ err error }
+
+func (l *leftAlone) Error() string { return l.err.Error() }
+func (l *leftAlone) Unwrap() error { return l.err }
 
 // pinFailure is a process reap could not pin or check: it may still run.
 type pinFailure struct {
@@ -392,6 +400,8 @@ func (e *reaper) do(t *target, o op) {
 		e.log("sent %s to %d (%s)", what, t.out.PID, t.out.Comm)
 	case errors.Is(err, errGone):
 		t.finish(t.endedAfter(), false)
+	case errors.As(err, new(*leftAlone)):
+		t.finish("left alone: "+err.Error(), false)
 	default:
 		t.finish(fmt.Sprintf("cannot send %s: %v", what, err), true)
 	}

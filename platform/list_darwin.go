@@ -1,0 +1,73 @@
+package platform
+
+import (
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/contain-cli/contain/session"
+)
+
+// darwin is macOS itself, for the logic of macos.go.
+var darwin = &macSys{
+	all:    allProcs,
+	one:    oneProc,
+	args:   func(pid int) ([]byte, error) { return unix.SysctlRaw("kern.procargs2", pid) },
+	exists: func(pid int) error { return unix.Kill(pid, 0) },
+	kill:   unix.Kill,
+	user:   userName,
+	euid:   os.Geteuid(),
+	root:   os.Geteuid() == 0,
+	sleep:  time.Sleep,
+	now:    time.Now,
+}
+
+// kinfoOf is what contain reads of one kinfo_proc record.
+func kinfoOf(k *unix.KinfoProc) macProc {
+	return macProc{
+		PID:   int(k.Proc.P_pid),
+		PPID:  int(k.Eproc.Ppid),
+		PGID:  int(k.Eproc.Pgid),
+		Start: macMicros(k.Proc.P_starttime.Sec, k.Proc.P_starttime.Usec),
+		Stat:  k.Proc.P_stat,
+		RUID:  int(k.Eproc.Pcred.P_ruid),
+		EUID:  int(k.Eproc.Ucred.Uid),
+		Comm:  macComm(k.Proc.P_comm[:]),
+	}
+}
+
+// allProcs lists every process, zombies included.
+func allProcs() ([]macProc, error) {
+	ks, err := unix.SysctlKinfoProcSlice("kern.proc.all")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]macProc, len(ks))
+	for i := range ks {
+		out[i] = kinfoOf(&ks[i])
+	}
+	return out, nil
+}
+
+// oneProc reads one process's record. With no such PID the kernel returns
+// no record, which x/sys reports as EIO (macSys.lookup makes sure).
+func oneProc(pid int) (macProc, error) {
+	k, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
+	if err != nil {
+		return macProc{}, err
+	}
+	return kinfoOf(k), nil
+}
+
+// ListTagged reads the environment of every process (kern.procargs2) and
+// returns those that carry RUNNING_PROCESS_ORIGINATOR. Those whose
+// environment the kernel refuses or hides are counted by reason.
+func ListTagged() (Listing, error) { return darwin.listTagged() }
+
+// LookupOriginator tells what process PID names now: whether it exists, is
+// a zombie, and when it started (microseconds).
+func LookupOriginator(pid int) (session.Originator, error) { return darwin.lookupOriginator(pid) }
+
+// Ancestors lists contain's parent, its parent, and so on up to launchd.
+func Ancestors() map[int]bool { return darwin.ancestors(os.Getppid()) }

@@ -1,0 +1,210 @@
+package platform
+
+// These tests run only on macOS (the CI workflow's runners): each checks
+// one kernel behaviour that list_darwin.go and reap_darwin.go rely on and
+// that could not be run where they were written.
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"reflect"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/contain-cli/contain/session"
+)
+
+// startSleeper starts the sleeper with env added, and ends it when the test
+// does.
+func startSleeper(t *testing.T, attr *syscall.SysProcAttr, env ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(sleeper[0], sleeper[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = attr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd
+}
+
+// TestDarwinListTagged: kern.proc.all and kern.procargs2 give a tagged
+// child with its argv, its tag, the daemon mark, its user and its start
+// time in microseconds.
+func TestDarwinListTagged(t *testing.T) {
+	value := "DARWINPS:" + strconv.Itoa(os.Getpid())
+	before := time.Now()
+	cmd := startSleeper(t, nil, "RUNNING_PROCESS_ORIGINATOR="+value, "RUNNING_PROCESS_IS_DAEMON=1")
+	p := listed(t, cmd.Process.Pid, value)
+	if !reflect.DeepEqual(p.Argv, sleeper) {
+		t.Errorf("argv %q, want %q", p.Argv, sleeper)
+	}
+	if !p.Daemon || p.PPID != os.Getpid() || p.UID != os.Getuid() || p.User == "" || p.Comm == "" {
+		t.Errorf("%+v", p)
+	}
+	if p.Started.Before(before.Add(-time.Second)) || p.Started.After(time.Now().Add(time.Second)) || p.Start != uint64(p.Started.UnixMicro()) {
+		t.Errorf("started %v (%d), between %v and now", p.Started, p.Start, before)
+	}
+	if p.Start%1e6 == 0 {
+		t.Logf("start time %d: a whole second (possible, but are the microseconds there?)", p.Start)
+	}
+}
+
+// TestDarwinLookup: a live PID, a PID that no process has (above PID_MAX,
+// 99998), and the error kern.proc.pid gives for the latter.
+func TestDarwinLookup(t *testing.T) {
+	o, err := LookupOriginator(os.Getpid())
+	if err != nil || !o.Exists || o.Zombie || o.Start == 0 || o.Start > uint64(time.Now().UnixMicro()) {
+		t.Errorf("self: %+v %v", o, err)
+	}
+	_, rawErr := darwin.one(99999)
+	t.Logf("kern.proc.pid of a missing PID: %v (expected EIO)", rawErr)
+	if !errors.Is(rawErr, unix.EIO) {
+		t.Errorf("kern.proc.pid of a missing PID: %v, not EIO", rawErr)
+	}
+	o, err = LookupOriginator(99999)
+	if err != nil || o.Exists {
+		t.Errorf("missing: %+v %v", o, err)
+	}
+	if a := Ancestors(); !a[os.Getppid()] || !a[1] {
+		t.Errorf("ancestors %v lack the parent %d or launchd", a, os.Getppid())
+	}
+}
+
+// TestDarwinZombie: an exited child not yet waited for is in kern.proc.all
+// and kern.proc.pid as a zombie (p_stat SZOMB), with its start time.
+func TestDarwinZombie(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	pid := cmd.Process.Pid
+	for i := 0; ; i++ {
+		o, err := LookupOriginator(pid)
+		if err == nil && o.Zombie {
+			if o.Start == 0 {
+				t.Errorf("a zombie without a start time")
+			}
+			break
+		}
+		if i == 500 {
+			t.Fatalf("never seen as a zombie: %+v %v", o, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	procs, err := darwin.all()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, p := range procs {
+		if p.PID == pid {
+			found = p.zombie()
+		}
+	}
+	if !found {
+		t.Error("kern.proc.all does not list the zombie as SZOMB")
+	}
+	cmd.Wait()
+	if o, err := LookupOriginator(pid); err != nil || o.Exists {
+		t.Errorf("after wait: %+v %v", o, err)
+	}
+}
+
+// TestDarwinStopped: a process sent SIGSTOP shows p_stat SSTOP.
+func TestDarwinStopped(t *testing.T) {
+	cmd := startSleeper(t, nil)
+	pid := cmd.Process.Pid
+	unix.Kill(pid, unix.SIGSTOP)
+	for i := 0; !stopped(pid); i++ {
+		if i == 200 {
+			p, _, err := darwin.lookup(pid)
+			t.Fatalf("p_stat %d after SIGSTOP (%v)", p.Stat, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	unix.Kill(pid, unix.SIGCONT)
+}
+
+// TestDarwinRefusedAndHidden: another user's process (launchd) is refused
+// with EINVAL unless contain is root; Apple's /bin/sleep of the same user
+// may have its environment hidden. Either way it is counted, not guessed.
+func TestDarwinRefusedAndHidden(t *testing.T) {
+	_, err := darwin.args(1)
+	t.Logf("kern.procargs2 of launchd as uid %d: %v", os.Geteuid(), err)
+	if os.Geteuid() != 0 && !errors.Is(err, unix.EINVAL) {
+		t.Errorf("kern.procargs2 of launchd: %v, want EINVAL", err)
+	}
+	value := "DARWINHIDDEN:" + strconv.Itoa(os.Getpid())
+	cmd := exec.Command("/bin/sleep", "30")
+	cmd.Env = append(os.Environ(), "RUNNING_PROCESS_ORIGINATOR="+value)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	time.Sleep(100 * time.Millisecond) // exec'd
+	l, err := ListTagged()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("unreadable: %v", l.Unreadable)
+	if os.Geteuid() != 0 && l.Unreadable[reasonDenied] == 0 {
+		t.Error("no process of another user counted as permission denied")
+	}
+	for _, p := range l.Procs {
+		if p.PID == cmd.Process.Pid {
+			t.Logf("/bin/sleep's environment is readable here (value %q)", p.Value)
+			if p.Value != value {
+				t.Errorf("value %q, want %q", p.Value, value)
+			}
+			return
+		}
+	}
+	t.Logf("/bin/sleep's environment is hidden, as DESIGN.md says")
+	if l.Unreadable[reasonHidden] == 0 {
+		t.Error("/bin/sleep is neither listed nor counted as hidden")
+	}
+}
+
+// TestDarwinReapProcessGroup: a process group's members are reaped without
+// a tag (the crash guard's plan), each checked by its group.
+func TestDarwinReapProcessGroup(t *testing.T) {
+	cmd := startSleeper(t, &syscall.SysProcAttr{Setpgid: true})
+	pid := cmd.Process.Pid
+	o, err := LookupOriginator(pid)
+	if err != nil || !o.Exists {
+		t.Fatal(o, err)
+	}
+	r := Reap(ReapPlan{ProcessGroup: pid, ProcessGroupSince: o.Start, Signal: unix.SIGTERM, Grace: time.Second})
+	if len(r.Processes) != 1 || r.Processes[0].PID != pid || r.Processes[0].Alive {
+		t.Errorf("%+v", r.Processes)
+	}
+	for i := 0; !darwin.ended(pid, o.Start); i++ {
+		if i == 300 {
+			t.Fatal("the group's process still runs")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestDarwinReapLeavesRecycled: a choice whose start time differs by one
+// microsecond is another process: left alone, not signalled.
+func TestDarwinReapLeavesRecycled(t *testing.T) {
+	value := "DARWINREAP:" + strconv.Itoa(os.Getpid())
+	cmd := startSleeper(t, nil, "RUNNING_PROCESS_ORIGINATOR="+value)
+	p := listed(t, cmd.Process.Pid, value)
+	p.Start++
+	r := Reap(ReapPlan{Targets: []session.Choice{{Process: p, Session: value}}, Signal: unix.SIGTERM, Grace: time.Second})
+	if len(r.Processes) != 1 || r.Processes[0].Alive {
+		t.Errorf("%+v", r.Processes)
+	}
+	if err := unix.Kill(cmd.Process.Pid, 0); err != nil || stopped(cmd.Process.Pid) {
+		t.Errorf("the process was touched: %v, stopped %v", err, stopped(cmd.Process.Pid))
+	}
+}

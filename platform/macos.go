@@ -1,0 +1,432 @@
+//go:build linux || darwin || windows
+
+package platform
+
+// What `contain ps` and `contain reap` do on macOS, over plain values: the
+// darwin files (list_darwin.go, reap_darwin.go) only fill macSys with the
+// system calls, so that every decision here is tested on every OS
+// (macos_test.go, with fakes).
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
+
+	"github.com/contain-cli/contain/platform/procargs"
+	"github.com/contain-cli/contain/session"
+	"github.com/contain-cli/contain/tag"
+)
+
+// The p_stat values of XNU's <sys/proc.h> that contain looks at (x/sys
+// does not export them).
+const (
+	macSSTOP = 4 // stopped (SIGSTOP and the like)
+	macSZOMB = 5 // exited, not yet waited for
+)
+
+// macProc is what one kinfo_proc record says of a process.
+type macProc struct {
+	PID, PPID, PGID int
+	Start           uint64 // P_starttime, microseconds since the epoch: with PID, its identity
+	Stat            int8   // P_stat
+	RUID            int    // Eproc.Pcred.P_ruid: the user ps shows and reap compares
+	EUID            int    // Eproc.Ucred.Uid: what kern.procargs2 compares with the reader's
+	Comm            string // P_comm (at most 16 bytes)
+}
+
+func (p macProc) zombie() bool  { return p.Stat == macSZOMB }
+func (p macProc) stopped() bool { return p.Stat == macSSTOP }
+
+// macMicros turns a P_starttime Timeval into microseconds since the epoch.
+func macMicros(sec int64, usec int32) uint64 {
+	if sec < 0 || usec < 0 {
+		return 0
+	}
+	return uint64(sec)*1e6 + uint64(usec)
+}
+
+// macComm is P_comm up to its first NUL.
+func macComm(b []byte) string {
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}
+
+// macSys is what ps and reap ask of macOS. The darwin files fill it with
+// system calls; tests fill it with fakes.
+type macSys struct {
+	all    func() ([]macProc, error)               // sysctl kern.proc.all (zombies included)
+	one    func(pid int) (macProc, error)          // sysctl kern.proc.pid.PID
+	args   func(pid int) ([]byte, error)           // sysctl kern.procargs2.PID
+	exists func(pid int) error                     // kill(pid, 0)
+	kill   func(pid int, sig syscall.Signal) error // kill(pid, sig)
+	user   func(uid int) string                    // a user's name, or its number
+	euid   int                                     // contain's effective user
+	root   bool                                    // contain may read and signal every process
+	sleep  func(time.Duration)                     // time.Sleep; tests make it instant
+	now    func() time.Time                        // time.Now
+}
+
+// lookup reads pid's record. found is false when there is no process with
+// that PID. A missing PID gives no record (EIO from x/sys) and may give
+// ESRCH; since both could also mean that the record could not be read,
+// kill(pid, 0) decides: only ESRCH from it says the PID is free. Anything
+// else is an error, and the caller assumes nothing.
+func (m *macSys) lookup(pid int) (p macProc, found bool, err error) {
+	p, err = m.one(pid)
+	switch {
+	case err == nil && p.PID == pid:
+		return p, true, nil
+	case err == nil:
+		err = fmt.Errorf("kern.proc.pid.%d returned PID %d", pid, p.PID)
+	case !errors.Is(err, syscall.EIO) && !errors.Is(err, syscall.ESRCH):
+		return macProc{}, false, err
+	}
+	if xerr := m.exists(pid); errors.Is(xerr, syscall.ESRCH) {
+		return macProc{}, false, nil
+	}
+	return macProc{}, false, fmt.Errorf("PID %d exists but cannot be read: %w", pid, err)
+}
+
+// Reasons ps counts a process it could not read under.
+const (
+	reasonDenied  = "permission denied"
+	reasonHidden  = "environment hidden by macOS"
+	reasonRefused = "refused by kern.procargs2"
+	reasonGarbled = "unexpected content"
+)
+
+// listTagged reads the environment of every process kern.proc.all lists
+// and returns those that carry RUNNING_PROCESS_ORIGINATOR. A zombie (no
+// environment left) and a process that ends while it is read are left
+// out; one whose environment is hidden or refused is counted by reason.
+func (m *macSys) listTagged() (Listing, error) {
+	procs, err := m.all()
+	if err != nil {
+		return Listing{}, fmt.Errorf("sysctl kern.proc.all: %w", err)
+	}
+	l := Listing{Unreadable: map[string]int{}}
+	for _, p := range procs {
+		if p.PID <= 0 || p.zombie() {
+			continue // kernel_task has no environment; a zombie none left
+		}
+		a, reason := m.readArgs(p)
+		if reason != "" {
+			l.Unreadable[reason]++
+			continue
+		}
+		if a == nil {
+			continue // gone meanwhile
+		}
+		if q, ok := macProcess(p, *a, m.user); ok {
+			l.Procs = append(l.Procs, q)
+		}
+	}
+	return l, nil
+}
+
+// readArgs reads p's arguments and environment: nil and no reason when p
+// is gone, or why they cannot be read. A buffer that does not decode is
+// read once more (the process may have exec'd while it was copied).
+func (m *macSys) readArgs(p macProc) (*procargs.Args, string) {
+	for try := 0; ; try++ {
+		raw, err := m.args(p.PID)
+		if err != nil {
+			reason := m.refusal(p, err)
+			// A process contain may read is refused mostly while it
+			// exits: give it a moment to end before counting it.
+			if reason != reasonDenied && m.exits(p.PID, p.Start) || m.ended(p.PID, p.Start) {
+				return nil, ""
+			}
+			return nil, reason
+		}
+		a, err := procargs.Parse(raw)
+		switch {
+		case err == nil && a.EnvHidden:
+			return nil, reasonHidden
+		case err == nil:
+			return &a, ""
+		case m.ended(p.PID, p.Start):
+			return nil, ""
+		case try > 0:
+			return nil, reasonGarbled
+		}
+	}
+}
+
+// refusal names why kern.procargs2 refused p, which still runs. XNU says
+// EINVAL for almost everything: another user's process (it compares the
+// effective user IDs, root excepted), a process without arguments yet.
+func (m *macSys) refusal(p macProc, err error) string {
+	switch {
+	case errors.Is(err, syscall.EPERM), errors.Is(err, syscall.EACCES):
+		return reasonDenied
+	case errors.Is(err, syscall.EINVAL) && !m.root && p.EUID != m.euid:
+		return reasonDenied
+	case errors.Is(err, syscall.EINVAL):
+		return reasonRefused + " (EINVAL)"
+	}
+	return reasonRefused + " (" + err.Error() + ")"
+}
+
+// ended reports whether the process seen as (pid, start) has exited: no
+// process has that PID, it is a zombie, or another process has it now.
+// When that cannot be told, it has not.
+func (m *macSys) ended(pid int, start uint64) bool {
+	now, found, err := m.lookup(pid)
+	return err == nil && (!found || now.Start != start || now.zombie())
+}
+
+// exits reports whether the process seen as (pid, start), whose arguments
+// could not be read, turns out to be exiting: ended within a few
+// milliseconds. (kern.procargs2 refuses a process on its way out before
+// it is a zombie; a live one that is refused only costs the wait.)
+func (m *macSys) exits(pid int, start uint64) bool {
+	b := newBackoff()
+	for deadline := m.now().Add(20 * time.Millisecond); ; {
+		if m.ended(pid, start) {
+			return true
+		}
+		if m.now().After(deadline) {
+			return false
+		}
+		m.sleep(b.next())
+	}
+}
+
+// macProcess is what ps shows of p, given its decoded procargs2, and
+// whether it carries the tag.
+func macProcess(p macProc, a procargs.Args, user func(int) string) (session.Process, bool) {
+	value, ok := procargs.Getenv(a.Env, tag.Var)
+	if !ok {
+		return session.Process{}, false
+	}
+	daemon, _ := procargs.Getenv(a.Env, tag.DaemonVar)
+	return session.Process{
+		PID: p.PID, PPID: p.PPID, Start: p.Start, Started: time.UnixMicro(int64(p.Start)),
+		UID: p.RUID, User: user(p.RUID), Argv: a.Argv, Comm: p.Comm, Value: value, Daemon: daemon == "1",
+	}, true
+}
+
+// lookupOriginator tells what process pid names now.
+func (m *macSys) lookupOriginator(pid int) (session.Originator, error) {
+	p, found, err := m.lookup(pid)
+	if err != nil || !found {
+		return session.Originator{}, err
+	}
+	return session.Originator{Exists: true, Zombie: p.zombie(), Start: p.Start}, nil
+}
+
+// ancestors lists ppid, its parent, and so on up to launchd.
+func (m *macSys) ancestors(ppid int) map[int]bool {
+	out := map[int]bool{}
+	for pid := ppid; pid > 0 && !out[pid]; {
+		out[pid] = true
+		p, found, err := m.lookup(pid)
+		if err != nil || !found {
+			break
+		}
+		pid = p.PPID
+	}
+	return out
+}
+
+// groupMembers lists the processes of process group pgrp that started no
+// earlier than since, zombies and contain itself (me) left out.
+func groupMembers(procs []macProc, pgrp int, since uint64, me int) []macProc {
+	var out []macProc
+	for _, p := range procs {
+		if p.PGID == pgrp && p.Start >= since && !p.zombie() && p.PID != me && p.PID > 1 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// tagCheck is what reap checks of a tagged process besides its start
+// time: that it still carries value. A hidden environment cannot be read
+// and is not held against it: its PID and start time name the process
+// that was seen with the tag.
+func (m *macSys) tagCheck(value string) func(macProc) error {
+	return func(now macProc) error {
+		raw, err := m.args(now.PID)
+		if err == nil {
+			var a procargs.Args
+			if a, err = procargs.Parse(raw); err == nil {
+				if a.EnvHidden {
+					return nil
+				}
+				got, ok := procargs.Getenv(a.Env, tag.Var)
+				switch {
+				case !ok:
+					return fmt.Errorf("it no longer carries %s", tag.Var)
+				case got != value:
+					return fmt.Errorf("its tag changed to %q", got)
+				}
+				return nil
+			}
+		}
+		if m.exits(now.PID, now.Start) {
+			return errGone
+		}
+		return fmt.Errorf("its environment cannot be read again: %v", err)
+	}
+}
+
+// groupCheck is what reap checks of a process found by its process group.
+func groupCheck(pgrp int) func(macProc) error {
+	return func(now macProc) error {
+		if now.PGID != pgrp {
+			return errors.New("it left the process group")
+		}
+		return nil
+	}
+}
+
+// macPin stands for a pin on macOS, which has no handle that holds a
+// process: the process is read again (kern.proc.pid: same PID, same start
+// time, not a zombie, and verify) immediately before every kill(2). A
+// PID is handed out again only after every other PID up to 99998, so the
+// few microseconds between the check and the kill leave no room for a
+// new process to take it.
+type macPin struct {
+	sys    *macSys
+	pid    int
+	start  uint64
+	verify func(now macProc) error // its tag, or its process group; nil: none
+	// stoppedIt: a SIGSTOP of reap's reached it. One that fails a check
+	// later is resumed before it is left alone.
+	stoppedIt bool
+}
+
+// check reads the process again: nil when it is the one seen and verify
+// holds; errGone when it has ended (or is a zombie); errIdentity when its
+// PID names a process started at another time; a *pinFailure when it
+// cannot be read; or why it is to be left alone. full false checks its
+// identity only.
+func (p *macPin) check(full bool) error {
+	now, found, err := p.sys.lookup(p.pid)
+	switch {
+	case err != nil:
+		return &pinFailure{"cannot be checked", err}
+	case !found:
+		return errGone
+	case now.Start != p.start:
+		return errIdentity
+	case now.zombie():
+		return errGone
+	case full && p.verify != nil:
+		return p.verify(now)
+	}
+	return nil
+}
+
+// send checks the process and, when it is still the one reap acts on,
+// signals it at once. A process checked before whose PID now names
+// another has ended (errGone). One that fails verify is resumed if reap
+// stopped it, and left alone (*leftAlone).
+func (p *macPin) send(sig syscall.Signal, full bool) error {
+	err := p.check(full)
+	var f *pinFailure
+	switch {
+	case errors.Is(err, errIdentity):
+		return errGone
+	case err == nil:
+		err = p.sys.kill(p.pid, sig)
+		if errors.Is(err, syscall.ESRCH) {
+			return errGone
+		}
+		return err
+	case errors.Is(err, errGone), errors.As(err, &f):
+		return err
+	case !p.stoppedIt:
+		return &leftAlone{err}
+	}
+	if rerr := p.send(macSIGCONT, false); rerr != nil && !errors.Is(rerr, errGone) {
+		return &leftAlone{fmt.Errorf("%w once stopped; cannot resume it: %v", err, rerr)}
+	}
+	p.stoppedIt = false
+	return &leftAlone{fmt.Errorf("%w once stopped; resumed it", err)}
+}
+
+// macOS's signal numbers for stop and continue (SIGSTOP, SIGCONT), which
+// the syscall package of every OS does not have.
+const (
+	macSIGSTOP = syscall.Signal(17)
+	macSIGCONT = syscall.Signal(19)
+	macSIGKILL = syscall.Signal(9)
+)
+
+func (p *macPin) stop() error {
+	err := p.send(macSIGSTOP, true)
+	if err == nil {
+		p.stoppedIt = true
+	}
+	return err
+}
+
+// resume checks the identity only: a process whose tag changed after reap
+// stopped it is resumed all the same.
+func (p *macPin) resume() error {
+	err := p.send(macSIGCONT, false)
+	if err == nil {
+		p.stoppedIt = false
+	}
+	return err
+}
+
+func (p *macPin) signal(sig syscall.Signal) error { return p.send(sig, true) }
+func (p *macPin) kill() error                     { return p.send(macSIGKILL, true) }
+func (p *macPin) close()                          {}
+
+// exitedPins tells, for each pin, whether its process has ended.
+func (m *macSys) exitedPins(pins []pinned) []bool {
+	out := make([]bool, len(pins))
+	for i, p := range pins {
+		mp := p.(*macPin)
+		out[i] = m.ended(mp.pid, mp.start)
+	}
+	return out
+}
+
+// stopWaitMac is how long reap waits for processes sent SIGSTOP to show
+// as stopped.
+const stopWaitMac = 200 * time.Millisecond
+
+// waitStopped waits until each of pids (with their start times) is
+// stopped, gone or a zombie, and returns those that are not by the
+// deadline.
+func (m *macSys) waitStopped(pids []int, starts []uint64) (running []int) {
+	b := newBackoff()
+	deadline := m.now().Add(stopWaitMac)
+	type seen struct {
+		pid   int
+		start uint64
+	}
+	todo := make([]seen, len(pids))
+	for i := range pids {
+		todo[i] = seen{pids[i], starts[i]}
+	}
+	for {
+		var still []seen
+		for _, s := range todo {
+			now, found, err := m.lookup(s.pid)
+			if err != nil || found && now.Start == s.start && !now.zombie() && !now.stopped() {
+				still = append(still, s)
+			}
+		}
+		todo = still
+		if len(todo) == 0 || m.now().After(deadline) {
+			break
+		}
+		m.sleep(b.next())
+	}
+	for _, s := range todo {
+		running = append(running, s.pid)
+	}
+	return running
+}

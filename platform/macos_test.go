@@ -1,0 +1,569 @@
+//go:build linux || darwin || windows
+
+package platform
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/contain-cli/contain/session"
+)
+
+// procargs2 builds a KERN_PROCARGS2 buffer as XNU lays it out: argc, the
+// exec path, padding, argv, the environment up to an empty string, apple
+// strings. env nil and hidden: the buffer ends after argv.
+func procargs2(argv, env []string, hidden bool) []byte {
+	b := binary.LittleEndian.AppendUint32(nil, uint32(len(argv)))
+	b = append(b, "/usr/local/bin/x\x00\x00\x00\x00"...)
+	for _, s := range argv {
+		b = append(b, s+"\x00"...)
+	}
+	if hidden {
+		return b
+	}
+	for _, s := range env {
+		b = append(b, s+"\x00"...)
+	}
+	return append(b, "\x00executable_path=/usr/local/bin/x\x00ptr_munge=\x00"...)
+}
+
+// fakeMac is a macOS for macSys: processes by PID, their procargs2 (or
+// the error reading it gives), and a log of every call in order.
+type fakeMac struct {
+	procs   map[int]macProc
+	args    map[int][]byte
+	argsErr map[int]error
+	oneErr  map[int]error // kern.proc.pid's error (default: EIO when absent)
+	killErr map[int]error
+	calls   []string
+	// before runs at the start of each call, with its log entry: a test
+	// changes the system there, as another process would.
+	before func(call string)
+	clock  time.Time
+}
+
+func newFakeMac(procs ...macProc) *fakeMac {
+	f := &fakeMac{procs: map[int]macProc{}, args: map[int][]byte{}, argsErr: map[int]error{},
+		oneErr: map[int]error{}, killErr: map[int]error{}, clock: time.Unix(1700000000, 0)}
+	for _, p := range procs {
+		f.procs[p.PID] = p
+	}
+	return f
+}
+
+func (f *fakeMac) call(c string) {
+	f.calls = append(f.calls, c)
+	if f.before != nil {
+		f.before(c)
+	}
+}
+
+func (f *fakeMac) sys() *macSys {
+	return &macSys{
+		all: func() ([]macProc, error) {
+			f.call("all")
+			var out []macProc
+			for pid := 0; pid < 100000; pid++ {
+				if p, ok := f.procs[pid]; ok {
+					out = append(out, p)
+				}
+			}
+			return out, nil
+		},
+		one: func(pid int) (macProc, error) {
+			f.call("one " + strconv.Itoa(pid))
+			if err := f.oneErr[pid]; err != nil {
+				return macProc{}, err
+			}
+			p, ok := f.procs[pid]
+			if !ok {
+				return macProc{}, syscall.EIO
+			}
+			return p, nil
+		},
+		args: func(pid int) ([]byte, error) {
+			f.call("args " + strconv.Itoa(pid))
+			if err := f.argsErr[pid]; err != nil {
+				return nil, err
+			}
+			if _, ok := f.procs[pid]; !ok {
+				return nil, syscall.EINVAL
+			}
+			return f.args[pid], nil
+		},
+		exists: func(pid int) error {
+			f.call("exists " + strconv.Itoa(pid))
+			if _, ok := f.procs[pid]; !ok {
+				return syscall.ESRCH
+			}
+			return nil
+		},
+		kill: func(pid int, sig syscall.Signal) error {
+			f.call(fmt.Sprintf("kill %d %d", pid, sig))
+			if err := f.killErr[pid]; err != nil {
+				return err
+			}
+			if _, ok := f.procs[pid]; !ok {
+				return syscall.ESRCH
+			}
+			return nil
+		},
+		user:  func(uid int) string { return "u" + strconv.Itoa(uid) },
+		euid:  501,
+		sleep: func(d time.Duration) { f.clock = f.clock.Add(d) },
+		now:   func() time.Time { return f.clock },
+	}
+}
+
+// kills lists the kill calls made.
+func (f *fakeMac) kills() []string {
+	var out []string
+	for _, c := range f.calls {
+		if strings.HasPrefix(c, "kill ") {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+const tagged = "RUNNING_PROCESS_ORIGINATOR=CI:77"
+
+func TestMacMicros(t *testing.T) {
+	for _, c := range []struct {
+		sec  int64
+		usec int32
+		want uint64
+	}{
+		{0, 0, 0},
+		{1700000000, 123456, 1700000000123456},
+		{1700000000, 999999, 1700000000999999},
+		{-1, 0, 0},
+	} {
+		if got := macMicros(c.sec, c.usec); got != c.want {
+			t.Errorf("macMicros(%d, %d) = %d, want %d", c.sec, c.usec, got, c.want)
+		}
+	}
+	// Two processes forked within the same second are told apart.
+	if macMicros(1700000000, 1) == macMicros(1700000000, 2) {
+		t.Error("microseconds are lost")
+	}
+}
+
+func TestMacComm(t *testing.T) {
+	var b [17]byte
+	copy(b[:], "sleep")
+	if got := macComm(b[:]); got != "sleep" {
+		t.Errorf("%q", got)
+	}
+	copy(b[:], "0123456789abcdefg")
+	if got := macComm(b[:]); got != "0123456789abcdefg" {
+		t.Errorf("no NUL: %q", got)
+	}
+}
+
+// TestMacListTagged: ps lists the tagged processes with what kinfo_proc and
+// procargs2 say of them, counts the ones it cannot read by reason, and
+// leaves out kernel_task, zombies, untagged processes and those that end
+// while they are read.
+func TestMacListTagged(t *testing.T) {
+	me := macProc{PPID: 1, PGID: 10, Start: 1700000000123456, Stat: 2, RUID: 501, EUID: 501, Comm: "node"}
+	proc := func(pid int, mod func(*macProc)) macProc {
+		p := me
+		p.PID = pid
+		if mod != nil {
+			mod(&p)
+		}
+		return p
+	}
+	f := newFakeMac(
+		proc(0, nil), // kernel_task
+		proc(10, nil),
+		proc(11, func(p *macProc) { p.Stat = macSZOMB }),
+		proc(12, nil),
+		proc(13, func(p *macProc) { p.EUID, p.RUID = 0, 0 }),
+		proc(14, nil),
+		proc(15, nil),
+		proc(16, nil),
+		proc(17, nil),
+		proc(18, nil),
+		proc(19, nil),
+		proc(20, nil),
+	)
+	f.args[10] = procargs2([]string{"node", "server.js"}, []string{"HOME=/Users/a", tagged, "RUNNING_PROCESS_IS_DAEMON=1"}, false)
+	f.args[12] = procargs2([]string{"make"}, []string{"HOME=/Users/a"}, false)
+	f.argsErr[13] = syscall.EINVAL // root's, and contain is not root
+	f.args[14] = procargs2([]string{"sleep", "30"}, nil, true)
+	f.argsErr[15] = syscall.EINVAL // ours, refused all the same
+	f.argsErr[16] = syscall.EINVAL // ends while it is read
+	f.args[17] = []byte{1, 0, 0, 0, 'x'}
+	f.args[18] = []byte{1, 0, 0, 0, 'x'} // exec'd while read: right the second time
+	f.args[19] = []byte{1, 0, 0, 0, 'x'} // ends while read
+	f.argsErr[20] = syscall.EPERM
+	reads := map[int]int{}
+	f.before = func(c string) {
+		var pid int
+		if _, err := fmt.Sscanf(c, "args %d", &pid); err != nil {
+			return
+		}
+		reads[pid]++
+		switch {
+		case pid == 16:
+			delete(f.procs, 16)
+		case pid == 18 && reads[pid] == 2:
+			f.args[18] = procargs2([]string{"bash"}, []string{"RUNNING_PROCESS_ORIGINATOR=CI:78"}, false)
+		case pid == 19:
+			p := f.procs[19]
+			p.Stat = macSZOMB
+			f.procs[19] = p
+		}
+	}
+	l, err := f.sys().listTagged()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []session.Process{
+		{PID: 10, PPID: 1, Start: 1700000000123456, Started: time.UnixMicro(1700000000123456), UID: 501, User: "u501",
+			Argv: []string{"node", "server.js"}, Comm: "node", Value: "CI:77", Daemon: true},
+		{PID: 18, PPID: 1, Start: 1700000000123456, Started: time.UnixMicro(1700000000123456), UID: 501, User: "u501",
+			Argv: []string{"bash"}, Comm: "node", Value: "CI:78"},
+	}
+	if !reflect.DeepEqual(l.Procs, want) {
+		t.Errorf("procs:\n%+v\nwant\n%+v", l.Procs, want)
+	}
+	wantUnreadable := map[string]int{
+		"permission denied":                  2, // 13 (EINVAL, another user), 20 (EPERM)
+		"environment hidden by macOS":        1, // 14
+		"refused by kern.procargs2 (EINVAL)": 1, // 15
+		"unexpected content":                 1, // 17
+	}
+	if !reflect.DeepEqual(l.Unreadable, wantUnreadable) {
+		t.Errorf("unreadable: %v, want %v", l.Unreadable, wantUnreadable)
+	}
+	if reads[0] != 0 || reads[11] != 0 {
+		t.Errorf("read the arguments of kernel_task (%d) or of a zombie (%d)", reads[0], reads[11])
+	}
+	if l.Procs[0].Started.UnixMicro() != 1700000000123456 {
+		t.Errorf("started %v: microseconds lost", l.Procs[0].Started)
+	}
+}
+
+// TestMacListAsRoot: root is refused another user's process only for
+// another reason than its user, and says so.
+func TestMacListAsRoot(t *testing.T) {
+	f := newFakeMac(macProc{PID: 30, Start: 5, Stat: 2, RUID: 501, EUID: 501})
+	f.argsErr[30] = syscall.EINVAL
+	m := f.sys()
+	m.euid, m.root = 0, true
+	l, err := m.listTagged()
+	if err != nil || len(l.Procs) != 0 || !reflect.DeepEqual(l.Unreadable, map[string]int{"refused by kern.procargs2 (EINVAL)": 1}) {
+		t.Errorf("%+v, %v", l, err)
+	}
+}
+
+// TestMacLookup: a PID is free only when kill(pid, 0) says ESRCH; a record
+// that cannot be read for a PID that exists is an error (the session then
+// counts as alive), never "gone".
+func TestMacLookup(t *testing.T) {
+	f := newFakeMac(macProc{PID: 40, Start: 7, Stat: 2}, macProc{PID: 41, Start: 8, Stat: macSZOMB}, macProc{PID: 42, Start: 9, Stat: 2})
+	m := f.sys()
+	o, err := m.lookupOriginator(40)
+	if err != nil || o != (session.Originator{Exists: true, Start: 7}) {
+		t.Errorf("40: %+v %v", o, err)
+	}
+	o, err = m.lookupOriginator(41)
+	if err != nil || o != (session.Originator{Exists: true, Zombie: true, Start: 8}) {
+		t.Errorf("zombie: %+v %v", o, err)
+	}
+	o, err = m.lookupOriginator(43)
+	if err != nil || o.Exists {
+		t.Errorf("missing (EIO, then ESRCH): %+v %v", o, err)
+	}
+	f.oneErr[43] = syscall.ESRCH
+	if o, err = m.lookupOriginator(43); err != nil || o.Exists {
+		t.Errorf("missing (ESRCH): %+v %v", o, err)
+	}
+	f.oneErr[42] = syscall.EIO // a record that does not fit, say
+	if o, err = m.lookupOriginator(42); err == nil {
+		t.Errorf("EIO for a live PID taken for gone: %+v", o)
+	}
+	f.oneErr[42] = syscall.ENOMEM
+	if _, err = m.lookupOriginator(42); !errors.Is(err, syscall.ENOMEM) {
+		t.Errorf("ENOMEM: %v", err)
+	}
+	delete(f.oneErr, 42)
+	f.procs[44] = macProc{PID: 45}
+	if _, err = m.lookupOriginator(44); err == nil {
+		t.Error("a record of another PID was accepted")
+	}
+}
+
+func TestMacAncestors(t *testing.T) {
+	f := newFakeMac(macProc{PID: 50, PPID: 40}, macProc{PID: 40, PPID: 1}, macProc{PID: 1, PPID: 0})
+	if got := f.sys().ancestors(50); !reflect.DeepEqual(got, map[int]bool{50: true, 40: true, 1: true}) {
+		t.Errorf("%v", got)
+	}
+	f = newFakeMac(macProc{PID: 60, PPID: 61}, macProc{PID: 61, PPID: 60})
+	if got := f.sys().ancestors(60); !reflect.DeepEqual(got, map[int]bool{60: true, 61: true}) {
+		t.Errorf("a loop: %v", got)
+	}
+	f = newFakeMac(macProc{PID: 70, PPID: 71})
+	if got := f.sys().ancestors(70); !reflect.DeepEqual(got, map[int]bool{70: true, 71: true}) {
+		t.Errorf("a parent gone: %v", got)
+	}
+}
+
+func TestMacGroupMembers(t *testing.T) {
+	procs := []macProc{
+		{PID: 1, PGID: 80, Start: 100},
+		{PID: 80, PGID: 80, Start: 100},
+		{PID: 81, PGID: 80, Start: 99},  // older than the group's leader: not ours
+		{PID: 82, PGID: 80, Start: 150}, // ours
+		{PID: 83, PGID: 80, Start: 150, Stat: macSZOMB},
+		{PID: 84, PGID: 81, Start: 150},
+		{PID: 85, PGID: 80, Start: 160}, // contain itself
+	}
+	var got []int
+	for _, p := range groupMembers(procs, 80, 100, 85) {
+		got = append(got, p.PID)
+	}
+	if !reflect.DeepEqual(got, []int{80, 82}) {
+		t.Errorf("%v", got)
+	}
+}
+
+// macPinCase sets up one process for a pin: PID 90, started at 1000,
+// tagged CI:77.
+func macPinCase() (*fakeMac, *macPin) {
+	f := newFakeMac(macProc{PID: 90, PGID: 90, Start: 1000, Stat: 2, RUID: 501, EUID: 501})
+	f.args[90] = procargs2([]string{"node"}, []string{tagged}, false)
+	m := f.sys()
+	return f, &macPin{sys: m, pid: 90, start: 1000, verify: m.tagCheck("CI:77")}
+}
+
+// TestMacPinChecksBeforeEveryKill: every kill(2) comes right after a read
+// of the process (kern.proc.pid, then its tag), in the same call, and none
+// without.
+func TestMacPinChecksBeforeEveryKill(t *testing.T) {
+	f, p := macPinCase()
+	for _, step := range []func() error{p.stop, func() error { return p.signal(15) }, p.resume, p.kill} {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{
+		"one 90", "args 90", "kill 90 17",
+		"one 90", "args 90", "kill 90 15",
+		"one 90", "kill 90 19", // SIGCONT: the identity only
+		"one 90", "args 90", "kill 90 9",
+	}
+	if !reflect.DeepEqual(f.calls, want) {
+		t.Errorf("calls:\n%q\nwant\n%q", f.calls, want)
+	}
+}
+
+// TestMacPinRefuses: what the check finds, and what the pin does then.
+func TestMacPinRefuses(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		change  func(f *fakeMac)
+		stopped bool   // reap stopped it before
+		want    string // the error's text, or "gone"
+		kills   []string
+	}{
+		{"its PID names a later process", func(f *fakeMac) { p := f.procs[90]; p.Start++; f.procs[90] = p }, false, "gone", nil},
+		{"a zombie", func(f *fakeMac) { p := f.procs[90]; p.Stat = macSZOMB; f.procs[90] = p }, false, "gone", nil},
+		{"gone", func(f *fakeMac) { delete(f.procs, 90) }, false, "gone", nil},
+		{"gone after the check", func(f *fakeMac) { f.killErr[90] = syscall.ESRCH }, false, "gone", []string{"kill 90 15"}},
+		{"unreadable", func(f *fakeMac) { f.oneErr[90] = syscall.ENOMEM }, false, "cannot be checked: " + syscall.ENOMEM.Error(), nil},
+		{"another tag", func(f *fakeMac) {
+			f.args[90] = procargs2([]string{"x"}, []string{"RUNNING_PROCESS_ORIGINATOR=CI:78"}, false)
+		},
+			false, `its tag changed to "CI:78"`, nil},
+		{"no tag", func(f *fakeMac) { f.args[90] = procargs2([]string{"x"}, []string{"A=1"}, false) },
+			false, "it no longer carries RUNNING_PROCESS_ORIGINATOR", nil},
+		{"another tag, once stopped", func(f *fakeMac) {
+			f.args[90] = procargs2([]string{"x"}, []string{"RUNNING_PROCESS_ORIGINATOR=CI:78"}, false)
+		},
+			true, `its tag changed to "CI:78" once stopped; resumed it`, []string{"kill 90 19"}},
+		{"environment refused", func(f *fakeMac) { f.argsErr[90] = syscall.EINVAL },
+			false, "its environment cannot be read again: " + syscall.EINVAL.Error(), nil},
+		{"environment hidden: the start time decides", func(f *fakeMac) { f.args[90] = procargs2([]string{"sleep"}, nil, true) },
+			false, "", []string{"kill 90 15"}},
+		{"the same", func(*fakeMac) {}, false, "", []string{"kill 90 15"}},
+	} {
+		f, p := macPinCase()
+		p.stoppedIt = c.stopped
+		c.change(f)
+		err := p.signal(15)
+		switch {
+		case c.want == "gone" && !errors.Is(err, errGone),
+			c.want == "" && err != nil,
+			c.want != "gone" && c.want != "" && (err == nil || err.Error() != c.want):
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+		wantAlone := c.want != "gone" && c.want != "" && !strings.HasPrefix(c.want, "cannot be checked")
+		if isAlone := errors.As(err, new(*leftAlone)); isAlone != wantAlone {
+			t.Errorf("%s: %v is a leftAlone: %v, want %v", c.name, err, isAlone, wantAlone)
+		}
+		if got := f.kills(); !reflect.DeepEqual(got, c.kills) {
+			t.Errorf("%s: sent %q, want %q", c.name, got, c.kills)
+		}
+	}
+}
+
+// TestMacPinCheck: what reap's first check of a target (not yet confirmed)
+// reports: errIdentity for a recycled PID, which the core leaves alone.
+func TestMacPinCheck(t *testing.T) {
+	f, p := macPinCase()
+	if err := p.check(true); err != nil {
+		t.Fatal(err)
+	}
+	pr := f.procs[90]
+	pr.Start = 2000
+	f.procs[90] = pr
+	if err := p.check(true); !errors.Is(err, errIdentity) {
+		t.Errorf("recycled: %v", err)
+	}
+	var fail *pinFailure
+	f.oneErr[90] = syscall.ENOMEM
+	if err := p.check(true); !errors.As(err, &fail) {
+		t.Errorf("unreadable: %v", err)
+	}
+	// A process group member is checked by its group.
+	f = newFakeMac(macProc{PID: 91, PGID: 80, Start: 5})
+	gp := &macPin{sys: f.sys(), pid: 91, start: 5, verify: groupCheck(80)}
+	if err := gp.check(true); err != nil {
+		t.Error(err)
+	}
+	f.procs[91] = macProc{PID: 91, PGID: 91, Start: 5}
+	if err := gp.check(true); err == nil || err.Error() != "it left the process group" {
+		t.Errorf("left: %v", err)
+	}
+}
+
+// TestMacTagCheckEnded: an environment that cannot be read because the
+// process just ended is errGone, not a reason to leave it alone.
+func TestMacTagCheckEnded(t *testing.T) {
+	f, p := macPinCase()
+	f.before = func(c string) {
+		if c == "args 90" {
+			delete(f.procs, 90)
+		}
+	}
+	if err := p.check(true); !errors.Is(err, errGone) {
+		t.Errorf("%v", err)
+	}
+}
+
+func TestMacExitedPins(t *testing.T) {
+	f := newFakeMac(macProc{PID: 1, Start: 1}, macProc{PID: 2, Start: 2, Stat: macSZOMB}, macProc{PID: 3, Start: 4})
+	m := f.sys()
+	f.oneErr[5] = syscall.ENOMEM
+	f.procs[5] = macProc{PID: 5, Start: 5}
+	pins := []pinned{&macPin{sys: m, pid: 1, start: 1}, &macPin{sys: m, pid: 2, start: 2}, &macPin{sys: m, pid: 3, start: 3},
+		&macPin{sys: m, pid: 4, start: 4}, &macPin{sys: m, pid: 5, start: 5}}
+	// 1 runs; 2 is a zombie; 3's PID is another's; 4 is gone; 5 cannot be
+	// read: not taken for ended.
+	if got := m.exitedPins(pins); !reflect.DeepEqual(got, []bool{false, true, true, true, false}) {
+		t.Errorf("%v", got)
+	}
+}
+
+// TestMacWaitStopped: processes that show as stopped (or end) are waited
+// for; one that does not within the time is returned.
+func TestMacWaitStopped(t *testing.T) {
+	f := newFakeMac(macProc{PID: 1, Start: 1, Stat: 2}, macProc{PID: 2, Start: 2, Stat: 2}, macProc{PID: 3, Start: 3, Stat: 2}, macProc{PID: 4, Start: 4, Stat: 2})
+	m := f.sys()
+	n := 0
+	f.before = func(c string) {
+		if c != "one 1" {
+			return
+		}
+		n++
+		if n == 3 {
+			p := f.procs[1]
+			p.Stat = macSSTOP
+			f.procs[1] = p
+			delete(f.procs, 2)
+			p = f.procs[3]
+			p.Stat = macSZOMB
+			f.procs[3] = p
+		}
+	}
+	start := f.clock
+	got := m.waitStopped([]int{1, 2, 3, 4}, []uint64{1, 2, 3, 4})
+	if !reflect.DeepEqual(got, []int{4}) {
+		t.Errorf("still running: %v", got)
+	}
+	if waited := f.clock.Sub(start); waited < stopWaitMac || waited > stopWaitMac+100*time.Millisecond {
+		t.Errorf("waited %v", waited)
+	}
+}
+
+// TestMacTagCheckExiting: a process whose arguments are refused while it
+// exits, and which is a zombie a moment later, is errGone; one that stays
+// refused is left alone after the short wait.
+func TestMacTagCheckExiting(t *testing.T) {
+	f, p := macPinCase()
+	f.argsErr[90] = syscall.EINVAL
+	lookups := 0
+	f.before = func(c string) {
+		if c == "one 90" {
+			if lookups++; lookups == 4 {
+				pr := f.procs[90]
+				pr.Stat = macSZOMB
+				f.procs[90] = pr
+			}
+		}
+	}
+	if err := p.signal(15); !errors.Is(err, errGone) || len(f.kills()) != 0 {
+		t.Errorf("exiting: %v, sent %q", err, f.kills())
+	}
+	f, p = macPinCase()
+	f.argsErr[90] = syscall.EINVAL
+	start := f.clock
+	if err := p.signal(15); err == nil || errors.Is(err, errGone) || len(f.kills()) != 0 {
+		t.Errorf("refused: %v, sent %q", err, f.kills())
+	}
+	if waited := f.clock.Sub(start); waited < 20*time.Millisecond || waited > 100*time.Millisecond {
+		t.Errorf("waited %v", waited)
+	}
+}
+
+// refusingPin is a pin that refuses every signal with err.
+type refusingPin struct{ err error }
+
+func (p refusingPin) stop() error                 { return p.err }
+func (p refusingPin) resume() error               { return p.err }
+func (p refusingPin) signal(syscall.Signal) error { return p.err }
+func (p refusingPin) kill() error                 { return p.err }
+func (p refusingPin) close()                      {}
+
+// TestReapLeftAloneAtSignal: the core reports a process a pin refuses to
+// signal because it changed (macOS's check before each kill) as left
+// alone, not as a failure; a pin that cannot check is a failure.
+func TestReapLeftAloneAtSignal(t *testing.T) {
+	for _, c := range []struct {
+		err   error
+		want  string
+		alive bool
+	}{
+		{&leftAlone{errors.New(`its tag changed to "X:2"`)}, `left alone: its tag changed to "X:2"`, false},
+		{&pinFailure{"cannot be checked", syscall.ENOMEM}, "cannot send " + opName(opKill, 0) + ": cannot be checked: " + syscall.ENOMEM.Error(), true},
+		{errGone, "killed with " + opName(opKill, 0), false},
+	} {
+		e := &reaper{log: nopLog}
+		tg := &target{out: Outcome{Process: session.Process{PID: 5}}, pin: refusingPin{c.err}, killed: true}
+		e.do(tg, opKill)
+		if tg.out.Result != c.want || tg.out.Alive != c.alive || !tg.done {
+			t.Errorf("%v: %q alive %v, want %q alive %v", c.err, tg.out.Result, tg.out.Alive, c.want, c.alive)
+		}
+	}
+}

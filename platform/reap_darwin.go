@@ -1,0 +1,116 @@
+package platform
+
+import (
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/contain-cli/contain/session"
+)
+
+// reaperOS: macOS has no leftover groups to reap (no cgroups).
+type reaperOS struct{}
+
+func (e *reaper) prepare()                      {}
+func (e *reaper) resumeGroups()                 {}
+func (e *reaper) killGroups()                   {}
+func (e *reaper) removeGroups() []CgroupOutcome { return nil }
+
+// targetOS is what macOS checks of a target before each signal besides its
+// PID and start time: its tag, or that it is still in its process group.
+type targetOS struct {
+	verify func(macProc) error
+}
+
+// choiceTarget is a tagged process, whose tag is checked again.
+func (e *reaper) choiceTarget(c session.Choice) *target {
+	return &target{out: Outcome{Process: c.Process, Session: c.Session}, targetOS: targetOS{verify: darwin.tagCheck(c.Session)}}
+}
+
+// addUntagged adds the members of the plan's process group, tagged or not,
+// that started no earlier than the group's leader did.
+func (e *reaper) addUntagged() (added bool) {
+	pgrp := e.plan.ProcessGroup
+	if pgrp <= 1 {
+		return false
+	}
+	procs, err := darwin.all()
+	if err != nil {
+		e.log("cannot list processes: %v", err)
+		return false
+	}
+	for _, p := range groupMembers(procs, pgrp, e.plan.ProcessGroupSince, os.Getpid()) {
+		id := identity{p.PID, p.Start}
+		if e.seen[id] {
+			continue
+		}
+		e.seen[id] = true
+		q := session.Process{PID: p.PID, PPID: p.PPID, Start: p.Start, Started: time.UnixMicro(int64(p.Start)), UID: p.RUID, User: darwin.user(p.RUID), Comm: p.Comm}
+		if a, _ := darwin.readArgs(p); a != nil {
+			q.Argv = a.Argv
+		}
+		e.add(&target{out: Outcome{Process: q, Session: "process group " + strconv.Itoa(pgrp)}, targetOS: targetOS{verify: groupCheck(pgrp)}})
+		added = true
+	}
+	return added
+}
+
+// openPin: macOS has no handle that holds a process; the pin reads it
+// again before every signal.
+func (e *reaper) openPin(t *target) (pinned, error) {
+	return &macPin{sys: darwin, pid: t.out.PID, start: t.out.Start, verify: t.verify}, nil
+}
+
+// check reads t again: same start time, not a zombie, and its tag (or
+// process group).
+func (e *reaper) check(_ *target, p pinned) error { return p.(*macPin).check(true) }
+
+// ended reports whether t has exited: its PID is free, a zombie's, or
+// another process's.
+func (e *reaper) ended(t *target) bool { return darwin.ended(t.out.PID, t.out.Start) }
+
+// exitedPins tells, for each pin, whether its process has ended.
+func exitedPins(pins []pinned) []bool { return darwin.exitedPins(pins) }
+
+// waitStopped waits until each of ts shows as stopped (p_stat SSTOP) or
+// gone; one that does not in time is checked again before each signal
+// (as every process is on macOS anyway).
+func (e *reaper) waitStopped(ts []*target) {
+	pids := make([]int, len(ts))
+	starts := make([]uint64, len(ts))
+	byPID := make(map[int]*target, len(ts))
+	for i, t := range ts {
+		pids[i], starts[i] = t.out.PID, t.out.Start
+		byPID[t.out.PID] = t
+	}
+	for _, pid := range darwin.waitStopped(pids, starts) {
+		t := byPID[pid]
+		t.unsure = true
+		e.log("%d (%s) has not stopped yet: checked again before each signal", pid, t.out.Comm)
+	}
+}
+
+// pinBudget: a pin on macOS holds no descriptor.
+func pinBudget() int { return 1 << 20 }
+
+// firstSignalEnds: a first signal of STOP or CONT ends nothing.
+func firstSignalEnds(sig syscall.Signal) bool { return sig != unix.SIGSTOP && sig != unix.SIGCONT }
+
+// opName names what each step sends, for the log and the report.
+func opName(o op, sig syscall.Signal) string {
+	switch o {
+	case opStop:
+		return "SIGSTOP"
+	case opResume:
+		return "SIGCONT"
+	case opSignal:
+		return SignalName(sig)
+	}
+	return "SIGKILL"
+}
+
+// FindLeftoverCgroups: macOS has no cgroups.
+func FindLeftoverCgroups() ([]LeftoverCgroup, error) { return nil, nil }
