@@ -3,10 +3,7 @@ package platform
 import (
 	"os"
 	"strconv"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/contain-cli/contain/session"
 )
@@ -95,22 +92,6 @@ func (e *reaper) waitStopped(ts []*target) {
 
 // pinBudget: a pin on macOS holds no descriptor.
 func pinBudget() int { return 1 << 20 }
-
-// firstSignalEnds: a first signal of STOP or CONT ends nothing.
-func firstSignalEnds(sig syscall.Signal) bool { return sig != unix.SIGSTOP && sig != unix.SIGCONT }
-
-// opName names what each step sends, for the log and the report.
-func opName(o op, sig syscall.Signal) string {
-	switch o {
-	case opStop:
-		return "SIGSTOP"
-	case opResume:
-		return "SIGCONT"
-	case opSignal:
-		return SignalName(sig)
-	}
-	return "SIGKILL"
-}
 
 // FindLeftoverCgroups: macOS has no cgroups.
 func FindLeftoverCgroups() ([]LeftoverCgroup, error) { return nil, nil }

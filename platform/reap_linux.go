@@ -70,22 +70,6 @@ func exitedPins(pins []pinned) []bool {
 	return out
 }
 
-// firstSignalEnds: a first signal of STOP or CONT ends nothing.
-func firstSignalEnds(sig syscall.Signal) bool { return sig != unix.SIGSTOP && sig != unix.SIGCONT }
-
-// opName names what each step sends, for the log and the report.
-func opName(o op, sig syscall.Signal) string {
-	switch o {
-	case opStop:
-		return "SIGSTOP"
-	case opResume:
-		return "SIGCONT"
-	case opSignal:
-		return SignalName(sig)
-	}
-	return "SIGKILL"
-}
-
 // prepare freezes the leftover cgroups.
 func (e *reaper) prepare() {
 	e.buf = make([]byte, 0, 8192)

@@ -102,8 +102,7 @@ var subscription struct {
 // function would do, for every command, and costs contain run -- true 5%.)
 func PrepareRun() {
 	runtime.LockOSThread()
-	guardable = true
-	exitsAfterRun = true
+	preparedByMain = true
 	early.guardDone = make(chan struct{})
 	go func() {
 		early.guard, early.guardErr = startGuard()
@@ -112,18 +111,15 @@ func PrepareRun() {
 	subscribe()
 }
 
-// exitsAfterRun is set when contain's own main prepared the run: the
-// process exits once Run returns, so Run leaves the signal subscription in
-// force instead of stopping it. signal.Stop costs a round trip between two
-// runtime threads per signal, like subscribing (measured: 0.5-0.8 ms of
-// contain run -- true); a signal that comes after the group is closed
-// changes nothing.
-var exitsAfterRun bool
-
-// guardable is set when contain's own main prepared the run: only then is
-// the executable contain, and able to be the guard (a test binary that
-// calls Run is not), and the main goroutine on the main thread.
-var guardable bool
+// preparedByMain is set when contain's own main prepared the run. Only
+// then is the executable contain, and able to be the guard (a test binary
+// that calls Run is not), and the main goroutine on the main thread. And
+// the process exits once Run returns, so Run leaves the signal
+// subscription in force instead of stopping it: signal.Stop costs a round
+// trip between two runtime threads per signal, like subscribing (measured:
+// 0.5-0.8 ms of contain run -- true); a signal that comes after the group
+// is closed changes nothing.
+var preparedByMain bool
 
 // early is what PrepareRun started for the next Run: the crash guard.
 var early struct {
@@ -202,8 +198,7 @@ type runner struct {
 	gaveTTY bool // COMMAND's group was given the terminal at some point
 
 	waitFlags int    // WNOTHREAD: the guard, a child of another thread, is not waited for
-	guard     *guard // nil: none
-	guardPID  int    // the crash guard, a child of contain but no member of the group
+	guard     *guard // the crash guard, a child of contain but no member of the group; nil: none
 
 	pid      int // COMMAND; also its process group
 	status   unix.WaitStatus
@@ -229,7 +224,7 @@ func (r *runner) run() (Result, error) {
 	sigs, subscribed := takeSubscription()
 	r.sigs = sigs
 	var laterDone chan struct{} // the subscription to forwardedLater is in force
-	if !exitsAfterRun {
+	if !preparedByMain {
 		defer func() {
 			if laterDone != nil {
 				<-laterDone // else it could subscribe after the Stop
@@ -240,7 +235,6 @@ func (r *runner) run() (Result, error) {
 
 	if g := r.takeGuard(); g != nil {
 		defer g.stop()
-		r.guardPID = g.pid
 		r.guard = g
 	}
 
@@ -279,7 +273,7 @@ func (r *runner) run() (Result, error) {
 		if err := r.guard.command(r.pid, since); err != nil {
 			r.log("cannot tell the crash guard COMMAND's process group: %v", err)
 		}
-		r.log("crash guard: PID %d", r.guardPID)
+		r.log("crash guard: PID %d", r.guard.pid)
 	}
 	if r.cg != nil {
 		layers = append(layers, "cgroup "+r.cg.dir)
@@ -315,7 +309,7 @@ func (r *runner) run() (Result, error) {
 // reaper then waits with __WNOTHREAD, so that the guard, a child of another
 // thread, is not among the children it waits for.
 func (r *runner) takeGuard() *guard {
-	if !guardable {
+	if !preparedByMain {
 		r.log("run from another program than contain: no crash guard")
 		return nil
 	}
@@ -663,8 +657,8 @@ func (r *runner) members() []member {
 	if err != nil {
 		r.log("cannot scan /proc: %v", err)
 	}
-	if r.guardPID != 0 {
-		delete(procs, r.guardPID)
+	if r.guard != nil {
+		delete(procs, r.guard.pid)
 	}
 	var out []member
 	seen := make(map[int]bool)

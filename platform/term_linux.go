@@ -2,7 +2,6 @@ package platform
 
 import (
 	"runtime"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -47,8 +46,7 @@ func (t *terminal) setForeground(pgrp int) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var set, old unix.Sigset_t
-	bit, width := uint(unix.SIGTTOU)-1, uint(unsafe.Sizeof(set.Val[0])*8)
-	set.Val[bit/width] |= 1 << (bit % width)
+	addSignal(&set, unix.SIGTTOU)
 	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &set, &old); err != nil {
 		return err
 	}
