@@ -173,7 +173,7 @@ func TestDarwinRefusedAndHidden(t *testing.T) {
 }
 
 // TestDarwinReapProcessGroup: a process group's members are reaped without
-// a tag (the crash guard's plan), each checked by its group.
+// a tag (the crash guard's plan), found by the tracker.
 func TestDarwinReapProcessGroup(t *testing.T) {
 	cmd := startSleeper(t, &syscall.SysProcAttr{Setpgid: true})
 	pid := cmd.Process.Pid
@@ -181,7 +181,7 @@ func TestDarwinReapProcessGroup(t *testing.T) {
 	if err != nil || !o.Exists {
 		t.Fatal(o, err)
 	}
-	r := Reap(ReapPlan{ProcessGroup: pid, ProcessGroupSince: o.Start, Signal: unix.SIGTERM, Grace: time.Second})
+	r := Reap(ReapPlan{Track: newTracker(os.Getpid(), pid, o.Start, ""), Signal: unix.SIGTERM, Grace: time.Second})
 	if len(r.Processes) != 1 || r.Processes[0].PID != pid || r.Processes[0].Alive {
 		t.Errorf("%+v", r.Processes)
 	}

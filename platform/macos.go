@@ -235,16 +235,51 @@ func (m *macSys) ancestors(ppid int) map[int]bool {
 	return out
 }
 
-// groupMembers lists the processes of process group pgrp that started no
-// earlier than since, zombies and contain itself (me) left out.
-func groupMembers(procs []macProc, pgrp int, since uint64, me int) []macProc {
-	var out []macProc
-	for _, p := range procs {
-		if p.PGID == pgrp && p.Start >= since && !p.zombie() && p.PID != me && p.PID > 1 {
-			out = append(out, p)
-		}
+// entries turns kern.proc.all records into the tracker's scan. macOS
+// gives no session with them: the tracker asks (getsid) when it matters.
+func entries(procs []macProc) []procEntry {
+	out := make([]procEntry, len(procs))
+	for i, p := range procs {
+		out[i] = procEntry{PID: p.PID, PPID: p.PPID, Pgrp: p.PGID, Start: p.Start, Zombie: p.zombie(), Comm: p.Comm}
 	}
 	return out
+}
+
+// errEnvHidden: macOS returned the process's arguments but not its
+// environment.
+var errEnvHidden = errors.New("environment hidden by macOS")
+
+// readTag reads pid's tag from kern.procargs2: ok is false when it holds
+// none; an error when the environment cannot be read, hidden included.
+func (m *macSys) readTag(pid int) (value string, ok bool, err error) {
+	raw, err := m.args(pid)
+	if err != nil {
+		return "", false, err
+	}
+	a, err := procargs.Parse(raw)
+	switch {
+	case err != nil:
+		return "", false, err
+	case a.EnvHidden:
+		return "", false, errEnvHidden
+	}
+	value, ok = procargs.Getenv(a.Env, tag.Var)
+	return value, ok, nil
+}
+
+// signalSeen sends sig to pid if it is still the process seen (start
+// time), not a zombie, and verify holds; a process that has ended gives
+// ESRCH.
+func (m *macSys) signalSeen(pid int, start uint64, sig syscall.Signal, verify func() error) error {
+	p := &macPin{sys: m, pid: pid, start: start}
+	if verify != nil {
+		p.verify = func(macProc) error { return verify() }
+	}
+	err := p.send(sig, true)
+	if errors.Is(err, errGone) {
+		return syscall.ESRCH
+	}
+	return err
 }
 
 // tagCheck is what reap checks of a tagged process besides its start
@@ -274,16 +309,6 @@ func (m *macSys) tagCheck(value string) func(macProc) error {
 			return errGone
 		}
 		return fmt.Errorf("its environment cannot be read again: %v", err)
-	}
-}
-
-// groupCheck is what reap checks of a process found by its process group.
-func groupCheck(pgrp int) func(macProc) error {
-	return func(now macProc) error {
-		if now.PGID != pgrp {
-			return errors.New("it left the process group")
-		}
-		return nil
 	}
 }
 

@@ -319,22 +319,69 @@ func TestMacAncestors(t *testing.T) {
 	}
 }
 
-func TestMacGroupMembers(t *testing.T) {
-	procs := []macProc{
-		{PID: 1, PGID: 80, Start: 100},
-		{PID: 80, PGID: 80, Start: 100},
-		{PID: 81, PGID: 80, Start: 99},  // older than the group's leader: not ours
-		{PID: 82, PGID: 80, Start: 150}, // ours
-		{PID: 83, PGID: 80, Start: 150, Stat: macSZOMB},
-		{PID: 84, PGID: 81, Start: 150},
-		{PID: 85, PGID: 80, Start: 160}, // contain itself
+// The tracker's scan from kern.proc.all records: no session, zombies
+// marked.
+func TestMacEntries(t *testing.T) {
+	got := entries([]macProc{
+		{PID: 80, PPID: 1, PGID: 80, Start: 100, Stat: 2, Comm: "sh"},
+		{PID: 83, PPID: 80, PGID: 80, Start: 150, Stat: macSZOMB, Comm: "sleep"},
+	})
+	want := []procEntry{
+		{PID: 80, PPID: 1, Pgrp: 80, Start: 100, Comm: "sh"},
+		{PID: 83, PPID: 80, Pgrp: 80, Start: 150, Zombie: true, Comm: "sleep"},
 	}
-	var got []int
-	for _, p := range groupMembers(procs, 80, 100, 85) {
-		got = append(got, p.PID)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("entries = %+v, want %+v", got, want)
 	}
-	if !reflect.DeepEqual(got, []int{80, 82}) {
-		t.Errorf("%v", got)
+}
+
+// readTag: a hidden environment is an error, never "no tag".
+func TestMacReadTag(t *testing.T) {
+	f := newFakeMac(macProc{PID: 90, Start: 1}, macProc{PID: 91, Start: 1}, macProc{PID: 92, Start: 1})
+	f.args[90] = procargs2([]string{"node"}, []string{tagged}, false)
+	f.args[91] = procargs2([]string{"sleep"}, nil, true)
+	f.args[92] = procargs2([]string{"node"}, []string{"HOME=/"}, false)
+	m := f.sys()
+	if v, ok, err := m.readTag(90); err != nil || !ok || v != "CI:77" {
+		t.Errorf("tagged: %q %v %v", v, ok, err)
+	}
+	if _, _, err := m.readTag(91); !errors.Is(err, errEnvHidden) {
+		t.Errorf("hidden: %v", err)
+	}
+	if _, ok, err := m.readTag(92); err != nil || ok {
+		t.Errorf("untagged: %v %v", ok, err)
+	}
+	if _, _, err := m.readTag(93); err == nil {
+		t.Error("no such process: no error")
+	}
+}
+
+// signalSeen signals the process seen, and only it.
+func TestMacSignalSeen(t *testing.T) {
+	f := newFakeMac(macProc{PID: 90, Start: 1000, Stat: 2})
+	m := f.sys()
+	if err := m.signalSeen(90, 999, macSIGKILL, nil); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("recycled PID: %v, want ESRCH", err)
+	}
+	if err := m.signalSeen(90, 1000, macSIGKILL, func() error { return errors.New("no") }); err == nil {
+		t.Error("verify failed, yet signalled")
+	}
+	kills := func() (n int) {
+		for _, c := range f.calls {
+			if strings.HasPrefix(c, "kill ") {
+				n++
+			}
+		}
+		return n
+	}
+	if kills() != 0 {
+		t.Fatalf("signals sent: %v", f.calls)
+	}
+	if err := m.signalSeen(90, 1000, macSIGKILL, nil); err != nil {
+		t.Fatal(err)
+	}
+	if kills() != 1 {
+		t.Errorf("signals sent: %v, want one", f.calls)
 	}
 }
 
@@ -435,16 +482,6 @@ func TestMacPinCheck(t *testing.T) {
 	f.oneErr[90] = syscall.ENOMEM
 	if err := p.check(true); !errors.As(err, &fail) {
 		t.Errorf("unreadable: %v", err)
-	}
-	// A process group member is checked by its group.
-	f = newFakeMac(macProc{PID: 91, PGID: 80, Start: 5})
-	gp := &macPin{sys: f.sys(), pid: 91, start: 5, verify: groupCheck(80)}
-	if err := gp.check(true); err != nil {
-		t.Error(err)
-	}
-	f.procs[91] = macProc{PID: 91, PGID: 91, Start: 5}
-	if err := gp.check(true); err == nil || err.Error() != "it left the process group" {
-		t.Errorf("left: %v", err)
 	}
 }
 

@@ -79,14 +79,13 @@ type ReapPlan struct {
 	// Cgroups are leftover groups of dead contain runs: frozen first,
 	// killed, then removed.
 	Cgroups []LeftoverCgroup
-	// ProcessGroup, if not 0, is a process group whose members started no
-	// earlier than ProcessGroupSince (the crash guard's: COMMAND's group,
-	// which members that dropped the tag may still be in).
-	ProcessGroup      int
-	ProcessGroupSince uint64
-	Signal            syscall.Signal // the first signal
-	Grace             time.Duration  // then SIGKILL
-	Log               Logger
+	// Track, if not nil, finds processes of the session whether tagged or
+	// not (the crash guard's: COMMAND's process group, what contain saw
+	// of the session, and what those started since).
+	Track  *tracker
+	Signal syscall.Signal // the first signal
+	Grace  time.Duration  // then SIGKILL
+	Log    Logger
 }
 
 // LeftoverCgroup is a cgroup contain-PID whose contain is gone.

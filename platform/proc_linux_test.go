@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/contain-cli/contain/procfs"
+	"golang.org/x/sys/unix"
 )
 
 func TestReadStatSelf(t *testing.T) {
@@ -17,22 +17,23 @@ func TestReadStatSelf(t *testing.T) {
 	}
 }
 
-func TestDescendants(t *testing.T) {
-	procs := map[int]procfs.Stat{
-		1:  {PID: 1, PPID: 0},
-		10: {PID: 10, PPID: 1, State: 'S'},
-		11: {PID: 11, PPID: 10, State: 'S'},
-		12: {PID: 12, PPID: 11, State: 'Z'},
-		13: {PID: 13, PPID: 12, State: 'S'}, // a zombie's child (transient)
-		20: {PID: 20, PPID: 1, State: 'S'},
+// scanEntries shows this process as /proc/self/stat does, with its
+// session.
+func TestScanEntriesSelf(t *testing.T) {
+	procs, err := scanEntries()
+	if err != nil {
+		t.Fatal(err)
 	}
-	got := map[int]bool{}
-	for _, st := range descendants(procs, 10) {
-		got[st.PID] = true
+	sid, _ := unix.Getsid(0)
+	for _, p := range procs {
+		if p.PID == os.Getpid() {
+			if p.PPID != os.Getppid() || p.Pgrp != unix.Getpgrp() || p.Sid != sid || p.Start == 0 || p.Zombie {
+				t.Fatalf("scanEntries: self is %+v; want parent %d, group %d, session %d", p, os.Getppid(), unix.Getpgrp(), sid)
+			}
+			return
+		}
 	}
-	if len(got) != 2 || !got[11] || !got[13] {
-		t.Fatalf("descendants(10) = %v, want 11 and 13 (12 is a zombie)", got)
-	}
+	t.Fatalf("scanEntries: %d processes, not this one", len(procs))
 }
 
 func TestUnescapeMount(t *testing.T) {

@@ -1,8 +1,6 @@
 package platform
 
 import (
-	"os"
-	"strconv"
 	"time"
 
 	"github.com/contain-cli/contain/session"
@@ -27,11 +25,11 @@ func (e *reaper) choiceTarget(c session.Choice) *target {
 	return &target{out: Outcome{Process: c.Process, Session: c.Session}, targetOS: targetOS{verify: darwin.tagCheck(c.Session)}}
 }
 
-// addUntagged adds the members of the plan's process group, tagged or not,
-// that started no earlier than the group's leader did.
+// addUntagged adds what the plan's tracker finds, tagged or not: its PID
+// and start time are the process's identity, read again before each
+// kill(2).
 func (e *reaper) addUntagged() (added bool) {
-	pgrp := e.plan.ProcessGroup
-	if pgrp <= 1 {
+	if e.plan.Track == nil {
 		return false
 	}
 	procs, err := darwin.all()
@@ -39,17 +37,23 @@ func (e *reaper) addUntagged() (added bool) {
 		e.log("cannot list processes: %v", err)
 		return false
 	}
-	for _, p := range groupMembers(procs, pgrp, e.plan.ProcessGroupSince, os.Getpid()) {
-		id := identity{p.PID, p.Start}
+	byPID := make(map[int]macProc, len(procs))
+	for _, p := range procs {
+		byPID[p.PID] = p
+	}
+	live, _ := e.plan.Track.update(entries(procs))
+	for _, l := range live {
+		id := identity{l.PID, l.Start}
 		if e.seen[id] {
 			continue
 		}
 		e.seen[id] = true
+		p := byPID[l.PID]
 		q := session.Process{PID: p.PID, PPID: p.PPID, Start: p.Start, Started: time.UnixMicro(int64(p.Start)), UID: p.RUID, User: darwin.user(p.RUID), Comm: p.Comm}
 		if a, _ := darwin.readArgs(p); a != nil {
 			q.Argv = a.Argv
 		}
-		e.add(&target{out: Outcome{Process: q, Session: "process group " + strconv.Itoa(pgrp)}, targetOS: targetOS{verify: groupCheck(pgrp)}})
+		e.add(&target{out: Outcome{Process: q, Session: "tracked"}})
 		added = true
 	}
 	return added

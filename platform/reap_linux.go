@@ -79,10 +79,10 @@ func (e *reaper) prepare() {
 }
 
 // addUntagged adds what the tag does not find: the members of leftover
-// cgroups and of the plan's process group.
+// cgroups, and what the plan's tracker finds.
 func (e *reaper) addUntagged() bool {
 	added := e.addCgroupMembers()
-	return e.addGroupMembers() || added
+	return e.addTracked() || added
 }
 
 // targetOS is what Linux checks of a target besides its start time: its
@@ -258,32 +258,31 @@ func (e *reaper) addCgroupMembers() (added bool) {
 	return added
 }
 
-// addGroupMembers adds the members of the plan's process group, tagged or
-// not, that started no earlier than the group's leader did.
-func (e *reaper) addGroupMembers() (added bool) {
-	pgrp, since := e.plan.ProcessGroup, e.plan.ProcessGroupSince
-	if pgrp <= 1 {
+// addTracked adds what the plan's tracker finds, tagged or not: its
+// PID and start time are the process's identity, checked again before
+// each signal.
+func (e *reaper) addTracked() (added bool) {
+	if e.plan.Track == nil {
 		return false
 	}
-	procs, err := scanProcs()
+	procs, err := scanEntries()
 	if err != nil {
 		e.log("cannot scan /proc: %v", err)
 		return false
 	}
-	me := os.Getpid()
-	for pid, st := range procs {
-		id := identity{pid, st.Start}
-		if st.PGRP != pgrp || st.Start < since || st.Zombie() || pid == me || e.seen[id] {
+	live, _ := e.plan.Track.update(procs)
+	for _, p := range live {
+		id := identity{p.PID, p.Start}
+		if e.seen[id] {
 			continue
 		}
+		st, err := readStat(p.PID, e.buf)
+		if err != nil || st.Start != p.Start {
+			continue // gone since the scan
+		}
 		e.seen[id] = true
-		t := newTarget(describe(st), "process group "+strconv.Itoa(pgrp), func(now procfs.Stat) error {
-			if now.PGRP != pgrp {
-				return errors.New("it left the process group")
-			}
-			return nil
-		})
-		if cg := e.cgroupHolding(pid); cg != nil {
+		t := newTarget(describe(st), "tracked", func(procfs.Stat) error { return nil })
+		if cg := e.cgroupHolding(p.PID); cg != nil {
 			t.frozen = cg.frozen
 		}
 		e.add(t)

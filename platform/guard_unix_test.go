@@ -1,6 +1,9 @@
+//go:build linux || darwin
+
 package platform
 
 import (
+	"reflect"
 	"testing"
 	"time"
 )
@@ -21,9 +24,12 @@ func TestParseGuardOrders(t *testing.T) {
 		{in: "session CONTAIN:12 soon false\n", bad: true},
 		{in: "command x 1\n", bad: true},
 		{in: "hello\n", bad: true},
+		{in: "session CONTAIN:12 2s false\ncommand 13 4567\nmember 20 4600\nmember 21 4601\nmember 2",
+			want: guardOrders{value: "CONTAIN:12", grace: 2 * time.Second, pgrp: 13, since: 4567, members: []identity{{20, 4600}, {21, 4601}}}},
+		{in: "member 20 x\n", bad: true},
 	} {
 		got, err := parseGuardOrders([]byte(c.in))
-		if (err != nil) != c.bad || (!c.bad && got != c.want) {
+		if (err != nil) != c.bad || (!c.bad && !reflect.DeepEqual(got, c.want)) {
 			t.Errorf("parseGuardOrders(%q) = %+v, %v; want %+v, error %v", c.in, got, err, c.want, c.bad)
 		}
 	}

@@ -1,3 +1,5 @@
+//go:build linux || darwin
+
 package platform
 
 import (
@@ -55,6 +57,7 @@ func startGuard() (*guard, error) {
 		return nil, err
 	}
 	defer r.Close()
+	quietPipe(w)
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
 		w.Close()
@@ -113,10 +116,12 @@ func signalNumbers(sigs []os.Signal) string {
 	return strings.Join(nums, " ")
 }
 
-// guardSession and guardCommand are the two lines of the guard's pipe.
+// guardSession, guardCommand and guardMember are the lines of the guard's
+// pipe.
 const (
 	guardSession = "session"
 	guardCommand = "command"
+	guardMember  = "member"
 )
 
 // watch tells the guard the session it guards: its tag value, the grace
@@ -125,13 +130,20 @@ const (
 // if the guard is gone, the write fails (EPIPE) without a SIGPIPE that
 // contain would forward to the group as if it came from outside.
 func (g *guard) watch(value string, grace time.Duration, verbose bool) error {
-	_, err := fmt.Fprintf(pipeSafe(g.w.Fd()), "%s %s %s %t\n", guardSession, value, grace, verbose)
+	_, err := fmt.Fprintf(guardPipe(g.w), "%s %s %s %t\n", guardSession, value, grace, verbose)
 	return err
 }
 
 // command tells the guard COMMAND's process group and its start time.
 func (g *guard) command(pgrp int, since uint64) error {
-	_, err := fmt.Fprintf(pipeSafe(g.w.Fd()), "%s %d %d\n", guardCommand, pgrp, since)
+	_, err := fmt.Fprintf(guardPipe(g.w), "%s %d %d\n", guardCommand, pgrp, since)
+	return err
+}
+
+// member tells the guard of a process the tracker found, so that it is
+// found after a crash even where no link to the session is left.
+func (g *guard) member(pid int, start uint64) error {
+	_, err := fmt.Fprintf(guardPipe(g.w), "%s %d %d\n", guardMember, pid, start)
 	return err
 }
 
@@ -153,6 +165,7 @@ type guardOrders struct {
 	verbose bool
 	pgrp    int // 0: unknown
 	since   uint64
+	members []identity
 }
 
 // parseGuardOrders reads the lines contain wrote to its guard. A line cut
@@ -178,6 +191,13 @@ func parseGuardOrders(b []byte) (guardOrders, error) {
 				return o, err
 			}
 			o.pgrp, o.since = pgrp, since
+		case f[0] == guardMember && len(f) == 3:
+			pid, err1 := strconv.Atoi(f[1])
+			start, err2 := strconv.ParseUint(f[2], 10, 64)
+			if err := errors.Join(err1, err2); err != nil {
+				return o, err
+			}
+			o.members = append(o.members, identity{pid, start})
 		default:
 			return o, fmt.Errorf("unexpected line %q", line)
 		}
@@ -224,28 +244,28 @@ func RunGuard(args []string) int {
 		return 0 // contain ended before it started anything
 	}
 	log("contain %d has ended without closing its group: reaping session %s", pid, o.value)
-	guardReap(o.value, pid, o.pgrp, o.since, min(o.grace, guardGrace), log)
+	guardReap(o, pid, min(o.grace, guardGrace), log)
 	return 0
 }
 
 // guardReap does what reap does, for one session: its tagged processes,
-// daemons included (kill-on-close spares none), its cgroup, and COMMAND's
-// process group (where processes that dropped the tag may be).
-func guardReap(value string, pid, pgrp int, since uint64, grace time.Duration, log Logger) {
+// daemons included (kill-on-close spares none), its cgroup, and what the
+// tracker finds from what contain saw: COMMAND's process group, the
+// members contain told of, and what they started since.
+func guardReap(o guardOrders, pid int, grace time.Duration, log Logger) {
 	me := Me()
-	opts := session.Options{Filter: session.Filter{Values: []string{value}}, IncludeDaemons: true}
+	opts := session.Options{Filter: session.Filter{Values: []string{o.value}}, IncludeDaemons: true}
 	scan := func() ([]session.Choice, error) { return Choose(opts, me) }
 	targets, err := scan() // Reap leaves the ones to skip alone
 	if err != nil {
 		log("%v", err)
 	}
-	var cgroups []LeftoverCgroup
-	if dir, err := runCgroupDir(pid); err == nil {
-		if _, err := os.Stat(dir); err == nil {
-			cgroups = append(cgroups, LeftoverCgroup{Dir: dir})
-		}
+	track := newTracker(os.Getpid(), o.pgrp, o.since, o.value)
+	track.tagOf, track.sidOf = tagReader(o.value), sessionOf
+	for _, m := range o.members {
+		track.remember(m.pid, m.start)
 	}
-	r := Reap(ReapPlan{Targets: targets, Rescan: scan, Cgroups: cgroups, ProcessGroup: pgrp, ProcessGroupSince: since,
+	r := Reap(ReapPlan{Targets: targets, Rescan: scan, Cgroups: runCgroups(pid), Track: track,
 		Signal: unix.SIGTERM, Grace: grace, Log: log})
 	for _, o := range r.Processes {
 		log("%d (%s): %s", o.PID, o.Comm, o.Result)

@@ -1,0 +1,114 @@
+package platform
+
+import (
+	"errors"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// forwarded are the signals contain passes on to the whole group, as on
+// Linux (see run_linux.go): every signal whose default action ends a
+// process, WINCH and CONT, and SIGINFO (Ctrl-T), which asks a program for
+// its status. SIGALRM among them means "time out now".
+var (
+	forwardedFirst = []os.Signal{unix.SIGALRM, unix.SIGINT, unix.SIGQUIT, unix.SIGHUP, unix.SIGTERM,
+		unix.SIGPIPE, unix.SIGUSR1, unix.SIGUSR2, unix.SIGABRT,
+		unix.SIGILL, unix.SIGTRAP, unix.SIGBUS, unix.SIGFPE, unix.SIGSEGV, unix.SIGSYS, unix.SIGEMT}
+	// WINCH and CONT come first: the guard does not ignore them.
+	forwardedLater = []os.Signal{unix.SIGWINCH, unix.SIGCONT,
+		unix.SIGINFO, unix.SIGXCPU, unix.SIGXFSZ, unix.SIGVTALRM}
+)
+
+// runnerOS: macOS has nothing beyond the process group, the tracking and
+// the guard.
+type runnerOS struct {
+	subreaper bool // never: macOS has no subreaper
+}
+
+// setUp: macOS has no further layer (no cgroup, subreaper or Pdeathsig).
+func (r *runner) setUp() []string { return nil }
+
+// strong: nothing keeps the group in sight but contain's scans.
+func (r *runner) strong() bool { return false }
+
+// guardable: the reaper waits for COMMAND alone, never for the guard.
+func (r *runner) guardable() error { return nil }
+
+// start starts COMMAND in its own process group, in the terminal's
+// foreground when contain is.
+func (r *runner) start() error {
+	path, err := lookPath(r.o.Args[0])
+	if err != nil {
+		return &StartError{Name: r.o.Args[0], Err: err}
+	}
+	argv := r.o.Args
+	const shell = "/bin/sh"
+	for {
+		attr := &syscall.SysProcAttr{Setpgid: true}
+		if r.tty != nil && r.tty.foreground() == r.ownPgrp {
+			attr.Foreground, attr.Ctty = true, r.tty.fd
+		}
+		pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: r.o.Env, Files: []uintptr{0, 1, 2}, Sys: attr})
+		if errors.Is(err, unix.ENOEXEC) && argv[0] != shell {
+			path, argv = shell, append([]string{shell, path}, r.o.Args[1:]...)
+			continue
+		}
+		if err != nil {
+			return &StartError{Name: r.o.Args[0], Err: err}
+		}
+		r.pid, r.gaveTTY = pid, attr.Foreground
+		return nil
+	}
+}
+
+// wait waits for COMMAND: contain's only other child is the guard, and
+// without a subreaper no orphan becomes contain's.
+func (r *runner) wait(ws *unix.WaitStatus, flags int) (int, error) {
+	return unix.Wait4(r.pid, ws, flags, nil)
+}
+
+// There is no cgroup on macOS.
+func (r *runner) groupName() string    { return "" }
+func (r *runner) groupProcs() []int    { return nil }
+func (r *runner) groupHolds(int) error { return unix.ESRCH }
+func (r *runner) groupKill() bool      { return false }
+func (r *runner) groupPopulated() bool { return false }
+func (r *runner) groupEmptied() bool   { return true }
+func (r *runner) groupRemove()         {}
+
+// parentOf is pid's parent.
+func parentOf(pid int) (int, error) {
+	p, found, err := darwin.lookup(pid)
+	if err == nil && !found {
+		err = unix.ESRCH
+	}
+	return p.PPID, err
+}
+
+// startOf is pid's start time (0 if it cannot be read).
+func startOf(pid int) uint64 {
+	p, _, _ := darwin.lookup(pid)
+	return p.Start
+}
+
+// scanEntries lists every process for the tracker.
+func scanEntries() ([]procEntry, error) {
+	procs, err := darwin.all()
+	return entries(procs), err
+}
+
+// readTag reads pid's tag (buf is not needed on macOS).
+func readTag(pid int, _ []byte) (string, bool, error) { return darwin.readTag(pid) }
+
+// signalMember sends sig to pid after reading it again: the same start
+// time, not a zombie, and verify.
+func signalMember(pid int, start uint64, sig syscall.Signal, verify func() error) error {
+	return darwin.signalSeen(pid, start, sig, verify)
+}
+
+// detachAttr starts a detached COMMAND in a new session.
+func detachAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
+
+const detachedWhere = "in a new session"

@@ -1,0 +1,808 @@
+//go:build linux || darwin
+
+package platform
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/contain-cli/contain/tag"
+)
+
+// notIgnored drops the signals contain was started with ignored: nohup
+// ignores HUP, a shell without job control ignores INT (and QUIT) in its
+// background jobs, and COMMAND inherits that, as it would without contain.
+// (Go reports an inherited SIG_IGN for HUP and INT only: for every other
+// signal it installs its own handler at start-up, and what was there
+// before is lost to contain and to COMMAND.)
+func notIgnored(sigs []os.Signal) []os.Signal {
+	var out []os.Signal
+	for _, s := range sigs {
+		if !signal.Ignored(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// stopRequest reports whether sig, sent to contain, means "stop": it is
+// forwarded, and the group is killed if COMMAND is still running a grace
+// period later.
+func stopRequest(sig unix.Signal) bool {
+	return sig == unix.SIGINT || sig == unix.SIGTERM || sig == unix.SIGHUP || sig == unix.SIGQUIT
+}
+
+// subscription is the signal subscription the next Run takes over. It may
+// start early (PrepareRun), in parallel with the parsing of options.
+var subscription struct {
+	mu   sync.Mutex
+	sigs chan os.Signal
+	done chan struct{} // closed when the subscription is in force
+}
+
+// PrepareRun keeps the main goroutine on the main thread, starts the crash
+// guard and starts subscribing to the signals that would end contain, so
+// that Run does not wait for either (the guard's fork and exec, and the
+// runtime's round trip per subscribed signal, are the slowest steps of
+// contain run's set-up). Until Run starts COMMAND, the signals queue.
+// contain's main calls it first thing.
+//
+// The main thread is the thread group leader: the kernel gives orphans to
+// the leader of a subreaper, so the reaper, which waits with __WNOTHREAD,
+// must run there (and Pdeathsig needs a thread that lives as long as
+// contain: the leader does). Every other goroutine, the one that starts the
+// crash guard included, then runs on other threads, so the guard is not
+// among the children the reaper waits for. main starts on the main thread
+// but may move once it blocks, hence first thing. (Locking in an init
+// function would do, for every command, and costs contain run -- true 5%.)
+func PrepareRun() {
+	runtime.LockOSThread()
+	preparedByMain = true
+	early.guardDone = make(chan struct{})
+	go func() {
+		early.guard, early.guardErr = startGuard()
+		close(early.guardDone)
+	}()
+	subscribe()
+}
+
+// preparedByMain is set when contain's own main prepared the run. Only
+// then is the executable contain, and able to be the guard (a test binary
+// that calls Run is not), and the main goroutine on the main thread. And
+// the process exits once Run returns, so Run leaves the signal
+// subscription in force instead of stopping it: signal.Stop costs a round
+// trip between two runtime threads per signal, like subscribing (measured:
+// 0.5-0.8 ms of contain run -- true); a signal that comes after the group
+// is closed changes nothing.
+var preparedByMain bool
+
+// early is what PrepareRun started for the next Run: the crash guard.
+var early struct {
+	guardDone chan struct{} // closed once guard or guardErr is set
+	guard     *guard
+	guardErr  error
+}
+
+// DropGuard ends the guard that PrepareRun started if no Run took it
+// (--detach, a bad option, help), so that it does not outlive contain.
+func DropGuard() {
+	if g := takeGuard(nopLog); g != nil {
+		g.stop()
+	}
+}
+
+// takeGuard waits for the guard that PrepareRun started and hands it to
+// one Run; nil when there is none.
+func takeGuard(log Logger) *guard {
+	if early.guardDone == nil {
+		return nil
+	}
+	<-early.guardDone
+	g, err := early.guard, early.guardErr
+	early.guardDone, early.guard, early.guardErr = nil, nil, nil
+	if err != nil {
+		log("cannot start the crash guard: %v (if contain is killed, run contain reap)", err)
+	}
+	return g
+}
+
+// subscribe starts the subscription, once.
+func subscribe() {
+	subscription.mu.Lock()
+	defer subscription.mu.Unlock()
+	if subscription.sigs != nil {
+		return
+	}
+	sigs, done := make(chan os.Signal, 64), make(chan struct{})
+	subscription.sigs, subscription.done = sigs, done
+	go func() {
+		signal.Notify(sigs, notIgnored(forwardedFirst)...)
+		close(done)
+	}()
+}
+
+// takeSubscription hands the prepared subscription to one Run.
+func takeSubscription() (chan os.Signal, chan struct{}) {
+	subscribe()
+	subscription.mu.Lock()
+	defer subscription.mu.Unlock()
+	sigs, done := subscription.sigs, subscription.done
+	subscription.sigs, subscription.done = nil, nil
+	return sigs, done
+}
+
+// Run starts COMMAND in a kill-on-close group, waits for it, then closes the
+// group: SIGTERM to everything left, SIGKILL after the grace period. It
+// returns only when nothing of the group is left.
+func Run(o RunOptions) (Result, error) {
+	if o.Detach {
+		return runDetached(o)
+	}
+	r := &runner{o: o, log: o.logger(), self: os.Getpid(), ownPgrp: unix.Getpgrp(),
+		events: make(chan waitEvent, 4), noKids: make(chan struct{})}
+	return r.run()
+}
+
+type runner struct {
+	o       RunOptions
+	log     Logger
+	self    int
+	ownPgrp int
+	tty     *terminal
+	gaveTTY bool // COMMAND's group was given the terminal at some point
+
+	guard *guard // the crash guard, a child of contain but no member of the group; nil: none
+
+	pid      int // COMMAND; also its process group
+	status   unix.WaitStatus
+	mainDone bool
+	more     bool // when COMMAND ended, some other child was still alive
+	stopped  bool // COMMAND is stopped (Ctrl-Z) and so is contain
+	timedOut bool
+
+	trackMu sync.Mutex
+	track   *tracker      // every process COMMAND started, as scans see them
+	watched chan struct{} // closed when the watcher, if any, has stopped
+
+	sigs   chan os.Signal
+	events chan waitEvent // from the reaper: COMMAND stopped or ended
+	noKids chan struct{}  // closed by the reaper once contain has no child left
+	runnerOS
+}
+
+// waitEvent is what the reaper reports about COMMAND.
+type waitEvent struct {
+	status unix.WaitStatus
+	more   bool // with an exit: other children were alive at that moment
+}
+
+func (r *runner) run() (Result, error) {
+	// Subscribed before starting, so that no signal that would end contain
+	// comes between the start and the loop.
+	sigs, subscribed := takeSubscription()
+	r.sigs = sigs
+	var laterDone chan struct{} // the subscription to forwardedLater is in force
+	if !preparedByMain {
+		defer func() {
+			if laterDone != nil {
+				<-laterDone // else it could subscribe after the Stop
+			}
+			signal.Stop(r.sigs)
+		}()
+	}
+
+	if g := r.takeGuard(); g != nil {
+		defer g.stop()
+		r.guard = g
+	}
+
+	layers := append([]string{"process group"}, r.setUp()...)
+	if r.tty = openTerminal(); r.tty != nil {
+		defer r.tty.close()
+	}
+	<-subscribed
+
+	// Pdeathsig fires when the thread that forked the child exits, not when
+	// the process does (golang/go#27505): this goroutine stays on its thread
+	// from the fork until the last child is reaped.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := r.start(); err != nil {
+		r.groupRemove()
+		return Result{}, err
+	}
+	since := startOf(r.pid)
+	r.track = newTracker(r.self, r.pid, since, r.o.Tag)
+	r.track.tagOf, r.track.sidOf = tagReader(r.o.Tag), sessionOf
+	if r.guard != nil {
+		r.track.skip[r.guard.pid] = true
+		if err := r.guard.command(r.pid, since); err != nil {
+			r.log("cannot tell the crash guard COMMAND's process group: %v", err)
+		}
+		r.log("crash guard: PID %d", r.guard.pid)
+	}
+	if g := r.groupName(); g != "" {
+		layers = append(layers, g)
+	} else {
+		layers = append(layers, "tracking")
+	}
+	r.log("started %s as PID %d; containment: %s", r.o.Args[0], r.pid, strings.Join(layers, ", "))
+	closed := make(chan struct{})
+	laterDone = make(chan struct{})
+	go func() {
+		signal.Notify(r.sigs, forwardedLater...)
+		close(laterDone)
+	}()
+	stopWatch := r.watch()
+	go func() {
+		r.waitMain()
+		stopWatch()
+		r.restoreTerminal()
+		r.closeGroup()
+		close(closed)
+	}()
+	r.reap()
+	<-closed
+
+	res := Result{Pid: r.pid, TimedOut: r.timedOut}
+	switch {
+	case r.status.Exited():
+		res.Exited, res.Code = true, r.status.ExitStatus()
+	case r.status.Signaled():
+		res.Signaled, res.Signal = true, syscall.Signal(r.status.Signal())
+	}
+	return res, nil
+}
+
+// takeGuard takes the crash guard that PrepareRun started and tells it the
+// session, before anything of the session exists (cgroup, COMMAND).
+func (r *runner) takeGuard() *guard {
+	if !preparedByMain {
+		r.log("run from another program than contain: no crash guard")
+		return nil
+	}
+	g := takeGuard(r.log)
+	if g == nil {
+		return nil
+	}
+	if err := r.guardable(); err != nil {
+		r.log("%v: no crash guard (if contain is killed, run contain reap)", err)
+		g.stop()
+		return nil
+	}
+	if err := g.watch(r.o.Tag, r.o.Grace, r.o.Log != nil); err != nil {
+		r.log("cannot brief the crash guard: %v (if contain is killed, run contain reap)", err)
+		g.stop()
+		return nil
+	}
+	return g
+}
+
+// lookPath finds COMMAND as execvp(3) does: a name with a slash as it is,
+// anything else in $PATH (a relative directory in $PATH included, which
+// exec.LookPath refuses). A name that $PATH holds only as something that
+// cannot be executed — `contain run -- .` finds a directory — cannot be
+// run (126), as with execvp, rather than not found (127).
+func lookPath(name string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	path, err := exec.LookPath(name)
+	switch {
+	case err == nil:
+		return path, nil
+	case errors.Is(err, exec.ErrDot):
+		return path, nil
+	case !errors.Is(err, exec.ErrNotFound):
+		return "", err
+	}
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if dir == "" {
+			dir = "."
+		}
+		if p := filepath.Join(dir, name); unix.Access(p, unix.F_OK) == nil {
+			return "", &os.PathError{Op: "exec", Path: p, Err: unix.EACCES}
+		}
+	}
+	return "", err
+}
+
+// reap waits for every child of contain, COMMAND and the orphans it adopts
+// as subreaper, so that none stays a zombie. COMMAND's stops and its end go
+// to the main loop; nothing else can take its status, since this is the
+// only place that waits. It returns, closing noKids, when no child is left:
+// every live process of the group has a live ancestor among contain's
+// children, so then the group is empty.
+func (r *runner) reap() {
+	defer close(r.noKids)
+	pid := r.pid
+	for {
+		var ws unix.WaitStatus
+		wpid, err := r.wait(&ws, unix.WUNTRACED)
+		switch {
+		case err == unix.EINTR:
+		case err != nil: // ECHILD
+			return
+		case ws.Stopped():
+			if wpid == pid {
+				r.events <- waitEvent{status: ws}
+			}
+		case wpid == pid:
+			more := r.reapReady()
+			r.events <- waitEvent{status: ws, more: more}
+			if !more {
+				return
+			}
+		default:
+			r.log("reaped adopted process %d", wpid)
+		}
+	}
+}
+
+// reapReady reaps the children that have already ended and reports whether
+// any is still alive.
+func (r *runner) reapReady() (alive bool) {
+	for {
+		var ws unix.WaitStatus
+		wpid, err := r.wait(&ws, unix.WNOHANG)
+		switch {
+		case err == unix.EINTR:
+		case err != nil:
+			return false
+		case wpid == 0:
+			return true
+		default:
+			r.log("reaped adopted process %d", wpid)
+		}
+	}
+}
+
+// waitMain runs until COMMAND has ended and is reaped: it follows COMMAND's
+// stops, forwards signals, and runs the timeout.
+func (r *runner) waitMain() {
+	var timeoutC, killC, stopC <-chan time.Time
+	if r.o.Timeout > 0 {
+		t := time.NewTimer(r.o.Timeout)
+		defer t.Stop()
+		timeoutC = t.C
+	}
+	for !r.mainDone {
+		select {
+		case ev := <-r.events:
+			if ev.status.Stopped() {
+				r.commandStopped(ev.status.StopSignal())
+			} else {
+				r.status, r.more, r.mainDone = ev.status, ev.more, true
+			}
+		case s := <-r.sigs:
+			sig := s.(syscall.Signal)
+			switch {
+			case stopRequest(sig):
+				r.log("received %s: forwarding it to the group", SignalName(sig))
+				r.signalGroup(sig)
+				switch {
+				case stopC != nil || r.o.Grace == 0:
+					r.log("killing the group")
+					r.killGroup()
+				default:
+					stopC = time.After(r.o.Grace)
+				}
+			case sig == unix.SIGCONT:
+				r.resumed()
+			case sig == unix.SIGALRM:
+				r.timeout(true)
+				if r.o.KillAfter > 0 && killC == nil {
+					killC = time.After(r.o.KillAfter)
+				}
+			default:
+				r.log("received %s: forwarding it to the group", SignalName(sig))
+				r.signalGroup(sig)
+			}
+		case <-timeoutC:
+			r.timeout(false)
+			if r.o.KillAfter > 0 && killC == nil {
+				killC = time.After(r.o.KillAfter)
+			}
+		case <-killC:
+			r.log("still running %v after the timeout signal: sending SIGKILL to the group", r.o.KillAfter)
+			r.killGroup()
+		case <-stopC:
+			r.log("still running %v after being told to stop: sending SIGKILL to the group", r.o.Grace)
+			r.killGroup()
+		}
+	}
+}
+
+// timeout sends the timeout signal to the group: the timer fired, or
+// contain got SIGALRM ("time out now", as GNU timeout takes it, so that
+// nested runs cascade).
+func (r *runner) timeout(alarm bool) {
+	r.timedOut = true
+	if alarm {
+		r.log("received SIGALRM: timing out now, sending %s to the group", SignalName(r.o.Signal))
+	} else {
+		r.log("timeout after %v: sending %s to the group", r.o.Timeout, SignalName(r.o.Signal))
+	}
+	if r.o.Signal == 0 {
+		return
+	}
+	r.signalGroup(r.o.Signal)
+	// A stopped process would not act on the signal until continued, as
+	// in GNU timeout.
+	if r.o.Signal != unix.SIGKILL && r.o.Signal != unix.SIGCONT {
+		r.signalGroup(unix.SIGCONT)
+	}
+}
+
+// commandStopped follows COMMAND into a stop (Ctrl-Z) on a terminal: take
+// the terminal back, then stop contain with the same signal, so that the
+// shell sees its job stopped and can resume it with fg or bg.
+//
+// Under a shell without job control contain's process group is orphaned:
+// the kernel discards job-control stops sent to it, and nobody would ever
+// resume COMMAND. There contain does what the kernel does for an orphaned
+// group: it does not stop, and lets COMMAND go on (with the terminal, when
+// contain has it to give).
+func (r *runner) commandStopped(sig syscall.Signal) {
+	if r.tty == nil {
+		r.log("command stopped by %s", SignalName(sig))
+		return
+	}
+	jobControl := sig == unix.SIGTSTP || sig == unix.SIGTTIN || sig == unix.SIGTTOU
+	if jobControl && orphanedPgrp(r.ownPgrp) {
+		fg := r.tty.foreground()
+		if fg == r.ownPgrp {
+			if err := r.tty.setForeground(r.pid); err == nil {
+				r.gaveTTY, fg = true, r.pid
+			}
+		}
+		if sig == unix.SIGTSTP || fg == r.pid {
+			r.log("command stopped by %s, but contain's process group is orphaned (no job control): continuing it", SignalName(sig))
+			r.signalGroup(unix.SIGCONT)
+			return
+		}
+		r.log("command stopped by %s and the terminal is not contain's to give", SignalName(sig))
+		return
+	}
+	r.stopped = true
+	if r.tty.foreground() == r.pid {
+		if err := r.tty.setForeground(r.ownPgrp); err != nil {
+			r.log("cannot take the terminal back: %v", err)
+		}
+	}
+	r.log("command stopped by %s: stopping contain too", SignalName(sig))
+	unix.Kill(r.self, sig)
+}
+
+// orphanedPgrp reports whether process group pgrp (contain's) is orphaned:
+// no ancestor of contain outside the group is in the same session, so no
+// shell can resume it. The kernel looks at the parents of every member;
+// contain's own line of ancestors is what matters here.
+func orphanedPgrp(pgrp int) bool {
+	sid, err := unix.Getsid(0)
+	if err != nil {
+		return false
+	}
+	for pid := os.Getppid(); pid > 1; {
+		pg, err := unix.Getpgid(pid)
+		if err != nil {
+			return false
+		}
+		if pg != pgrp {
+			psid, err := unix.Getsid(pid)
+			return err != nil || psid != sid
+		}
+		ppid, err := parentOf(pid)
+		if err != nil {
+			return false
+		}
+		pid = ppid
+	}
+	return true
+}
+
+// resumed handles SIGCONT: after fg, contain is in the foreground again and
+// gives the terminal back to COMMAND; after bg it is not, and COMMAND goes
+// on in the background. Either way SIGCONT goes to the whole group.
+func (r *runner) resumed() {
+	if r.stopped && r.tty.foreground() == r.ownPgrp {
+		if err := r.tty.setForeground(r.pid); err != nil {
+			r.log("cannot give the terminal to the command: %v", err)
+		} else {
+			r.gaveTTY = true
+		}
+	}
+	r.stopped = false
+	r.log("received SIGCONT: forwarding it to the group")
+	r.signalGroup(unix.SIGCONT)
+}
+
+// restoreTerminal gives the terminal back to contain's own process group.
+func (r *runner) restoreTerminal() {
+	if r.tty == nil || !r.gaveTTY {
+		return
+	}
+	if fg := r.tty.foreground(); fg != r.ownPgrp && fg != -1 {
+		if err := r.tty.setForeground(r.ownPgrp); err != nil {
+			r.log("cannot give the terminal back: %v", err)
+		}
+	}
+}
+
+// member is one process of the group, as seen by a scan.
+type member struct {
+	pid   int
+	comm  string
+	start uint64 // 0: found only through the cgroup
+}
+
+// tagReader reads processes' tags for the tracker.
+func tagReader(value string) func(int) tagRead {
+	return func(pid int) tagRead {
+		v, ok, err := readTag(pid, nil)
+		switch {
+		case err != nil:
+			return tagUnknown
+		case ok && v == value:
+			return tagOurs
+		}
+		return tagOther
+	}
+}
+
+// trackEvery is how often contain scans for new processes while COMMAND
+// runs, when no cgroup keeps them in sight: at first, after a new member
+// is found, and then less often while nothing changes (the scans cost
+// time in proportion to the processes on the machine).
+const (
+	trackFirst = 5 * time.Millisecond
+	trackEvery = 200 * time.Millisecond
+)
+
+// watch scans while COMMAND runs, so that the tracker sees every process
+// while its links to the session still show, and tells the guard of each
+// new one. It returns the function that stops it.
+func (r *runner) watch() (stop func()) {
+	if r.strong() {
+		return func() {}
+	}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	w := newWaker(r.log)
+	w.follow(r.pid)
+	go func() {
+		defer close(stopped)
+		defer w.close()
+		d := trackFirst
+		for {
+			if added := r.scan(); len(added) > 0 {
+				d = trackFirst
+				for _, p := range added {
+					w.follow(p.PID)
+				}
+			} else {
+				d = min(d*3/2, trackEvery)
+			}
+			if !w.wait(d, done) {
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
+}
+
+// scan updates the tracker and tells the guard what is new; it returns
+// the live members and the new ones.
+func (r *runner) scan() (added []procEntry) {
+	_, added = r.scanAll()
+	return added
+}
+
+func (r *runner) scanAll() (live, added []procEntry) {
+	procs, err := scanEntries()
+	if err != nil {
+		r.log("cannot list processes: %v", err)
+	}
+	r.trackMu.Lock()
+	defer r.trackMu.Unlock()
+	live, added = r.track.update(procs)
+	for _, p := range added {
+		if r.guard != nil {
+			if err := r.guard.member(p.PID, p.Start); err != nil {
+				r.log("cannot tell the crash guard of %d: %v", p.PID, err)
+			}
+		}
+	}
+	return live, added
+}
+
+// members lists every live process of the group: what the tracker finds
+// (with contain a subreaper, every process COMMAND started is a
+// descendant of contain), and whatever else is in the cgroup.
+func (r *runner) members() []member {
+	live, _ := r.scanAll()
+	var out []member
+	seen := make(map[int]bool)
+	for _, p := range live {
+		out = append(out, member{pid: p.PID, comm: p.Comm, start: p.Start})
+		seen[p.PID] = true
+	}
+	for _, pid := range r.groupProcs() {
+		if !seen[pid] {
+			out = append(out, member{pid: pid})
+		}
+	}
+	return out
+}
+
+// signal sends sig to m, after checking that the PID still names the
+// process that was seen (through a pidfd on Linux).
+func (r *runner) signal(m member, sig syscall.Signal) error {
+	if m.start == 0 {
+		return signalMember(m.pid, 0, sig, func() error { return r.groupHolds(m.pid) })
+	}
+	return signalMember(m.pid, m.start, sig, nil)
+}
+
+// signalGroup sends sig to every process of the group, once each, except
+// the members of a nested session (a contain run inside this one, or
+// another tool that tags its own): those are left to their originator,
+// itself a member, which passes the signal on as it should (its own -s on
+// SIGALRM, say), so that nothing gets a signal twice and nested timeouts
+// cascade as GNU timeout's do. Closing the group spares nothing.
+func (r *runner) signalGroup(sig syscall.Signal) {
+	for _, m := range r.notNested(r.members()) {
+		if err := r.signal(m, sig); err != nil && !errors.Is(err, unix.ESRCH) {
+			r.log("cannot send %s to %d (%s): %v", SignalName(sig), m.pid, m.comm, err)
+		}
+	}
+}
+
+// notNested drops the members whose tag names another live member as
+// their originator.
+func (r *runner) notNested(members []member) []member {
+	in := make(map[int]bool, len(members))
+	for _, m := range members {
+		in[m.pid] = true
+	}
+	buf := make([]byte, 0, 4096)
+	out := members[:0:0]
+	for _, m := range members {
+		if v, ok, err := readTag(m.pid, buf); err == nil && ok && v != r.o.Tag {
+			if _, pid, err := tag.Parse(v); err == nil && pid != m.pid && in[pid] {
+				continue
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// killGroup sends SIGKILL to everything: cgroup.kill first, which also
+// wins a fork race, then each process found by the scan (one that left the
+// cgroup, or every one when there is none).
+func (r *runner) killGroup() {
+	members := r.members()
+	cgKilled := r.groupKill()
+	for _, m := range members {
+		if err := r.signal(m, unix.SIGKILL); err == nil || cgKilled {
+			r.log("killed %d (%s)", m.pid, m.comm)
+		}
+	}
+}
+
+// anyLeft reports whether any process of the group still lives.
+func (r *runner) anyLeft() bool {
+	select {
+	case <-r.noKids:
+	default:
+		return true
+	}
+	return r.othersLeft()
+}
+
+// othersLeft reports whether a process of the group that is no child of
+// contain still lives: in the cgroup, or found by the tracker.
+func (r *runner) othersLeft() bool {
+	if r.groupPopulated() {
+		return true
+	}
+	if r.complete() {
+		return false
+	}
+	live, _ := r.scanAll()
+	return len(live) > 0
+}
+
+// complete reports whether contain's children and the cgroup alone hold
+// every process of the group: with a cgroup, or as subreaper.
+func (r *runner) complete() bool { return r.strong() || r.subreaper }
+
+// closeGroup runs after COMMAND ended: SIGTERM (and SIGCONT, for stopped
+// processes) to everything left, SIGKILL to what is still there after the
+// grace period, and return only when nothing is left. A stop request during
+// the grace period kills at once.
+func (r *runner) closeGroup() {
+	defer r.groupRemove()
+	// Nothing left is the common case: no child, and the cgroup (if any)
+	// can be removed, which only an empty group can.
+	if !r.more && r.groupEmptied() && (r.complete() || !r.othersLeft()) {
+		return
+	}
+	wait := newBackoff()
+	if r.o.Grace > 0 {
+		deadline := time.Now().Add(r.o.Grace)
+		termed := make(map[identity]bool) // comm changes on exec; these do not
+	grace:
+		for {
+			for _, m := range r.members() {
+				if termed[identity{m.pid, m.start}] {
+					continue
+				}
+				termed[identity{m.pid, m.start}] = true
+				if err := r.signal(m, unix.SIGTERM); err == nil {
+					r.log("sent SIGTERM to leftover %d (%s)", m.pid, m.comm)
+					r.signal(m, unix.SIGCONT)
+				}
+			}
+			if !r.anyLeft() {
+				return
+			}
+			if time.Now().After(deadline) {
+				r.log("still running after the grace period of %v", r.o.Grace)
+				break
+			}
+			if r.pause(wait, time.Until(deadline)) {
+				break grace
+			}
+		}
+	}
+	wait = newBackoff()
+	for r.anyLeft() {
+		r.killGroup()
+		r.pause(wait, time.Second)
+	}
+}
+
+// pause waits until the last child is reaped, a stop request comes (then
+// it returns true) or the next backoff step, whichever is first; other
+// signals are forwarded.
+func (r *runner) pause(b *backoff, limit time.Duration) (stop bool) {
+	d := min(b.next(), max(limit, time.Millisecond))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	noKids := r.noKids
+	select {
+	case <-noKids:
+		if !r.othersLeft() {
+			return false
+		}
+		// Something outside contain's tree is still there: only the
+		// timer tells when to look again.
+		<-t.C
+	case <-t.C:
+	case s := <-r.sigs:
+		sig := s.(syscall.Signal)
+		switch {
+		case stopRequest(sig):
+			r.log("received %s while closing: killing the group", SignalName(sig))
+			return true
+		case sig == unix.SIGALRM: // COMMAND has ended: nothing to time out
+		default:
+			r.signalGroup(sig)
+		}
+	}
+	return false
+}

@@ -1,0 +1,241 @@
+//go:build linux || darwin || windows
+
+package platform
+
+import (
+	"sort"
+)
+
+// procEntry is one process as a scan of the whole system sees it: the
+// primitive that the tracker asks of each OS (/proc on Linux,
+// kern.proc.all on macOS).
+type procEntry struct {
+	PID, PPID, Pgrp int
+	Sid             int    // 0: not in the scan (macOS); the tracker asks sidOf when it matters
+	Start           uint64 // in the OS's unit; with PID, the process's identity
+	Zombie          bool
+	Comm            string
+}
+
+// tracker follows every process that COMMAND started, by what a scan of
+// all processes shows, without help from the kernel: the layer that macOS
+// has, and that Linux falls back on without a cgroup or a subreaper.
+//
+// A process started no earlier than COMMAND is a member when
+//   - it was a member at the last scan (its PID and start time remembered);
+//   - its parent is a member (the same PID and start time as remembered),
+//     or contain (which adopts orphans as subreaper);
+//   - its process group or session is led by a member, or was: a group or
+//     session ID cannot be handed out again while the group lives, so it
+//     stays the session's until a scan shows its PID used by a process
+//     with another start time;
+//   - or it carries the session's tag.
+//
+// What it can miss: a process whose every link to the session is broken
+// between two scans: started by a member that exited before a scan saw
+// the process, having left the member's process group and session, with
+// no tag (cleared, or hidden by macOS). Scans come often while COMMAND
+// runs (trackEvery, and on macOS at every fork), and the closing of the
+// group stops nothing before it has scanned again.
+type tracker struct {
+	self  int               // contain: never a member
+	skip  map[int]bool      // the crash guard, and the like
+	since uint64            // COMMAND's start: nothing older is a member
+	value string            // the session's tag value ("": no tag sweep)
+	tagOf func(int) tagRead // the tag of a process
+	sidOf func(int) (int, error)
+
+	members  map[int]uint64 // PID → start time
+	groups   map[int]uint64 // process groups led by a member, or that were: ID → the leader's start
+	sessions map[int]uint64 // sessions, the same way
+	tags     map[identity]bool
+	sids     map[identity]sidRead
+}
+
+// tag is what a process's environment says of the session.
+type tagRead int
+
+const (
+	tagUnknown tagRead = iota // hidden, unreadable, or gone
+	tagOther                  // no tag, or another session's
+	tagOurs
+)
+
+// newTracker starts tracking from COMMAND (PID pid, started at since),
+// which leads its own process group.
+func newTracker(self, pid int, since uint64, value string) *tracker {
+	t := &tracker{self: self, skip: map[int]bool{}, since: since, value: value,
+		members: map[int]uint64{}, groups: map[int]uint64{}, sessions: map[int]uint64{},
+		tags: map[identity]bool{}, sids: map[identity]sidRead{}}
+	if pid > 0 {
+		t.members[pid] = since
+		t.groups[pid] = since
+	}
+	return t
+}
+
+// remember adds a process known to be a member (the guard learns them
+// from contain).
+func (t *tracker) remember(pid int, start uint64) {
+	if pid > 1 && pid != t.self {
+		t.members[pid] = start
+	}
+}
+
+// update takes a new scan and returns the live members (zombies left out),
+// oldest first, and those among them that this scan found for the first
+// time.
+func (t *tracker) update(procs []procEntry) (live, added []procEntry) {
+	byPID := make(map[int]*procEntry, len(procs))
+	order := make([]*procEntry, 0, len(procs))
+	for i := range procs {
+		p := &procs[i]
+		byPID[p.PID] = p
+		if p.Start >= t.since && p.PID > 1 && p.PID != t.self && !t.skip[p.PID] {
+			order = append(order, p)
+		}
+	}
+	// A member that is gone is forgotten; a PID seen with another start
+	// time also ends the group and session it led: the ID was free.
+	for pid, start := range t.members {
+		if p := byPID[pid]; p == nil || p.Start != start {
+			delete(t.members, pid)
+		}
+	}
+	for _, ids := range []map[int]uint64{t.groups, t.sessions} {
+		for id, start := range ids {
+			if p := byPID[id]; p != nil && p.Start != start {
+				delete(ids, id)
+			}
+		}
+	}
+	// Parents start before their children: oldest first, and again until
+	// nothing changes (start times can be equal at the clock's grain).
+	sort.Slice(order, func(i, j int) bool {
+		if order[i].Start != order[j].Start {
+			return order[i].Start < order[j].Start
+		}
+		return order[i].PID < order[j].PID
+	})
+	isNew := map[int]bool{}
+	for changed := true; changed; {
+		changed = false
+		for _, p := range order {
+			if _, ok := t.members[p.PID]; ok || !t.belongs(p) {
+				continue
+			}
+			t.members[p.PID] = p.Start
+			isNew[p.PID] = true
+			changed = true
+		}
+	}
+	for _, p := range order {
+		if _, ok := t.members[p.PID]; !ok {
+			continue
+		}
+		t.leads(p)
+		if p.Zombie {
+			continue
+		}
+		live = append(live, *p)
+		if isNew[p.PID] {
+			added = append(added, *p)
+		}
+	}
+	t.forget(procs)
+	return live, added
+}
+
+// belongs decides whether p, not yet a member, is one.
+func (t *tracker) belongs(p *procEntry) bool {
+	if start, ok := t.members[p.PPID]; ok && start <= p.Start || p.PPID == t.self {
+		return true // a child of contain's is COMMAND, or an orphan it adopted
+	}
+	if _, ok := t.groups[p.Pgrp]; ok {
+		return true
+	}
+	if p.Zombie {
+		return false // nothing more to read of it
+	}
+	if len(t.sessions) > 0 {
+		if _, ok := t.sessions[t.sid(p)]; ok {
+			return true
+		}
+	}
+	return t.tagged(p)
+}
+
+// leads records the group and session that member p leads.
+func (t *tracker) leads(p *procEntry) {
+	if p.Pgrp == p.PID {
+		t.groups[p.PID] = p.Start
+		// setsid makes a process lead both; only then can it lead a
+		// session, so a process that leads no group is not asked.
+		if t.sid(p) == p.PID {
+			t.sessions[p.PID] = p.Start
+		}
+	}
+}
+
+// sid is p's session, from the scan or asked once per process.
+func (t *tracker) sid(p *procEntry) int {
+	if p.Sid != 0 || t.sidOf == nil {
+		return p.Sid
+	}
+	// Only setsid changes a process's session, and it changes the
+	// process group too: an answer holds while the group is the same.
+	id := identity{p.PID, p.Start}
+	if s, ok := t.sids[id]; ok && s.pgrp == p.Pgrp {
+		return s.sid
+	}
+	s, err := t.sidOf(p.PID)
+	if err != nil {
+		return 0
+	}
+	t.sids[id] = sidRead{sid: s, pgrp: p.Pgrp}
+	return s
+}
+
+// sidRead is a session as asked of the OS, and the process group the
+// process was in then.
+type sidRead struct{ sid, pgrp int }
+
+// tagged reports whether p carries the session's tag. Each process is
+// read once: only an exec changes an environment, and whatever a member
+// execs stays a member.
+func (t *tracker) tagged(p *procEntry) bool {
+	if t.value == "" || t.tagOf == nil {
+		return false
+	}
+	id := identity{p.PID, p.Start}
+	if ours, ok := t.tags[id]; ok {
+		return ours
+	}
+	// Unknown (hidden, denied, gone) stays unknown: a process of another
+	// user is not read again at every scan.
+	ours := t.tagOf(p.PID) == tagOurs
+	t.tags[id] = ours
+	return ours
+}
+
+// forget drops the cached reads of processes no longer seen, so that a
+// long run does not grow without bound.
+func (t *tracker) forget(procs []procEntry) {
+	if len(t.tags)+len(t.sids) < 4*len(procs)+1024 {
+		return
+	}
+	seen := make(map[identity]bool, len(procs))
+	for _, p := range procs {
+		seen[identity{p.PID, p.Start}] = true
+	}
+	for id := range t.tags {
+		if !seen[id] {
+			delete(t.tags, id)
+		}
+	}
+	for id := range t.sids {
+		if !seen[id] {
+			delete(t.sids, id)
+		}
+	}
+}

@@ -1,0 +1,199 @@
+package platform
+
+import (
+	"slices"
+	"testing"
+)
+
+// The tracker's rules over plain scans. Contain is PID 10 (started at 5);
+// COMMAND is PID 100, started at 1000, and leads group 100.
+const (
+	tSelf  = 10
+	tCmd   = 100
+	tSince = 1000
+)
+
+func newTestTracker(tags map[int]tagRead) *tracker {
+	t := newTracker(tSelf, tCmd, tSince, "CONTAIN:10")
+	t.tagOf = func(pid int) tagRead { return tags[pid] }
+	return t
+}
+
+// shell is contain's own process group and session, where COMMAND's
+// ancestors live.
+var shell = []procEntry{
+	{PID: 1, PPID: 0, Pgrp: 1, Sid: 1, Start: 1},
+	{PID: 5, PPID: 1, Pgrp: 5, Sid: 5, Start: 2},
+	{PID: tSelf, PPID: 5, Pgrp: tSelf, Sid: 5, Start: 5},
+	{PID: tCmd, PPID: tSelf, Pgrp: tCmd, Sid: 5, Start: tSince},
+}
+
+func scan(ps ...procEntry) []procEntry { return append(slices.Clone(shell), ps...) }
+
+func pids(ps []procEntry) []int {
+	var out []int
+	for _, p := range ps {
+		out = append(out, p.PID)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func wantMembers(t *testing.T, tr *tracker, procs []procEntry, want ...int) []procEntry {
+	t.Helper()
+	live, added := tr.update(procs)
+	if got := pids(live); !slices.Equal(got, want) {
+		t.Fatalf("members %v, want %v", got, want)
+	}
+	return added
+}
+
+func TestTrackChildren(t *testing.T) {
+	tr := newTestTracker(nil)
+	added := wantMembers(t, tr, scan(
+		procEntry{PID: 101, PPID: tCmd, Pgrp: tCmd, Sid: 5, Start: 1001},
+		procEntry{PID: 102, PPID: 101, Pgrp: tCmd, Sid: 5, Start: 1002},
+		procEntry{PID: 103, PPID: 5, Pgrp: 5, Sid: 5, Start: 1003}, // the shell's, not COMMAND's
+	), 100, 101, 102)
+	if got := pids(added); !slices.Equal(got, []int{101, 102}) {
+		t.Errorf("added %v, want the two new ones", got)
+	}
+	if added := wantMembers(t, tr, scan(procEntry{PID: 101, PPID: tCmd, Pgrp: tCmd, Sid: 5, Start: 1001}), 100, 101); len(added) != 0 {
+		t.Errorf("added %v again", pids(added))
+	}
+}
+
+// A double fork seen in time: the grandchild is remembered, and stays a
+// member once its parent exits and it is re-parented to PID 1, even in a
+// group and session of its own.
+func TestTrackRemembersReparented(t *testing.T) {
+	tr := newTestTracker(nil)
+	wantMembers(t, tr, scan(
+		procEntry{PID: 101, PPID: tCmd, Pgrp: tCmd, Sid: 5, Start: 1001},
+		procEntry{PID: 102, PPID: 101, Pgrp: 102, Sid: 102, Start: 1002},
+	), 100, 101, 102)
+	wantMembers(t, tr, scan(procEntry{PID: 102, PPID: 1, Pgrp: 102, Sid: 102, Start: 1002}), 100, 102)
+	// COMMAND gone too: its group and what is left still are the session's.
+	procs := slices.Clone(shell[:3])
+	wantMembers(t, tr, append(procs, procEntry{PID: 102, PPID: 1, Pgrp: 102, Sid: 102, Start: 1002}), 102)
+}
+
+// A double fork missed by the scans: the grandchild is found by COMMAND's
+// process group, even once COMMAND has exited (the group lives on).
+func TestTrackProcessGroup(t *testing.T) {
+	tr := newTestTracker(nil)
+	wantMembers(t, tr, scan(), 100)
+	procs := append(slices.Clone(shell[:3]), procEntry{PID: 150, PPID: 1, Pgrp: tCmd, Sid: 5, Start: 1050})
+	wantMembers(t, tr, procs, 150)
+}
+
+// A setsid escapee seen once: its session holds what it started later,
+// even in another process group and after it exited.
+func TestTrackSession(t *testing.T) {
+	tr := newTestTracker(nil)
+	wantMembers(t, tr, scan(procEntry{PID: 120, PPID: tCmd, Pgrp: 120, Sid: 120, Start: 1020}), 100, 120)
+	wantMembers(t, tr, scan(procEntry{PID: 130, PPID: 1, Pgrp: 130, Sid: 120, Start: 1030}), 100, 130)
+}
+
+// A PID seen again with another start time was free: the process group
+// and session it led are no longer the session's, and the new process is
+// no member.
+func TestTrackRecycledPID(t *testing.T) {
+	tr := newTestTracker(nil)
+	wantMembers(t, tr, scan(procEntry{PID: 120, PPID: tCmd, Pgrp: 120, Sid: 120, Start: 1020}), 100, 120)
+	wantMembers(t, tr, scan(), 100) // 120 and its group are gone
+	wantMembers(t, tr, scan(
+		procEntry{PID: 120, PPID: 5, Pgrp: 120, Sid: 120, Start: 1040}, // a stranger took PID 120
+		procEntry{PID: 121, PPID: 1, Pgrp: 120, Sid: 120, Start: 1041},
+	), 100)
+	// Once dropped, the group stays dropped.
+	wantMembers(t, tr, scan(procEntry{PID: 121, PPID: 1, Pgrp: 120, Sid: 120, Start: 1041}), 100)
+	// COMMAND's own PID reused after the whole session ended.
+	procs := append(slices.Clone(shell[:3]), procEntry{PID: tCmd, PPID: 5, Pgrp: tCmd, Sid: 5, Start: 1100})
+	wantMembers(t, tr, procs)
+}
+
+// The tag finds what no link does; another session's tag, an unreadable
+// environment and a process older than COMMAND do not count.
+func TestTrackTag(t *testing.T) {
+	tags := map[int]tagRead{200: tagOurs, 201: tagOther, 202: tagUnknown, 203: tagOurs}
+	tr := newTestTracker(tags)
+	reads := 0
+	tagOf := tr.tagOf
+	tr.tagOf = func(pid int) tagRead { reads++; return tagOf(pid) }
+	procs := scan(
+		procEntry{PID: 200, PPID: 1, Pgrp: 200, Sid: 200, Start: 1100},
+		procEntry{PID: 201, PPID: 1, Pgrp: 201, Sid: 201, Start: 1100},
+		procEntry{PID: 202, PPID: 1, Pgrp: 202, Sid: 202, Start: 1100},
+		procEntry{PID: 203, PPID: 1, Pgrp: 203, Sid: 203, Start: 999}, // older than COMMAND
+	)
+	wantMembers(t, tr, procs, 100, 200)
+	before := reads
+	wantMembers(t, tr, procs, 100, 200)
+	if reads != before {
+		t.Errorf("%d environments read again; each process is read once", reads-before)
+	}
+}
+
+// contain, the guard (skip) and PID 1 are never members, whatever they
+// carry or whoever their parent is.
+func TestTrackNeverMembers(t *testing.T) {
+	tr := newTestTracker(map[int]tagRead{tSelf: tagOurs, 300: tagOurs, 1: tagOurs})
+	tr.skip[300] = true
+	wantMembers(t, tr, scan(procEntry{PID: 300, PPID: tCmd, Pgrp: tCmd, Sid: 5, Start: 1200}), 100)
+}
+
+// A zombie is not live, but the group it keeps alive still counts.
+func TestTrackZombies(t *testing.T) {
+	tr := newTestTracker(nil)
+	procs := append(slices.Clone(shell[:3]),
+		procEntry{PID: tCmd, PPID: tSelf, Pgrp: tCmd, Sid: 5, Start: tSince, Zombie: true},
+		procEntry{PID: 160, PPID: 1, Pgrp: tCmd, Sid: 5, Start: 1060})
+	wantMembers(t, tr, procs, 160)
+}
+
+// Where the scan carries no session (macOS), it is asked only of a group
+// leader or of a process no other rule took, and once per process.
+func TestTrackAsksSession(t *testing.T) {
+	tr := newTestTracker(nil)
+	sids := map[int]int{120: 120, 130: 120, 140: 5}
+	var asked []int
+	tr.sidOf = func(pid int) (int, error) { asked = append(asked, pid); return sids[pid], nil }
+	noSid := func(ps ...procEntry) []procEntry {
+		out := scan(ps...)
+		for i := range out {
+			out[i].Sid = 0
+		}
+		return out
+	}
+	wantMembers(t, tr, noSid(procEntry{PID: 120, PPID: tCmd, Pgrp: 120, Start: 1020}), 100, 120)
+	wantMembers(t, tr, noSid(
+		procEntry{PID: 130, PPID: 1, Pgrp: 130, Start: 1030},
+		procEntry{PID: 140, PPID: 1, Pgrp: 140, Start: 1040},
+	), 100, 130)
+	wantMembers(t, tr, noSid(
+		procEntry{PID: 130, PPID: 1, Pgrp: 130, Start: 1030},
+		procEntry{PID: 140, PPID: 1, Pgrp: 140, Start: 1040},
+	), 100, 130)
+	slices.Sort(asked)
+	if want := []int{100, 120, 130, 140}; !slices.Equal(asked, want) {
+		t.Errorf("sessions asked of %v, want %v (each once)", asked, want)
+	}
+}
+
+// What the guard learns from contain counts as seen.
+func TestTrackRemember(t *testing.T) {
+	tr := newTracker(tSelf, 0, tSince, "")
+	tr.remember(170, 1070)
+	tr.remember(1, 1)
+	wantMembers(t, tr, append(slices.Clone(shell[:3]),
+		procEntry{PID: 170, PPID: 1, Pgrp: 170, Sid: 170, Start: 1070},
+		procEntry{PID: 171, PPID: 170, Pgrp: 170, Sid: 170, Start: 1071},
+	), 170, 171)
+}
+
+// Orphans that contain adopts as subreaper are its children: members.
+func TestTrackAdopted(t *testing.T) {
+	tr := newTestTracker(nil)
+	wantMembers(t, tr, scan(procEntry{PID: 180, PPID: tSelf, Pgrp: 180, Sid: 180, Start: 1080}), 100, 180)
+}

@@ -1,0 +1,208 @@
+//go:build linux
+
+package tests
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The portable containment core alone: no cgroup and no subreaper
+// (CONTAIN_DISABLE), so that what is left is the process group, the
+// tracking of descendants by scans, the tag and the crash guard — what
+// contain has on macOS. Every test runs as root and as nobody.
+
+// trackingOnly turns the kernel's layers off.
+var trackingOnly = "CONTAIN_DISABLE=cgroup,subreaper"
+
+// trackingModes are the users the tests run as.
+func trackingModes(t *testing.T) []runOpts {
+	if os.Geteuid() != 0 {
+		return []runOpts{{env: []string{trackingOnly}}}
+	}
+	return []runOpts{{env: []string{trackingOnly}}, {env: []string{trackingOnly}, asNobody: true}}
+}
+
+func modeName(o runOpts) string {
+	if o.asNobody {
+		return "nobody"
+	}
+	return fmt.Sprintf("uid %d", os.Geteuid())
+}
+
+// escapees starts what must not outlive COMMAND and writes their PIDs:
+//   - background: a background job;
+//   - setsid: a setsid escapee;
+//   - doublefork: re-parented to PID 1, still in COMMAND's process group;
+//   - cleared: a double fork in a new session with an empty environment:
+//     no tag, not in COMMAND's group, its parent gone — only the tracking
+//     (the session it saw) finds it;
+//   - ignoresterm: ignores SIGTERM.
+//
+// (A daemon that makes itself undumpable, as ssh-agent does, hides its
+// environment even from its own user, and forks, leaves and setsids
+// within a millisecond: as nobody, a scan rarely sees it in between.
+// README.md lists it among what tracking alone can miss.)
+func escapees(dir string) string {
+	return fmt.Sprintf(`
+D=%s
+sleep 300 & echo $! > $D/background
+setsid sh -c 'echo $$ > '$D'/setsid; exec sleep 300' &
+sh -c 'sleep 300 & echo $! > '$D'/doublefork' &
+setsid env -i /bin/sh -c 'sleep 300 & echo $! > '$D'/cleared; sleep 0.5' &
+sh -c 'trap "" TERM; echo $$ > '$D'/ignoresterm; exec sleep 300' &
+for f in background setsid doublefork cleared ignoresterm; do
+	while [ ! -s $D/$f ]; do sleep 0.01; done
+done
+exit 0
+`, dir)
+}
+
+var escapeeKinds = []string{"background", "setsid", "doublefork", "cleared", "ignoresterm"}
+
+// TestTrackingClosesTheGroup: COMMAND exits, leaving every kind of
+// escapee; contain returns only once none is left, and says it had only
+// the tracking.
+func TestTrackingClosesTheGroup(t *testing.T) {
+	for _, o := range trackingModes(t) {
+		t.Run(modeName(o), func(t *testing.T) {
+			dir := sharedDir(t)
+			res := run(t, o, "run", "-v", "-g", "0.5", "--", "sh", "-c", escapees(dir))
+			pids := map[string]int{}
+			for _, kind := range escapeeKinds {
+				pids[kind] = readPID(t, dir, kind)
+				killOnCleanup(t, pids[kind])
+			}
+			wantCode(t, res, 0)
+			for _, kind := range escapeeKinds {
+				if alive(pids[kind]) {
+					t.Errorf("%s %d is still there after contain returned", kind, pids[kind])
+				}
+			}
+			if !strings.Contains(res.stderr, "containment: process group, pdeathsig, tracking") {
+				t.Errorf("verbose output does not show the tracking alone:\n%s", res.stderr)
+			}
+			if left := tagged(fmt.Sprintf("CONTAIN:%d", res.pid)); len(left) > 0 {
+				t.Errorf("processes tagged with this session are left: %v", left)
+			}
+			if want := fmt.Sprintf("killed %d", pids["ignoresterm"]); !strings.Contains(res.stderr, want) {
+				t.Errorf("verbose output does not say %q:\n%s", want, res.stderr)
+			}
+		})
+	}
+	// Without contain the same escapees survive: the checks above can fail,
+	// and the cleared one is beyond every other means (no tag, no group).
+	t.Run("control without contain", func(t *testing.T) {
+		dir := sharedDir(t)
+		if err := exec.Command("sh", "-c", escapees(dir)).Run(); err != nil {
+			t.Fatalf("control run: %v", err)
+		}
+		for _, kind := range escapeeKinds {
+			pid := readPID(t, dir, kind)
+			killOnCleanup(t, pid)
+			if !alive(pid) {
+				t.Errorf("control: %s %d did not survive without contain", kind, pid)
+			}
+		}
+		cleared := readPID(t, dir, "cleared")
+		if env := environOf(t, cleared); env["PATH"] != "" || env["HOME"] != "" {
+			t.Errorf("control: the cleared escapee's environment was not cleared: %v", env)
+		}
+		for _, kind := range escapeeKinds {
+			syscall.Kill(readPID(t, dir, kind), syscall.SIGKILL)
+		}
+	})
+}
+
+// TestTrackingTimeout: the timeout closes the whole group too (124), a
+// leftover that forks all the time included.
+func TestTrackingTimeout(t *testing.T) {
+	for _, o := range trackingModes(t) {
+		t.Run(modeName(o), func(t *testing.T) {
+			dir := sharedDir(t)
+			script := fmt.Sprintf(`setsid env -i /bin/sh -c 'echo $$ > %s/forker; trap "" TERM; while :; do (sleep 300 &); sleep 0.01; done' & sleep 300`, dir)
+			res := run(t, o, "run", "-t", "0.5", "-g", "0.2", "--", "sh", "-c", script)
+			forker := readPID(t, dir, "forker")
+			killOnCleanup(t, forker)
+			wantCode(t, res, 124)
+			if alive(forker) {
+				t.Errorf("the forking escapee %d survived", forker)
+			}
+			if left := sessionMembers(forker); len(left) > 0 {
+				for _, pid := range left {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+				t.Errorf("%d processes of the escapee's session survived: %v", len(left), left)
+			}
+		})
+	}
+}
+
+// sessionMembers lists the live processes of session sid.
+func sessionMembers(sid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		var pid int
+		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
+			continue
+		}
+		if s, err := unix.Getsid(pid); err == nil && s == sid && alive(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// TestTrackingCrash: contain killed with SIGKILL; the guard, told of every
+// process the tracking found, ends them all within a second, the cleared
+// double fork included.
+func TestTrackingCrash(t *testing.T) {
+	for _, o := range trackingModes(t) {
+		t.Run(modeName(o), func(t *testing.T) {
+			dir := sharedDir(t)
+			script := strings.Replace(crashTree(dir), "for f in background", `setsid env -i /bin/sh -c 'echo $$ > '$D'/clearedparent; sleep 300 & echo $! > '$D'/cleared; sleep 0.5' &
+for f in clearedparent cleared background`, 1)
+			cmd, stderr, wait := startContainLive(t, o, "run", "-v", "--", "sh", "-c", script)
+			waitFor(t, "the tree to be ready", 10*time.Second, func() bool {
+				b, _ := os.ReadFile(filepath.Join(dir, "ready"))
+				return len(b) > 0
+			})
+			pids := map[string]int{"command": readPID(t, dir, "ready")}
+			for _, kind := range append(crashKinds, "cleared") {
+				pids[kind] = readPID(t, dir, kind)
+			}
+			for _, pid := range pids {
+				killOnCleanup(t, pid)
+			}
+			guard := guardPID(t, stderr)
+			killOnCleanup(t, guard)
+			// The cleared one's parent must have exited: then only what
+			// contain saw links it to the session.
+			parent := readPID(t, dir, "clearedparent")
+			waitFor(t, "the cleared escapee to be orphaned", 5*time.Second, func() bool { return !alive(parent) })
+			value := fmt.Sprintf("CONTAIN:%d", cmd.Process.Pid)
+			cmd.Process.Signal(syscall.SIGKILL)
+			killed := time.Now()
+			wait()
+			waitFor(t, "every process of the group to die", time.Second, func() bool {
+				for _, pid := range pids {
+					if alive(pid) {
+						return false
+					}
+				}
+				return len(tagged(value)) == 0
+			})
+			t.Logf("all gone %v after SIGKILL", time.Since(killed).Round(time.Millisecond))
+			waitFor(t, "the guard to exit", 2*time.Second, func() bool { return !alive(guard) })
+		})
+	}
+}
