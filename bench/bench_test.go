@@ -148,3 +148,38 @@ func BenchmarkClose(b *testing.B) {
 	b.ReportMetric(ms(mf), "100sleepers-ms")
 	b.ReportMetric(float64(mf)/float64(me), "ratio")
 }
+
+// BenchmarkTracking: what the scans of the portable core cost a command
+// that forks all the time (200 short processes), against the same command
+// without contain, and against contain with every layer (as root: the
+// cgroup, which needs no scans). "tracking" turns cgroup and subreaper off
+// (CONTAIN_DISABLE), as on macOS; the scans then run while COMMAND runs.
+func BenchmarkTracking(b *testing.B) {
+	script := `i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done`
+	modes := []struct {
+		name string
+		argv []string
+		env  string
+	}{
+		{"bare", []string{"sh", "-c", script}, ""},
+		{"layers", []string{containBin, "run", "--", "sh", "-c", script}, ""},
+		{"tracking", []string{containBin, "run", "--", "sh", "-c", script}, "CONTAIN_DISABLE=cgroup,subreaper"},
+	}
+	times := make([][]time.Duration, len(modes))
+	for i := 0; i < b.N; i++ {
+		for j := range modes {
+			m := modes[(i+j)%len(modes)]
+			cmd := exec.Command(m.argv[0], m.argv[1:]...)
+			cmd.Env = append(os.Environ(), m.env)
+			start := time.Now()
+			if err := cmd.Run(); err != nil {
+				b.Fatalf("%s: %v", m.name, err)
+			}
+			times[(i+j)%len(modes)] = append(times[(i+j)%len(modes)], time.Since(start))
+		}
+	}
+	bare := median(times[0])
+	b.ReportMetric(ms(bare), "bare-ms")
+	b.ReportMetric(float64(median(times[1]))/float64(bare), "layers-ratio")
+	b.ReportMetric(float64(median(times[2]))/float64(bare), "tracking-ratio")
+}

@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 n=${1:-200}
 go test -run '^$' -bench 'Startup' -benchtime "${n}x" ./bench
 go test -run '^$' -bench 'Close' -benchtime "$((n / 4 + 1))x" ./bench
+# A command that forks 200 times: bare, with every layer, with tracking alone.
+go test -run '^$' -bench 'Tracking' -benchtime "$((n / 10 + 1))x" ./bench
 # 1,000 tagged sleepers each: ps against procps, then reap of all of them.
 go test -run '^$' -bench 'Ps' -benchtime "$((n / 5 + 1))x" ./bench
 go test -run '^$' -bench 'Reap' -benchtime "$((n / 40 + 1))x" ./bench

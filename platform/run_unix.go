@@ -567,6 +567,7 @@ func tagReader(value string) func(int) tagRead {
 const (
 	trackFirst = 5 * time.Millisecond
 	trackEvery = 200 * time.Millisecond
+	trackShare = 10 // the pause is at least this many times the scan
 )
 
 // watch scans while COMMAND runs, so that the tracker sees every process
@@ -584,6 +585,7 @@ func (r *runner) watch() (stop func()) {
 		defer w.close()
 		d := trackFirst
 		for {
+			began := time.Now()
 			if added := r.scan(); len(added) > 0 {
 				d = trackFirst
 				for _, p := range added {
@@ -592,6 +594,9 @@ func (r *runner) watch() (stop func()) {
 			} else {
 				d = min(d*3/2, trackEvery)
 			}
+			// At most a tenth of a CPU, however many processes the
+			// machine has and however fast COMMAND forks.
+			d = max(d, trackShare*time.Since(began))
 			if !w.wait(d, done) {
 				return
 			}
