@@ -1,0 +1,31 @@
+package platform
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ExitBySignal ends contain with sig, as COMMAND ended, for the signals
+// the Go runtime itself dies of once no one is notified: HUP, INT and
+// TERM (it then restores the default action and raises the signal again).
+// For any other signal the runtime would ignore it or print a stack trace,
+// and x/sys has no raw sigaction for macOS to get round that: contain exits
+// with 128+N instead (the caller's fallback).
+func ExitBySignal(sig syscall.Signal) error {
+	switch sig {
+	case unix.SIGHUP, unix.SIGINT, unix.SIGTERM:
+	default:
+		return fmt.Errorf("exit by %s on macOS: %w", SignalName(sig), ErrUnsupported)
+	}
+	signal.Reset(sig)
+	if err := unix.Kill(os.Getpid(), sig); err != nil {
+		return err
+	}
+	time.Sleep(time.Second) // the signal is on its way
+	return fmt.Errorf("still alive after %s", SignalName(sig))
+}
