@@ -100,12 +100,19 @@ const waiterShell = "/bin/sh"
 // may be nested in another contain run, which forwards them all to its
 // members), reads the orders until EOF, then executes the contain binary
 // it was handed as fd 4 (or, without one, the path in $1).
+//
+// The orders go to contain __guard on its standard input (a here-document),
+// not as an argument: with a line per tracked process they can outgrow
+// what one argument may hold.
 var waiterScript = `trap '' ` + signalNumbers(append(slices.Clone(forwardedFirst), forwardedLater[2:]...)) + `
 o=
 while IFS= read -r l; do o="$o$l
 "; done <&3
-if [ -e /proc/self/fd/4 ]; then exec /proc/self/fd/4 ` + GuardCommand + ` "$2" "$o"; fi
-exec "$1" ` + GuardCommand + ` "$2" "$o"`
+g="$1"
+if [ -e /proc/self/fd/4 ]; then g=/proc/self/fd/4; fi
+exec "$g" ` + GuardCommand + ` "$2" - <<EOF
+$o
+EOF`
 
 // signalNumbers lists sigs as numbers, for the shell's trap.
 func signalNumbers(sigs []os.Signal) string {
@@ -205,9 +212,10 @@ func parseGuardOrders(b []byte) (guardOrders, error) {
 	return o, nil
 }
 
-// RunGuard is the guard's main: args are contain's PID, and the orders
-// when the shell waited and read them; fd 3 is the pipe.
-// It returns the exit status.
+// RunGuard is the guard's main: args are contain's PID and, when the
+// shell waited and read them, "-" for the orders on standard input (or the
+// orders themselves); otherwise fd 3 is the pipe, read here. It returns
+// the exit status.
 func RunGuard(args []string) int {
 	if len(args) != 1 && len(args) != 2 {
 		fmt.Fprintln(os.Stderr, "contain: the guard is started by contain run, not by hand")
@@ -227,9 +235,12 @@ func RunGuard(args []string) int {
 	// Nothing is read until contain's end closes, that is when contain
 	// has exited, however it exited.
 	var b []byte
-	if len(args) == 2 {
-		b = []byte(args[1]) // read by the shell that waited
-	} else {
+	switch {
+	case len(args) == 2 && args[1] == "-":
+		b, err = io.ReadAll(os.Stdin) // read by the shell that waited
+	case len(args) == 2:
+		b = []byte(args[1])
+	default:
 		b, err = io.ReadAll(os.NewFile(3, "contain"))
 	}
 	o, perr := parseGuardOrders(b)

@@ -45,9 +45,12 @@ func (r *runner) start() error {
 	}
 	argv := r.o.Args
 	const shell = "/bin/sh"
+	// Decided once: a first try that fails to exec (a script without #!)
+	// has already given the terminal to its own group, now gone.
+	foreground := r.tty != nil && r.tty.foreground() == r.ownPgrp
 	for {
 		attr := &syscall.SysProcAttr{Setpgid: true}
-		if r.tty != nil && r.tty.foreground() == r.ownPgrp {
+		if foreground {
 			attr.Foreground, attr.Ctty = true, r.tty.fd
 		}
 		pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: r.o.Env, Files: []uintptr{0, 1, 2}, Sys: attr})

@@ -125,6 +125,9 @@ func (r *runner) start() error {
 	}
 	argv := r.o.Args
 	const shell = "/bin/sh"
+	// Decided once: a first try that fails to exec (a script without #!)
+	// has already given the terminal to its own group, now gone.
+	foreground := r.tty != nil && r.tty.foreground() == r.ownPgrp
 	for {
 		// When contain dies, COMMAND first gets the timeout signal, as
 		// from GNU timeout, so that it can clean up; the guard ends the
@@ -133,7 +136,7 @@ func (r *runner) start() error {
 		if r.guard != nil {
 			attr.Pdeathsig = r.o.Signal
 		}
-		if r.tty != nil && r.tty.foreground() == r.ownPgrp {
+		if foreground {
 			attr.Foreground, attr.Ctty = true, r.tty.fd
 		}
 		if r.cg != nil {

@@ -171,14 +171,20 @@ type runner struct {
 	timedOut bool
 
 	trackMu sync.Mutex
-	track   *tracker      // every process COMMAND started, as scans see them
-	watched chan struct{} // closed when the watcher, if any, has stopped
+	track   *tracker          // every process COMMAND started, as scans see them
+	told    map[identity]bool // members the guard was told of
+	watched chan struct{}     // closed when the watcher, if any, has stopped
 
 	sigs   chan os.Signal
 	events chan waitEvent // from the reaper: COMMAND stopped or ended
 	noKids chan struct{}  // closed by the reaper once contain has no child left
 	runnerOS
 }
+
+// stoppedStatus reports whether ws says the process stopped. WaitStatus.Stopped
+// is false for a stop by SIGSTOP on the BSDs, macOS included (it takes
+// SIGSTOP for the marker of a continued process): the bits decide.
+func stoppedStatus(ws unix.WaitStatus) bool { return ws&0xff == 0x7f }
 
 // waitEvent is what the reaper reports about COMMAND.
 type waitEvent struct {
@@ -224,6 +230,7 @@ func (r *runner) run() (Result, error) {
 	since := startOf(r.pid)
 	r.track = newTracker(r.self, r.pid, since, r.o.Tag)
 	r.track.tagOf, r.track.sidOf = tagReader(r.o.Tag), sessionOf
+	r.told = map[identity]bool{}
 	if r.guard != nil {
 		r.track.skip[r.guard.pid] = true
 		if err := r.guard.command(r.pid, since); err != nil {
@@ -333,7 +340,7 @@ func (r *runner) reap() {
 		case err == unix.EINTR:
 		case err != nil: // ECHILD
 			return
-		case ws.Stopped():
+		case stoppedStatus(ws):
 			if wpid == pid {
 				r.events <- waitEvent{status: ws}
 			}
@@ -379,8 +386,8 @@ func (r *runner) waitMain() {
 	for !r.mainDone {
 		select {
 		case ev := <-r.events:
-			if ev.status.Stopped() {
-				r.commandStopped(ev.status.StopSignal())
+			if stoppedStatus(ev.status) {
+				r.commandStopped(syscall.Signal(ev.status >> 8 & 0xff))
 			} else {
 				r.status, r.more, r.mainDone = ev.status, ev.more, true
 			}
@@ -481,7 +488,7 @@ func (r *runner) commandStopped(sig syscall.Signal) {
 		}
 	}
 	r.log("command stopped by %s: stopping contain too", SignalName(sig))
-	unix.Kill(r.self, sig)
+	unix.Kill(r.self, selfStop(sig))
 }
 
 // orphanedPgrp reports whether process group pgrp (contain's) is orphaned:
@@ -585,7 +592,7 @@ func (r *runner) watch() (stop func()) {
 		defer w.close()
 		d := trackFirst
 		for {
-			began := time.Now()
+			began := cpuTime()
 			if added := r.scan(); len(added) > 0 {
 				d = trackFirst
 				for _, p := range added {
@@ -595,9 +602,10 @@ func (r *runner) watch() (stop func()) {
 				d = min(d*3/2, trackEvery)
 			}
 			// At most a tenth of a CPU, however many processes the
-			// machine has and however fast COMMAND forks.
-			d = max(d, trackShare*time.Since(began))
-			if !w.wait(d, done) {
+			// machine has and however fast COMMAND forks: the scan's
+			// CPU time (a loaded machine stretches its wall time).
+			least := trackShare * (cpuTime() - began)
+			if !w.wait(least, max(d, least), done) {
 				return
 			}
 		}
@@ -615,6 +623,8 @@ func (r *runner) scan() (added []procEntry) {
 	return added
 }
 
+// The guard is told of the members outside COMMAND's process group, once
+// each: those in it the guard finds by the group.
 func (r *runner) scanAll() (live, added []procEntry) {
 	procs, err := scanEntries()
 	if err != nil {
@@ -623,14 +633,29 @@ func (r *runner) scanAll() (live, added []procEntry) {
 	r.trackMu.Lock()
 	defer r.trackMu.Unlock()
 	live, added = r.track.update(procs)
-	for _, p := range added {
-		if r.guard != nil {
-			if err := r.guard.member(p.PID, p.Start); err != nil {
-				r.log("cannot tell the crash guard of %d: %v", p.PID, err)
-			}
+	if r.guard == nil {
+		return live, added
+	}
+	for _, p := range live {
+		id := identity{p.PID, p.Start}
+		if p.Pgrp == r.pid || r.told[id] {
+			continue
+		}
+		r.told[id] = true
+		if err := r.guard.member(p.PID, p.Start); err != nil {
+			r.log("cannot tell the crash guard of %d: %v", p.PID, err)
 		}
 	}
 	return live, added
+}
+
+// cpuTime is the CPU time contain has used.
+func cpuTime() time.Duration {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // members lists every live process of the group: what the tracker finds

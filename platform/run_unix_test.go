@@ -33,6 +33,7 @@ sh -c 'trap "" TERM; echo $$ > '$D'/ignoresterm; exec sleep 300' &
 for f in background setsid doublefork cleared ignoresterm; do
 	while [ ! -s $D/$f ]; do sleep 0.01; done
 done
+sleep 0.5 # scans see every escapee while COMMAND is their ancestor
 `, dir)
 	value := "TRACKTEST:" + strconv.Itoa(os.Getpid())
 	var log strings.Builder

@@ -27,8 +27,10 @@ type procEntry struct {
 //     or contain (which adopts orphans as subreaper);
 //   - its process group or session is led by a member, or was: a group or
 //     session ID cannot be handed out again while the group lives, so it
-//     stays the session's until a scan shows its PID used by a process
-//     with another start time;
+//     stays the session's until a scan shows no process in the group, or
+//     its PID used by a process with another start time (PIDs are handed
+//     out in turn, so a stranger would have to take the ID between two
+//     scans after every other PID was used);
 //   - or it carries the session's tag.
 //
 // What it can miss: a process whose every link to the session is broken
@@ -127,6 +129,26 @@ func (t *tracker) update(procs []procEntry) (live, added []procEntry) {
 			t.members[p.PID] = p.Start
 			isNew[p.PID] = true
 			changed = true
+		}
+	}
+	// A process group no scanned process is in has ended: its ID is free
+	// for anyone, and a stranger's group of that ID must not count. (A
+	// member could be in it only if the scan had shown it.) A session goes
+	// with the group of the same ID: while that group lives the session
+	// does, and no one else can have its ID; without the group, the
+	// session's other members are still found by the other rules.
+	inUse := make(map[int]bool, len(t.groups))
+	for i := range procs {
+		inUse[procs[i].Pgrp] = true
+	}
+	for id := range t.groups {
+		if !inUse[id] {
+			delete(t.groups, id)
+		}
+	}
+	for id := range t.sessions {
+		if _, ok := t.groups[id]; !ok {
+			delete(t.sessions, id)
 		}
 	}
 	for _, p := range order {

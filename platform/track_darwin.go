@@ -3,10 +3,22 @@ package platform
 import (
 	"io"
 	"os"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
+
+// selfStop is the signal contain stops itself with when COMMAND stopped:
+// SIGSTOP for SIGTTOU, which contain ignores for good once it has handed
+// the terminal over (term_darwin.go), so that a kill with it would not
+// stop contain.
+func selfStop(sig syscall.Signal) syscall.Signal {
+	if sig == unix.SIGTTOU {
+		return unix.SIGSTOP
+	}
+	return sig
+}
 
 // sessionOf asks macOS a process's session, which kern.proc.all records
 // do not carry.
@@ -48,21 +60,26 @@ func (w *waker) follow(pid int) {
 // waitSlice bounds one kevent call, so that done is seen soon.
 const waitSlice = 50 * time.Millisecond
 
-// wait waits until a watched process forks, execs or exits, d passes, or
-// done is closed (then false).
-func (w *waker) wait(d time.Duration, done <-chan struct{}) bool {
-	deadline := time.Now().Add(d)
+// wait waits until a watched process forks, execs or exits, but at least
+// least; at most most; or until done is closed (then false).
+func (w *waker) wait(least, most time.Duration, done <-chan struct{}) bool {
+	began := time.Now()
+	woken := false
 	for {
 		select {
 		case <-done:
 			return false
 		default:
 		}
-		left := time.Until(deadline)
-		if left <= 0 {
+		spent := time.Since(began)
+		if spent >= most || woken && spent >= least {
 			return true
 		}
-		if w.kq < 0 {
+		left := most - spent
+		if woken {
+			left = least - spent
+		}
+		if w.kq < 0 || woken {
 			time.Sleep(min(left, waitSlice))
 			continue
 		}
@@ -74,9 +91,7 @@ func (w *waker) wait(d time.Duration, done <-chan struct{}) bool {
 			time.Sleep(min(left, waitSlice))
 			continue
 		}
-		if n > 0 {
-			return true
-		}
+		woken = woken || n > 0
 	}
 }
 

@@ -3,11 +3,15 @@ package platform
 import (
 	"io"
 	"os"
+	"syscall"
 	"time"
 )
 
 // sessionOf: /proc gives every process's session with the rest.
 var sessionOf func(int) (int, error)
+
+// selfStop is the signal contain stops itself with when COMMAND stopped.
+func selfStop(sig syscall.Signal) syscall.Signal { return sig }
 
 // waker paces the tracker's scans. Linux tells no one but a privileged
 // listener (the proc connector) of a fork, so it is a timer.
@@ -18,9 +22,9 @@ func newWaker(Logger) waker { return waker{} }
 // follow would watch pid for forks.
 func (waker) follow(int) {}
 
-// wait waits d, or until done is closed (then false).
-func (waker) wait(d time.Duration, done <-chan struct{}) bool {
-	t := time.NewTimer(d)
+// wait waits most, or until done is closed (then false).
+func (waker) wait(_, most time.Duration, done <-chan struct{}) bool {
+	t := time.NewTimer(most)
 	defer t.Stop()
 	select {
 	case <-t.C:

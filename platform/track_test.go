@@ -197,3 +197,16 @@ func TestTrackAdopted(t *testing.T) {
 	tr := newTestTracker(nil)
 	wantMembers(t, tr, scan(procEntry{PID: 180, PPID: tSelf, Pgrp: 180, Sid: 180, Start: 1080}), 100, 180)
 }
+
+// A group that a scan shows empty is forgotten: a stranger that later gets
+// its ID (its leader already gone, as in a shell's `a | b` once a exited)
+// is no member.
+func TestTrackEmptyGroupForgotten(t *testing.T) {
+	tr := newTestTracker(nil)
+	wantMembers(t, tr, scan(procEntry{PID: 120, PPID: tCmd, Pgrp: 120, Sid: 120, Start: 1020}), 100, 120)
+	wantMembers(t, tr, scan(), 100)
+	wantMembers(t, tr, scan(procEntry{PID: 121, PPID: 5, Pgrp: 120, Sid: 120, Start: 1500}), 100)
+	if len(tr.groups) != 1 || len(tr.sessions) != 0 {
+		t.Errorf("groups %v, sessions %v: want COMMAND's group alone", tr.groups, tr.sessions)
+	}
+}
