@@ -669,7 +669,10 @@ func TestTaggedFinds(t *testing.T) {
 	}
 	defer cmd.Wait()
 	defer cmd.Process.Kill()
-	if got := tagged(value); len(got) != 1 || got[0] != cmd.Process.Pid {
-		t.Fatalf("tagged(%q) = %v, want [%d]", value, got, cmd.Process.Pid)
-	}
+	// Until the child has exec'd, its environment is still the test's.
+	var got []int
+	waitFor(t, "the tagged sleep to be found", 5*time.Second, func() bool {
+		got = tagged(value)
+		return len(got) == 1 && got[0] == cmd.Process.Pid
+	})
 }
