@@ -211,8 +211,12 @@ func (e *reaper) verifyTag(pid int, value string) func(procfs.Stat) error {
 			return fmt.Errorf("its environment cannot be read again: %v", err)
 		}
 		e.buf = env[:0]
-		if len(env) == 0 && e.exits(pid) {
-			return errGone // its memory is gone: it is exiting
+		if len(env) == 0 {
+			// Exiting (its memory is gone), or in the middle of an exec
+			// (the new image's environment is not set up yet).
+			if env, err = e.settledEnviron(pid); err != nil {
+				return err
+			}
 		}
 		got, ok := procfs.Getenv(env, tag.Var)
 		if !ok {
@@ -291,19 +295,27 @@ func (e *reaper) addTracked() (added bool) {
 	return added
 }
 
-// exits reports whether pid, whose environment read empty, turns out to be
-// exiting: gone or a zombie within a few milliseconds. (An exiting process
-// has released its memory before it becomes a zombie; a live one with an
-// empty environment carries no tag either, and only costs the wait.)
-func (e *reaper) exits(pid int) bool {
+// settledEnviron reads again the environment of pid, which read empty: an
+// exiting process has released its memory before it becomes a zombie
+// (errGone once it is one), and one in the middle of an exec has no
+// environment until the new image is set up. Either settles within
+// moments; a live process whose environment is really empty only costs the
+// wait.
+func (e *reaper) settledEnviron(pid int) ([]byte, error) {
 	b := newBackoff()
-	for deadline := time.Now().Add(20 * time.Millisecond); ; {
+	for deadline := time.Now().Add(100 * time.Millisecond); ; {
 		st, err := readStat(pid, e.buf)
 		if gone(err) || err == nil && st.Zombie() {
-			return true
+			return nil, errGone
 		}
-		if time.Now().After(deadline) {
-			return false
+		env, err := proc.Environ(pid, e.buf)
+		switch {
+		case gone(err):
+			return nil, errGone
+		case err != nil:
+			return nil, fmt.Errorf("its environment cannot be read again: %v", err)
+		case len(env) > 0 || time.Now().After(deadline):
+			return env, nil
 		}
 		time.Sleep(b.next())
 	}
