@@ -308,3 +308,89 @@ func cgroupMountOf(dir string) (mountPoint, root string) {
 	}
 	return usualCgroup2Mount(), "/"
 }
+
+// cgroupStats is what a cgroup's accounting files say of everything that
+// ever ran in it; a field is nil when its file is missing (its controller
+// is not enabled there).
+type cgroupStats struct {
+	user, system   *time.Duration // cpu.stat
+	memPeak        *uint64        // memory.peak
+	pidsPeak       *int           // pids.peak
+	rbytes, wbytes *uint64        // io.stat, all devices
+}
+
+// stats reads the group's accounting files.
+func (c *cgroup) stats() cgroupStats {
+	var s cgroupStats
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join(c.dir, name))
+		if err != nil {
+			return nil
+		}
+		return b
+	}
+	if b := read("cpu.stat"); b != nil {
+		s.user, s.system = parseCPUStat(b)
+	}
+	if n, ok := parseNumber(read("memory.peak")); ok {
+		s.memPeak = &n
+	}
+	if n, ok := parseNumber(read("pids.peak")); ok {
+		v := int(n)
+		s.pidsPeak = &v
+	}
+	if b := read("io.stat"); b != nil {
+		s.rbytes, s.wbytes = parseIOStat(b)
+	}
+	return s
+}
+
+// parseCPUStat reads user_usec and system_usec of cpu.stat.
+func parseCPUStat(b []byte) (user, system *time.Duration) {
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			continue
+		}
+		n, err := strconv.ParseUint(f[1], 10, 64)
+		if err != nil {
+			continue
+		}
+		d := time.Duration(n) * time.Microsecond
+		switch f[0] {
+		case "user_usec":
+			user = &d
+		case "system_usec":
+			system = &d
+		}
+	}
+	return user, system
+}
+
+// parseNumber reads a file that holds one number.
+func parseNumber(b []byte) (uint64, bool) {
+	n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	return n, err == nil && len(b) > 0
+}
+
+// parseIOStat sums rbytes and wbytes over the devices of io.stat. An empty
+// file (no I/O yet) is zero, not unknown.
+func parseIOStat(b []byte) (r, w *uint64) {
+	var rs, ws uint64
+	for _, line := range strings.Split(string(b), "\n") {
+		for _, kv := range strings.Fields(line)[min(1, len(strings.Fields(line))):] {
+			k, v, ok := strings.Cut(kv, "=")
+			n, err := strconv.ParseUint(v, 10, 64)
+			if !ok || err != nil {
+				continue
+			}
+			switch k {
+			case "rbytes":
+				rs += n
+			case "wbytes":
+				ws += n
+			}
+		}
+	}
+	return &rs, &ws
+}

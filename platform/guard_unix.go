@@ -3,6 +3,7 @@
 package platform
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/contain-cli/contain/report"
 	"github.com/contain-cli/contain/session"
 )
 
@@ -129,7 +131,26 @@ const (
 	guardSession = "session"
 	guardCommand = "command"
 	guardMember  = "member"
+	guardReport  = "report"
 )
+
+// guardReportOrder is what the guard needs to write the report after a
+// crash, sent as one line of JSON.
+type guardReportOrder struct {
+	Path    string    `json:"path"`
+	Command []string  `json:"command"`
+	Started time.Time `json:"started"`
+}
+
+// reportTo tells the guard where to write the report if contain dies.
+func (g *guard) reportTo(o guardReportOrder) error {
+	b, err := json.Marshal(o)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(guardPipe(g.w), "%s %s\n", guardReport, b)
+	return err
+}
 
 // watch tells the guard the session it guards: its tag value, the grace
 // period and whether to be verbose. A line this short is written at once
@@ -173,6 +194,7 @@ type guardOrders struct {
 	pgrp    int // 0: unknown
 	since   uint64
 	members []identity
+	report  *guardReportOrder
 }
 
 // parseGuardOrders reads the lines contain wrote to its guard. A line cut
@@ -198,6 +220,12 @@ func parseGuardOrders(b []byte) (guardOrders, error) {
 				return o, err
 			}
 			o.pgrp, o.since = pgrp, since
+		case f[0] == guardReport && len(f) >= 2:
+			var ro guardReportOrder
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, guardReport+" ")), &ro); err != nil {
+				return o, err
+			}
+			o.report = &ro
 		case f[0] == guardMember && len(f) == 3:
 			pid, err1 := strconv.Atoi(f[1])
 			start, err2 := strconv.ParseUint(f[2], 10, 64)
@@ -276,6 +304,7 @@ func guardReap(o guardOrders, pid int, grace time.Duration, log Logger) {
 	for _, m := range o.members {
 		track.remember(m.pid, m.start)
 	}
+	began := time.Now()
 	r := Reap(ReapPlan{Targets: targets, Rescan: scan, Cgroups: runCgroups(pid), Track: track,
 		Signal: unix.SIGTERM, Grace: grace, Log: log})
 	for _, o := range r.Processes {
@@ -284,4 +313,56 @@ func guardReap(o guardOrders, pid int, grace time.Duration, log Logger) {
 	for _, c := range r.Cgroups {
 		log("cgroup %s: %s", c.Dir, c.Result)
 	}
+	if o.report != nil {
+		rep := guardedReport(o, pid, began, r)
+		if err := report.Write(o.report.Path, rep, os.Stderr); err != nil {
+			fmt.Fprintf(os.Stderr, "contain: guard: cannot write the report: %v\n", err)
+		}
+	}
+}
+
+// guardedReport is the report of a run whose contain died: what the guard
+// found and did; what only contain knew is absent, with the reason.
+func guardedReport(o guardOrders, pid int, began time.Time, rr ReapReport) *report.Report {
+	const gone = "contain was killed: only it knew"
+	r := report.New("guard")
+	r.Command, r.ContainPID, r.Tag = o.report.Command, pid, o.value
+	r.Started, r.Ended = report.Time{Time: o.report.Started}, report.Time{Time: time.Now()}
+	r.WallSeconds = r.Ended.Sub(o.report.Started).Seconds()
+	r.Absent = map[string]string{"containment": gone + " the layers it had"}
+	r.Ending.Absent = map[string]string{
+		"exit_code":            gone + " how COMMAND ended, if it had",
+		"contain_exit_status":  "contain was killed",
+		"timed_out":            gone + " whether the timeout had fired",
+		"killed_after_timeout": gone + " whether --kill-after had fired",
+	}
+	r.Resources.Absent = map[string]string{"all": "the crash guard does not account resources"}
+	for _, p := range rr.Processes {
+		l := report.Leftover{PID: p.PID, Argv: p.Argv, FoundBy: p.Session, EndedBy: p.Result}
+		if l.Argv == nil {
+			l.Argv = []string{}
+		}
+		switch {
+		case p.Session == o.value:
+			l.FoundBy = "tag"
+		case strings.HasPrefix(p.Session, "cgroup "):
+			l.FoundBy = "cgroup"
+		}
+		switch {
+		case p.Alive:
+			l.EndedBy = "still running"
+		case strings.HasPrefix(p.Result, "killed with "):
+			l.EndedBy = strings.TrimPrefix(p.Result, "killed with ")
+		case strings.HasPrefix(p.Result, "ended after the first signal"):
+			l.EndedBy = SignalName(unix.SIGTERM)
+		case strings.HasPrefix(p.Result, "was already gone"):
+			l.EndedBy = "exited"
+		}
+		if !p.Started.IsZero() {
+			l.Started = &report.Time{Time: p.Started}
+		}
+		l.Absent = map[string]string{"ended_after_seconds": gone + " when COMMAND ended"}
+		r.Leftovers = append(r.Leftovers, l)
+	}
+	return r
 }

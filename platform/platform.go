@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/contain-cli/contain/report"
 	"github.com/contain-cli/contain/session"
 )
 
@@ -31,6 +32,26 @@ type RunOptions struct {
 	Grace     time.Duration // between SIGTERM and SIGKILL when the group is closed
 	Detach    bool
 	Log       Logger
+	// Collect asks for Result.Facts: what the report and -v's summary
+	// say. Without it nothing is measured that costs anything.
+	Collect bool
+	// Report is where the report goes ("-": stderr), for the crash guard
+	// to write it if contain dies.
+	Report string
+}
+
+// Facts are what a run measured and saw, for the report.
+type Facts struct {
+	Started      time.Time // COMMAND started
+	CommandEnded time.Time
+	Ended        time.Time // the group was closed
+	Layers       []string
+	Resources    report.Resources
+	Leftovers    []report.Leftover
+	// KilledAfterTimeout: --kill-after's SIGKILL was sent.
+	KilledAfterTimeout bool
+	// ToldToStop is the signal that told contain to stop, if one did.
+	ToldToStop syscall.Signal
 }
 
 // Result tells how COMMAND ended.
@@ -40,7 +61,8 @@ type Result struct {
 	Code     int
 	Signaled bool // COMMAND was killed by Signal
 	Signal   syscall.Signal
-	TimedOut bool // the timeout fired before COMMAND ended
+	TimedOut bool   // the timeout fired before COMMAND ended
+	Facts    *Facts // with RunOptions.Collect, where the OS's runner gathers them
 }
 
 // StartError means COMMAND itself could not be started (not found, not

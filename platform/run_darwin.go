@@ -4,8 +4,11 @@ import (
 	"errors"
 	"os"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/contain-cli/contain/report"
 )
 
 // forwarded are the signals contain passes on to the whole group, as on
@@ -68,8 +71,8 @@ func (r *runner) start() error {
 
 // wait waits for COMMAND: contain's only other child is the guard, and
 // without a subreaper no orphan becomes contain's.
-func (r *runner) wait(ws *unix.WaitStatus, flags int) (int, error) {
-	return unix.Wait4(r.pid, ws, flags, nil)
+func (r *runner) wait(ws *unix.WaitStatus, flags int, ru *unix.Rusage) (int, error) {
+	return unix.Wait4(r.pid, ws, flags, ru)
 }
 
 // There is no cgroup on macOS.
@@ -115,3 +118,30 @@ func signalMember(pid int, start uint64, sig syscall.Signal, verify func() error
 func detachAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
 
 const detachedWhere = "in a new session"
+
+// maxRSSBytes: macOS gives ru_maxrss in bytes.
+func maxRSSBytes(ru *unix.Rusage) uint64 { return uint64(max(ru.Maxrss, 0)) }
+
+// startWall: P_starttime is microseconds since the epoch.
+func startWall(start, _ uint64, _ time.Time) time.Time { return time.UnixMicro(int64(start)) }
+
+// argvOf reads pid's arguments (nil if they cannot be read).
+func argvOf(pid int) []string {
+	p, found, err := darwin.lookup(pid)
+	if err != nil || !found {
+		return nil
+	}
+	if a, _ := darwin.readArgs(p); a != nil {
+		return a.Argv
+	}
+	return nil
+}
+
+// heldStdio: macOS shows another process's descriptors only through
+// libproc, which contain does not use.
+func heldStdio(int) (out, err *bool, why string) {
+	return nil, nil, "macOS shows another process's descriptors only through libproc"
+}
+
+// groupResources: macOS has no cgroup.
+func (r *runner) groupResources(*report.Resources) bool { return false }

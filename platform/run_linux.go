@@ -2,13 +2,16 @@ package platform
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/contain-cli/contain/procfs"
+	"github.com/contain-cli/contain/report"
 	"github.com/contain-cli/contain/tag"
 )
 
@@ -53,6 +56,7 @@ func laterSignals() []os.Signal {
 // waits.
 type runnerOS struct {
 	cg        *cgroup
+	cgStats   *cgroupStats // read last before the cgroup was removed, when collecting
 	subreaper bool
 	waitFlags int // WNOTHREAD: the guard, a child of another thread, is not waited for
 }
@@ -179,8 +183,8 @@ func cgroupRefusal(err error) bool {
 
 // wait waits for any child of contain (the orphans it adopts as subreaper
 // included), not the guard.
-func (r *runner) wait(ws *unix.WaitStatus, flags int) (int, error) {
-	return unix.Wait4(-1, ws, flags|r.waitFlags, nil)
+func (r *runner) wait(ws *unix.WaitStatus, flags int, ru *unix.Rusage) (int, error) {
+	return unix.Wait4(-1, ws, flags|r.waitFlags, ru)
 }
 
 // groupName is the cgroup, for messages; "" without one.
@@ -237,6 +241,10 @@ func (r *runner) groupEmptied() bool {
 	if r.cg == nil {
 		return true
 	}
+	if r.facts != nil {
+		st := r.cg.stats()
+		r.cgStats = &st
+	}
 	if r.cg.tryRemove() != nil {
 		return false
 	}
@@ -248,6 +256,11 @@ func (r *runner) groupEmptied() bool {
 func (r *runner) groupRemove() {
 	if r.cg == nil {
 		return
+	}
+	if r.facts != nil {
+		r.cg.waitEmpty(time.Now().Add(cgroupEmptyWait))
+		st := r.cg.stats()
+		r.cgStats = &st
 	}
 	if err := r.cg.remove(); err != nil {
 		r.log("%v", err)
@@ -324,3 +337,68 @@ func signalMember(pid int, start uint64, sig syscall.Signal, verify func() error
 func detachAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
 
 const detachedWhere = "in a new session"
+
+// maxRSSBytes: Linux gives ru_maxrss in KiB.
+func maxRSSBytes(ru *unix.Rusage) uint64 { return uint64(max(ru.Maxrss, 0)) * 1024 }
+
+// startWall turns a start time in clock ticks into wall-clock time, from
+// COMMAND's, whose start (ref, in ticks) was seen at refWall: /proc/stat's
+// boot time has whole seconds only.
+func startWall(start, ref uint64, refWall time.Time) time.Time {
+	return refWall.Add(time.Duration(int64(start)-int64(ref)) * (time.Second / procfs.TicksPerSecond))
+}
+
+// argvOf reads pid's arguments (nil if they cannot be read).
+func argvOf(pid int) []string {
+	argv, _ := proc.Cmdline(pid, nil)
+	return argv
+}
+
+// heldStdio reports whether pid holds contain's stdout or stderr open:
+// one of its descriptors is the same file (a pipe a reader waits on to end).
+func heldStdio(pid int) (out, err *bool, why string) {
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	entries, rerr := os.ReadDir(dir)
+	if rerr != nil {
+		return nil, nil, fmt.Sprintf("cannot read %s: %v", dir, rerr)
+	}
+	o, e := false, false
+	so, _ := os.Stdout.Stat()
+	se, _ := os.Stderr.Stat()
+	for _, d := range entries {
+		st, serr := os.Stat(dir + "/" + d.Name())
+		if serr != nil {
+			continue
+		}
+		o = o || so != nil && os.SameFile(st, so)
+		e = e || se != nil && os.SameFile(st, se)
+	}
+	return &o, &e, ""
+}
+
+// groupResources fills in what the cgroup accounted, and reports whether
+// there was one.
+func (r *runner) groupResources(res *report.Resources) bool {
+	st := r.cgStats
+	if st == nil {
+		return false
+	}
+	const src = "cgroup "
+	if st.user != nil && st.system != nil {
+		res.CPUUserSeconds, res.CPUSystemSeconds = report.Seconds(*st.user), report.Seconds(*st.system)
+		res.Sources["cpu"] = src + "cpu.stat"
+	}
+	if st.memPeak != nil {
+		res.PeakMemoryBytes = st.memPeak
+		res.Sources["peak_memory_bytes"] = src + "memory.peak"
+	}
+	if st.pidsPeak != nil {
+		res.PeakProcesses = st.pidsPeak
+		res.Sources["peak_processes"] = src + "pids.peak"
+	}
+	if st.rbytes != nil {
+		res.IOReadBytes, res.IOWriteBytes = st.rbytes, st.wbytes
+		res.Sources["io"] = src + "io.stat"
+	}
+	return true
+}

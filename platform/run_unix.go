@@ -4,6 +4,7 @@ package platform
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -16,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/contain-cli/contain/report"
 	"github.com/contain-cli/contain/tag"
 )
 
@@ -178,7 +180,38 @@ type runner struct {
 	sigs   chan os.Signal
 	events chan waitEvent // from the reaper: COMMAND stopped or ended
 	noKids chan struct{}  // closed by the reaper once contain has no child left
+
+	// With RunOptions.Collect: what the report says.
+	facts  *Facts
+	usage  usage // of every process contain reaped
+	peak   int   // the most live members one scan saw
+	leftMu sync.Mutex
+	reaped map[int]unix.WaitStatus // processes other than COMMAND that contain reaped
+	left   []*leftover             // alive when COMMAND ended
 	runnerOS
+}
+
+// usage adds up the rusage of the processes contain reaped: each includes
+// what that process reaped in turn.
+type usage struct {
+	user, system time.Duration
+	maxRSS       uint64 // bytes
+	n            int
+}
+
+func (u *usage) add(ru *unix.Rusage) {
+	u.user += time.Duration(ru.Utime.Nano())
+	u.system += time.Duration(ru.Stime.Nano())
+	u.maxRSS = max(u.maxRSS, maxRSSBytes(ru))
+	u.n++
+}
+
+// leftover is a process alive when COMMAND ended, as the report shows it.
+type leftover struct {
+	id     identity
+	out    report.Leftover
+	signal string // the last signal contain sent it
+	done   bool
 }
 
 // stoppedStatus reports whether ws says the process stopped. WaitStatus.Stopped
@@ -212,6 +245,10 @@ func (r *runner) run() (Result, error) {
 		r.guard = g
 	}
 
+	if r.o.Collect {
+		r.facts = &Facts{}
+		r.reaped = map[int]unix.WaitStatus{}
+	}
 	layers := append([]string{"process group"}, r.setUp()...)
 	if r.tty = openTerminal(); r.tty != nil {
 		defer r.tty.close()
@@ -244,6 +281,9 @@ func (r *runner) run() (Result, error) {
 		layers = append(layers, "tracking")
 	}
 	r.log("started %s as PID %d; containment: %s", r.o.Args[0], r.pid, strings.Join(layers, ", "))
+	if r.facts != nil {
+		r.facts.Started, r.facts.Layers = time.Now(), layers
+	}
 	closed := make(chan struct{})
 	laterDone = make(chan struct{})
 	go func() {
@@ -261,7 +301,7 @@ func (r *runner) run() (Result, error) {
 	r.reap()
 	<-closed
 
-	res := Result{Pid: r.pid, TimedOut: r.timedOut}
+	res := Result{Pid: r.pid, TimedOut: r.timedOut, Facts: r.finishFacts()}
 	switch {
 	case r.status.Exited():
 		res.Exited, res.Code = true, r.status.ExitStatus()
@@ -291,6 +331,11 @@ func (r *runner) takeGuard() *guard {
 		r.log("cannot brief the crash guard: %v (if contain is killed, run contain reap)", err)
 		g.stop()
 		return nil
+	}
+	if r.o.Report != "" {
+		if err := g.reportTo(guardReportOrder{Path: r.o.Report, Command: r.o.Args, Started: time.Now()}); err != nil {
+			r.log("cannot tell the crash guard where the report goes: %v", err)
+		}
 	}
 	return g
 }
@@ -335,7 +380,11 @@ func (r *runner) reap() {
 	pid := r.pid
 	for {
 		var ws unix.WaitStatus
-		wpid, err := r.wait(&ws, unix.WUNTRACED)
+		var ru unix.Rusage
+		wpid, err := r.wait(&ws, unix.WUNTRACED, &ru)
+		if err == nil && !stoppedStatus(ws) {
+			r.reapedOne(wpid, ws, &ru)
+		}
 		switch {
 		case err == unix.EINTR:
 		case err != nil: // ECHILD
@@ -356,12 +405,29 @@ func (r *runner) reap() {
 	}
 }
 
+// reapedOne counts a process contain reaped, for the report.
+func (r *runner) reapedOne(pid int, ws unix.WaitStatus, ru *unix.Rusage) {
+	if r.facts == nil {
+		return
+	}
+	r.leftMu.Lock()
+	defer r.leftMu.Unlock()
+	r.usage.add(ru)
+	if pid != r.pid {
+		r.reaped[pid] = ws
+	}
+}
+
 // reapReady reaps the children that have already ended and reports whether
 // any is still alive.
 func (r *runner) reapReady() (alive bool) {
 	for {
 		var ws unix.WaitStatus
-		wpid, err := r.wait(&ws, unix.WNOHANG)
+		var ru unix.Rusage
+		wpid, err := r.wait(&ws, unix.WNOHANG, &ru)
+		if err == nil && wpid > 0 {
+			r.reapedOne(wpid, ws, &ru)
+		}
 		switch {
 		case err == unix.EINTR:
 		case err != nil:
@@ -390,11 +456,17 @@ func (r *runner) waitMain() {
 				r.commandStopped(syscall.Signal(ev.status >> 8 & 0xff))
 			} else {
 				r.status, r.more, r.mainDone = ev.status, ev.more, true
+				if r.facts != nil {
+					r.facts.CommandEnded = time.Now()
+				}
 			}
 		case s := <-r.sigs:
 			sig := s.(syscall.Signal)
 			switch {
 			case stopRequest(sig):
+				if r.facts != nil && r.facts.ToldToStop == 0 {
+					r.facts.ToldToStop = sig
+				}
 				r.log("received %s: forwarding it to the group", SignalName(sig))
 				r.signalGroup(sig)
 				switch {
@@ -421,6 +493,9 @@ func (r *runner) waitMain() {
 				killC = time.After(r.o.KillAfter)
 			}
 		case <-killC:
+			if r.facts != nil {
+				r.facts.KilledAfterTimeout = true
+			}
 			r.log("still running %v after the timeout signal: sending SIGKILL to the group", r.o.KillAfter)
 			r.killGroup()
 		case <-stopC:
@@ -550,7 +625,8 @@ func (r *runner) restoreTerminal() {
 type member struct {
 	pid   int
 	comm  string
-	start uint64 // 0: found only through the cgroup
+	start uint64    // 0: found only through the cgroup
+	entry procEntry // as the scan saw it (zero for the cgroup's)
 }
 
 // tagReader reads processes' tags for the tracker.
@@ -633,6 +709,7 @@ func (r *runner) scanAll() (live, added []procEntry) {
 	r.trackMu.Lock()
 	defer r.trackMu.Unlock()
 	live, added = r.track.update(procs)
+	r.peak = max(r.peak, len(live))
 	if r.guard == nil {
 		return live, added
 	}
@@ -666,7 +743,7 @@ func (r *runner) members() []member {
 	var out []member
 	seen := make(map[int]bool)
 	for _, p := range live {
-		out = append(out, member{pid: p.PID, comm: p.Comm, start: p.Start})
+		out = append(out, member{pid: p.PID, comm: p.Comm, start: p.Start, entry: p})
 		seen[p.PID] = true
 	}
 	for _, pid := range r.groupProcs() {
@@ -725,10 +802,12 @@ func (r *runner) notNested(members []member) []member {
 // cgroup, or every one when there is none).
 func (r *runner) killGroup() {
 	members := r.members()
+	r.noteGone(members)
 	cgKilled := r.groupKill()
 	for _, m := range members {
 		if err := r.signal(m, unix.SIGKILL); err == nil || cgKilled {
 			r.log("killed %d (%s)", m.pid, m.comm)
+			r.noteSignal(m, "SIGKILL")
 		}
 	}
 }
@@ -771,19 +850,24 @@ func (r *runner) closeGroup() {
 	if !r.more && r.groupEmptied() && (r.complete() || !r.othersLeft()) {
 		return
 	}
+	defer r.noteGone(nil)
+	r.noteLeftovers(r.members())
 	wait := newBackoff()
 	if r.o.Grace > 0 {
 		deadline := time.Now().Add(r.o.Grace)
 		termed := make(map[identity]bool) // comm changes on exec; these do not
 	grace:
 		for {
-			for _, m := range r.members() {
+			ms := r.members()
+			r.noteGone(ms)
+			for _, m := range ms {
 				if termed[identity{m.pid, m.start}] {
 					continue
 				}
 				termed[identity{m.pid, m.start}] = true
 				if err := r.signal(m, unix.SIGTERM); err == nil {
 					r.log("sent SIGTERM to leftover %d (%s)", m.pid, m.comm)
+					r.noteSignal(m, "SIGTERM")
 					r.signal(m, unix.SIGCONT)
 				}
 			}
@@ -835,4 +919,153 @@ func (r *runner) pause(b *backoff, limit time.Duration) (stop bool) {
 		}
 	}
 	return false
+}
+
+// noteLeftovers records the processes alive when COMMAND ended.
+func (r *runner) noteLeftovers(ms []member) {
+	if r.facts == nil {
+		return
+	}
+	sid, _ := unix.Getsid(0) // COMMAND's session is contain's
+	r.leftMu.Lock()
+	defer r.leftMu.Unlock()
+	for _, m := range ms {
+		l := &leftover{id: identity{m.pid, m.start}}
+		o := &l.out
+		o.PID, o.Argv, o.FoundBy = m.pid, argvOf(m.pid), "cgroup"
+		if o.Argv == nil {
+			o.Argv = []string{}
+		}
+		if m.start != 0 {
+			r.trackMu.Lock()
+			o.FoundBy = r.track.foundBy(m.pid)
+			r.trackMu.Unlock()
+			o.Started = &report.Time{Time: startWall(m.start, r.track.since, r.facts.Started)}
+			o.LeftProcessGroup = report.Ptr(m.entry.Pgrp != r.pid)
+			msid := m.entry.Sid
+			if msid == 0 {
+				msid, _ = unix.Getsid(m.pid)
+			}
+			o.LeftSession = report.Ptr(msid != sid)
+		}
+		var why string
+		o.HeldStdout, o.HeldStderr, why = heldStdio(m.pid)
+		if why != "" {
+			o.Absent = map[string]string{"held_stdout": why, "held_stderr": why}
+		}
+		r.left = append(r.left, l)
+	}
+}
+
+// noteSignal records the last signal sent to a leftover.
+func (r *runner) noteSignal(m member, sig string) {
+	if r.facts == nil {
+		return
+	}
+	r.leftMu.Lock()
+	defer r.leftMu.Unlock()
+	for _, l := range r.left {
+		if l.id == (identity{m.pid, m.start}) && !l.done {
+			l.signal = sig
+		}
+	}
+}
+
+// noteGone records the end of each leftover not among live (nil: none is
+// left): by its wait status when contain reaped it, else by the last
+// signal contain sent it.
+func (r *runner) noteGone(live []member) {
+	if r.facts == nil {
+		return
+	}
+	alive := map[identity]bool{}
+	for _, m := range live {
+		alive[identity{m.pid, m.start}] = true
+	}
+	now := time.Now()
+	r.leftMu.Lock()
+	defer r.leftMu.Unlock()
+	for _, l := range r.left {
+		if l.done || alive[l.id] {
+			continue
+		}
+		l.done = true
+		l.out.EndedAfterSeconds = report.Seconds(now.Sub(r.facts.CommandEnded))
+		ws, reaped := r.reaped[l.id.pid]
+		switch {
+		case reaped && ws.Signaled():
+			l.out.EndedBy = SignalName(ws.Signal())
+		case reaped && ws.Exited():
+			l.out.EndedBy = fmt.Sprintf("exited %d", ws.ExitStatus())
+		case l.signal != "":
+			l.out.EndedBy = l.signal
+		default:
+			l.out.EndedBy = "exited"
+		}
+	}
+}
+
+// finishFacts completes the facts once the group is closed.
+func (r *runner) finishFacts() *Facts {
+	f := r.facts
+	if f == nil {
+		return nil
+	}
+	f.Ended = time.Now()
+	r.leftMu.Lock()
+	defer r.leftMu.Unlock()
+	for _, l := range r.left {
+		if !l.done {
+			l.out.EndedBy = "still running"
+		}
+		f.Leftovers = append(f.Leftovers, l.out)
+	}
+	res := &f.Resources
+	res.Sources, res.Absent = map[string]string{}, map[string]string{}
+	cg := r.groupResources(res)
+	if res.CPUUserSeconds == nil {
+		res.CPUUserSeconds, res.CPUSystemSeconds = report.Seconds(r.usage.user), report.Seconds(r.usage.system)
+		res.Sources["cpu"] = reapedSource(r.complete())
+	}
+	if r.usage.n > 0 {
+		res.MaxProcessRSSBytes = report.Ptr(r.usage.maxRSS)
+		res.Sources["max_process_rss_bytes"] = reapedSource(r.complete())
+	} else {
+		res.Absent["max_process_rss_bytes"] = "contain reaped no process"
+	}
+	if res.PeakMemoryBytes == nil {
+		if cg {
+			res.Absent["peak_memory_bytes"] = "the memory controller is not enabled in contain's cgroup"
+		} else {
+			res.Absent["peak_memory_bytes"] = "no cgroup: " + runtime.GOOS + " keeps no peak for a group of processes"
+		}
+	}
+	if res.PeakProcesses == nil {
+		if cg {
+			res.Absent["peak_processes"] = "the pids controller is not enabled in contain's cgroup, and contain does not scan when it has a cgroup"
+		} else {
+			res.PeakProcesses = report.Ptr(max(r.peak, 1))
+			res.Sources["peak_processes"] = "contain's scans while COMMAND ran (sampled: a process that lived between two scans is not counted)"
+		}
+	}
+	if res.IOReadBytes == nil {
+		res.Absent["io_read_bytes"] = ioAbsent(cg)
+		res.Absent["io_write_bytes"] = ioAbsent(cg)
+	}
+	return f
+}
+
+// reapedSource describes the CPU and RSS figures from rusage.
+func reapedSource(complete bool) string {
+	if complete {
+		return "rusage of every process contain reaped: COMMAND and the orphans it adopted as subreaper, each with what it reaped"
+	}
+	return "rusage of the processes contain reaped (COMMAND, with what it reaped); escapees re-parented to PID 1 are not counted"
+}
+
+func ioAbsent(cgroup bool) string {
+	if cgroup {
+		return "the io controller is not enabled in contain's cgroup"
+	}
+	return "no cgroup: no I/O accounting for a group of processes"
 }

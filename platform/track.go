@@ -52,6 +52,7 @@ type tracker struct {
 	sessions map[int]uint64 // sessions, the same way
 	tags     map[identity]bool
 	sids     map[identity]sidRead
+	why      map[int]string // how each member was found, for the report
 }
 
 // tag is what a process's environment says of the session.
@@ -68,10 +69,11 @@ const (
 func newTracker(self, pid int, since uint64, value string) *tracker {
 	t := &tracker{self: self, skip: map[int]bool{}, since: since, value: value,
 		members: map[int]uint64{}, groups: map[int]uint64{}, sessions: map[int]uint64{},
-		tags: map[identity]bool{}, sids: map[identity]sidRead{}}
+		tags: map[identity]bool{}, sids: map[identity]sidRead{}, why: map[int]string{}}
 	if pid > 0 {
 		t.members[pid] = since
 		t.groups[pid] = since
+		t.why[pid] = "command"
 	}
 	return t
 }
@@ -81,6 +83,7 @@ func newTracker(self, pid int, since uint64, value string) *tracker {
 func (t *tracker) remember(pid int, start uint64) {
 	if pid > 1 && pid != t.self {
 		t.members[pid] = start
+		t.why[pid] = "tracked"
 	}
 }
 
@@ -102,6 +105,7 @@ func (t *tracker) update(procs []procEntry) (live, added []procEntry) {
 	for pid, start := range t.members {
 		if p := byPID[pid]; p == nil || p.Start != start {
 			delete(t.members, pid)
+			delete(t.why, pid)
 		}
 	}
 	for _, ids := range []map[int]uint64{t.groups, t.sessions} {
@@ -123,10 +127,15 @@ func (t *tracker) update(procs []procEntry) (live, added []procEntry) {
 	for changed := true; changed; {
 		changed = false
 		for _, p := range order {
-			if _, ok := t.members[p.PID]; ok || !t.belongs(p) {
+			if _, ok := t.members[p.PID]; ok {
+				continue
+			}
+			why := t.belongs(p)
+			if why == "" {
 				continue
 			}
 			t.members[p.PID] = p.Start
+			t.why[p.PID] = why
 			isNew[p.PID] = true
 			changed = true
 		}
@@ -168,24 +177,31 @@ func (t *tracker) update(procs []procEntry) (live, added []procEntry) {
 	return live, added
 }
 
-// belongs decides whether p, not yet a member, is one.
-func (t *tracker) belongs(p *procEntry) bool {
+// belongs decides whether p, not yet a member, is one: how it was found,
+// or "".
+func (t *tracker) belongs(p *procEntry) string {
 	if start, ok := t.members[p.PPID]; ok && start <= p.Start || p.PPID == t.self {
-		return true // a child of contain's is COMMAND, or an orphan it adopted
+		return "descendant" // a child of contain's is COMMAND, or an orphan it adopted
 	}
 	if _, ok := t.groups[p.Pgrp]; ok {
-		return true
+		return "process group"
 	}
 	if p.Zombie {
-		return false // nothing more to read of it
+		return "" // nothing more to read of it
 	}
 	if len(t.sessions) > 0 {
 		if _, ok := t.sessions[t.sid(p)]; ok {
-			return true
+			return "session"
 		}
 	}
-	return t.tagged(p)
+	if t.tagged(p) {
+		return "tag"
+	}
+	return ""
 }
+
+// foundBy is how member pid was found.
+func (t *tracker) foundBy(pid int) string { return t.why[pid] }
 
 // leads records the group and session that member p leads.
 func (t *tracker) leads(p *procEntry) {

@@ -23,6 +23,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -30,6 +31,7 @@ import (
 	"time"
 
 	"github.com/contain-cli/contain/platform"
+	"github.com/contain-cli/contain/report"
 	"github.com/contain-cli/contain/tag"
 )
 
@@ -107,6 +109,7 @@ var Options = []Option{
 	{Name: "grace", Aliases: []string{"g"}, Value: "2s", Usage: "`DURATION` between SIGTERM and SIGKILL when the group is closed"},
 	{Name: "detach", Aliases: []string{"d"}, Bool: true, Usage: "start COMMAND in a new session marked as a daemon, print its PID, return at once"},
 	{Name: "verbose", Aliases: []string{"v"}, Bool: true, Usage: "say on stderr what is done"},
+	{Name: "report", EnvVar: "CONTAIN_REPORT", Usage: "when done, write a JSON report of the whole tree to `FILE` (-: stderr)"},
 	{Name: "foreground", Bool: true, Usage: "accepted for GNU timeout compatibility: COMMAND gets the terminal anyway, and containment stays on (children are timed out and killed too)"},
 }
 
@@ -194,6 +197,21 @@ func Run(c Values, args []string, stdout, stderr io.Writer) error {
 		return runFailed("--detach cannot be combined with --timeout, --kill-after or --preserve-status")
 	}
 
+	reportPath := c.String("report")
+	if reportPath != "" {
+		if err := report.CheckPath(reportPath); err != nil {
+			return runFailed("--report: %v", err)
+		}
+		if reportPath != "-" {
+			// The crash guard may write it: from the same directory, but
+			// made absolute all the same.
+			if abs, err := filepath.Abs(reportPath); err == nil {
+				reportPath = abs
+			}
+		}
+	}
+	opts.Collect, opts.Report = reportPath != "" || c.Bool("verbose"), reportPath
+
 	opts.Tag = tag.Format(tool, os.Getpid())
 	env := tag.SetEnv(os.Environ(), tag.Var, opts.Tag)
 	daemon := ""
@@ -207,18 +225,24 @@ func Run(c Values, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
+	began := time.Now()
 	res, err := platform.Run(opts)
 	if err != nil {
-		return &ExitError{Code: startStatus(err), Err: err}
+		code := startStatus(err)
+		finishReport(reportPath, opts, began, nil, code, err, stderr)
+		return &ExitError{Code: code, Err: err}
 	}
 	if opts.Detach {
 		fmt.Fprintln(stdout, res.Pid)
+		finishReport(reportPath, opts, began, &res, 0, nil, stderr)
 		return nil
 	}
 	if res.Signaled && !res.TimedOut {
 		endSignal = res.Signal
 	}
-	if code := exitStatus(res, c.Bool("preserve-status")); code != 0 {
+	code := exitStatus(res, c.Bool("preserve-status"))
+	finishReport(reportPath, opts, began, &res, code, nil, stderr)
+	if code != 0 {
 		return &ExitError{Code: code}
 	}
 	return nil

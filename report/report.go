@@ -1,0 +1,221 @@
+// Package report is the JSON document contain run writes with --report:
+// what the whole tree did, what was left behind and what became of it.
+// The schema is versioned; README.md documents it.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+)
+
+// Version is the schema's version; it changes only when a field changes
+// meaning or goes away.
+const Version = 1
+
+// Report is one run of contain, as contain (or its crash guard) saw it.
+type Report struct {
+	Version     int      `json:"version"`
+	WrittenBy   string   `json:"written_by"` // "contain", or "guard" after a crash
+	Command     []string `json:"command,omitempty"`
+	ContainPID  int      `json:"contain_pid"`
+	Tag         string   `json:"tag"`
+	Started     Time     `json:"started"`
+	Ended       Time     `json:"ended"`
+	WallSeconds float64  `json:"wall_seconds"`
+	Ending      Ending   `json:"ending"`
+	// Containment names the layers, as -v does.
+	Containment []string   `json:"containment"`
+	Resources   Resources  `json:"resources"`
+	Leftovers   []Leftover `json:"leftovers"`
+	// Absent names each top-level field that could not be known, and why.
+	Absent map[string]string `json:"absent,omitempty"`
+}
+
+// Time is a time in RFC 3339 with nanoseconds, in UTC.
+type Time struct{ time.Time }
+
+func (t Time) MarshalJSON() ([]byte, error) {
+	return json.Marshal(t.UTC().Format(time.RFC3339Nano))
+}
+
+func (t *Time) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.Parse(time.RFC3339Nano, s)
+	t.Time = v
+	return err
+}
+
+// Ending is how COMMAND and contain ended.
+type Ending struct {
+	ExitCode           *int   `json:"exit_code,omitempty"` // COMMAND exited with it
+	Signal             string `json:"signal,omitempty"`    // COMMAND was killed by it
+	TimedOut           bool   `json:"timed_out"`
+	KilledAfterTimeout bool   `json:"killed_after_timeout"`   // --kill-after's SIGKILL was sent
+	ToldToStop         string `json:"told_to_stop,omitempty"` // the signal that told contain to stop
+	ContainExitStatus  *int   `json:"contain_exit_status,omitempty"`
+	// ContainSignal: contain ended itself with COMMAND's signal (its
+	// status is then 128+N, as a shell sees it).
+	ContainSignal string            `json:"contain_signal,omitempty"`
+	Absent        map[string]string `json:"absent,omitempty"`
+}
+
+// Resources are what the whole group used, escapees included. A figure the
+// OS cannot give is absent, with the reason in Absent; Sources says where
+// each figure comes from.
+type Resources struct {
+	CPUUserSeconds   *float64 `json:"cpu_user_seconds,omitempty"`
+	CPUSystemSeconds *float64 `json:"cpu_system_seconds,omitempty"`
+	// PeakMemoryBytes is the group's peak, all processes together.
+	PeakMemoryBytes *uint64 `json:"peak_memory_bytes,omitempty"`
+	// MaxProcessRSSBytes is the largest peak resident set of one process.
+	MaxProcessRSSBytes *uint64           `json:"max_process_rss_bytes,omitempty"`
+	PeakProcesses      *int              `json:"peak_processes,omitempty"`
+	IOReadBytes        *uint64           `json:"io_read_bytes,omitempty"`
+	IOWriteBytes       *uint64           `json:"io_write_bytes,omitempty"`
+	Sources            map[string]string `json:"sources"`
+	Absent             map[string]string `json:"absent,omitempty"`
+}
+
+// Leftover is a process still alive when COMMAND ended.
+type Leftover struct {
+	PID     int      `json:"pid"`
+	Started *Time    `json:"started,omitempty"`
+	Argv    []string `json:"argv"`
+	// FoundBy is how contain knew it: "descendant", "cgroup", "process
+	// group", "session", "tracked", "tag", "job".
+	FoundBy          string `json:"found_by"`
+	LeftProcessGroup *bool  `json:"left_process_group,omitempty"`
+	LeftSession      *bool  `json:"left_session,omitempty"`
+	HeldStdout       *bool  `json:"held_stdout,omitempty"`
+	HeldStderr       *bool  `json:"held_stderr,omitempty"`
+	// EndedBy is "SIGTERM", "SIGKILL" (or another signal), "exited N", or
+	// "still running" when contain could not end it.
+	EndedBy string `json:"ended_by"`
+	// EndedAfterSeconds is how long after COMMAND's end it was seen gone.
+	EndedAfterSeconds *float64          `json:"ended_after_seconds,omitempty"`
+	Absent            map[string]string `json:"absent,omitempty"`
+}
+
+// Seconds is d in seconds, for a field.
+func Seconds(d time.Duration) *float64 {
+	s := d.Seconds()
+	return &s
+}
+
+// Ptr returns a pointer to v, for a field.
+func Ptr[T any](v T) *T { return &v }
+
+// New starts a report.
+func New(by string) *Report {
+	return &Report{Version: Version, WrittenBy: by, Containment: []string{}, Leftovers: []Leftover{},
+		Resources: Resources{Sources: map[string]string{}}}
+}
+
+// Write writes r to path, "-" being stderr.
+func Write(path string, r *Report, stderr io.Writer) error {
+	var buf strings.Builder
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // a command line's & and < as they are
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return err
+	}
+	if path == "-" {
+		_, err := io.WriteString(stderr, buf.String())
+		return err
+	}
+	return os.WriteFile(path, []byte(buf.String()), 0o644)
+}
+
+// CheckPath refuses a path whose directory does not exist, before anything
+// runs.
+func CheckPath(path string) error {
+	if path == "-" {
+		return nil
+	}
+	if path == "" {
+		return fmt.Errorf("the report path is empty")
+	}
+	dir := path[:strings.LastIndex(path, string(os.PathSeparator))+1]
+	if dir == "" {
+		dir = "."
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("the report's directory: %v", err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("the report's directory %s is not a directory", dir)
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("the report path %s is a directory", path)
+	}
+	return nil
+}
+
+// Summary is the report in one line, for -v.
+func Summary(r *Report) string {
+	var b strings.Builder
+	b.WriteString("done: ")
+	switch e := r.Ending; {
+	case e.ExitCode != nil:
+		fmt.Fprintf(&b, "exit %d", *e.ExitCode)
+	case e.Signal != "":
+		fmt.Fprintf(&b, "killed by %s", e.Signal)
+	default:
+		b.WriteString("COMMAND's end unknown")
+	}
+	if t := r.Ending.TimedOut; t != nil && *t {
+		b.WriteString(" (timed out)")
+	}
+	fmt.Fprintf(&b, ", %.3fs wall", r.WallSeconds)
+	res := r.Resources
+	if res.CPUUserSeconds != nil && res.CPUSystemSeconds != nil {
+		fmt.Fprintf(&b, ", CPU %.3fs user %.3fs system", *res.CPUUserSeconds, *res.CPUSystemSeconds)
+	}
+	switch {
+	case res.PeakMemoryBytes != nil:
+		fmt.Fprintf(&b, ", peak memory %s", mib(*res.PeakMemoryBytes))
+	case res.MaxProcessRSSBytes != nil:
+		fmt.Fprintf(&b, ", largest process %s", mib(*res.MaxProcessRSSBytes))
+	}
+	if res.PeakProcesses != nil {
+		fmt.Fprintf(&b, ", peak %d processes", *res.PeakProcesses)
+	}
+	counts := map[string]int{}
+	var order []string
+	for _, l := range r.Leftovers {
+		if counts[l.EndedBy] == 0 {
+			order = append(order, l.EndedBy)
+		}
+		counts[l.EndedBy]++
+	}
+	fmt.Fprintf(&b, ", %d leftovers", len(r.Leftovers))
+	for i, how := range order {
+		sep := ", "
+		if i == 0 {
+			sep = " ("
+		}
+		fmt.Fprintf(&b, "%s%d %s", sep, counts[how], endedWord(how))
+	}
+	if len(order) > 0 {
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+func endedWord(how string) string {
+	if strings.HasPrefix(how, "SIG") {
+		return "ended by " + how
+	}
+	return how
+}
+
+func mib(n uint64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
