@@ -56,9 +56,9 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 type Ending struct {
 	ExitCode           *int   `json:"exit_code,omitempty"` // COMMAND exited with it
 	Signal             string `json:"signal,omitempty"`    // COMMAND was killed by it
-	TimedOut           bool   `json:"timed_out"`
-	KilledAfterTimeout bool   `json:"killed_after_timeout"`   // --kill-after's SIGKILL was sent
-	ToldToStop         string `json:"told_to_stop,omitempty"` // the signal that told contain to stop
+	TimedOut           *bool  `json:"timed_out,omitempty"`
+	KilledAfterTimeout *bool  `json:"killed_after_timeout,omitempty"` // --kill-after's SIGKILL was sent
+	ToldToStop         string `json:"told_to_stop,omitempty"`         // the signal that told contain to stop
 	ContainExitStatus  *int   `json:"contain_exit_status,omitempty"`
 	// ContainSignal: contain ended itself with COMMAND's signal (its
 	// status is then 128+N, as a shell sees it).
