@@ -68,3 +68,23 @@ func TestCgroupRemoveAfterKill(t *testing.T) {
 		}
 	}
 }
+
+func TestCgroupStatParsers(t *testing.T) {
+	u, s := parseCPUStat([]byte("usage_usec 1500\nuser_usec 1000\nsystem_usec 500\nnr_periods 0\n"))
+	if u == nil || s == nil || *u != time.Millisecond || *s != 500*time.Microsecond {
+		t.Errorf("cpu.stat: %v %v", u, s)
+	}
+	r, w := parseIOStat([]byte("8:0 rbytes=100 wbytes=20 rios=1 wios=1\n259:0 rbytes=5 wbytes=1 dbytes=0\n"))
+	if *r != 105 || *w != 21 {
+		t.Errorf("io.stat: %d %d", *r, *w)
+	}
+	if r, w := parseIOStat(nil); *r != 0 || *w != 0 {
+		t.Errorf("empty io.stat: %d %d", *r, *w)
+	}
+	if n, ok := parseNumber([]byte("4096\n")); !ok || n != 4096 {
+		t.Errorf("memory.peak: %d %v", n, ok)
+	}
+	if _, ok := parseNumber(nil); ok {
+		t.Error("a missing file read as a number")
+	}
+}

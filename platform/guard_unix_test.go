@@ -27,6 +27,9 @@ func TestParseGuardOrders(t *testing.T) {
 		{in: "session CONTAIN:12 2s false\ncommand 13 4567\nmember 20 4600\nmember 21 4601\nmember 2",
 			want: guardOrders{value: "CONTAIN:12", grace: 2 * time.Second, pgrp: 13, since: 4567, members: []identity{{20, 4600}, {21, 4601}}}},
 		{in: "member 20 x\n", bad: true},
+		{in: "session CONTAIN:12 2s false\nreport {\"path\":\"/tmp/a b.json\",\"command\":[\"sh\",\"-c\",\"x y\"],\"started\":\"2026-11-22T15:04:05Z\"}\n",
+			want: guardOrders{value: "CONTAIN:12", grace: 2 * time.Second, report: &guardReportOrder{Path: "/tmp/a b.json", Command: []string{"sh", "-c", "x y"}, Started: time.Date(2026, 11, 22, 15, 4, 5, 0, time.UTC)}}},
+		{in: "report {\n", bad: true},
 	} {
 		got, err := parseGuardOrders([]byte(c.in))
 		if (err != nil) != c.bad || (!c.bad && !reflect.DeepEqual(got, c.want)) {

@@ -1,0 +1,67 @@
+package report
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSummary(t *testing.T) {
+	r := New("contain")
+	r.Ending.ExitCode = Ptr(3)
+	r.Ending.TimedOut = Ptr(true)
+	r.WallSeconds = 1.5
+	r.Resources.CPUUserSeconds, r.Resources.CPUSystemSeconds = Seconds(250*time.Millisecond), Seconds(time.Millisecond)
+	r.Resources.MaxProcessRSSBytes = Ptr(uint64(100 << 20))
+	r.Resources.PeakProcesses = Ptr(4)
+	r.Leftovers = []Leftover{{EndedBy: "SIGTERM"}, {EndedBy: "SIGKILL"}, {EndedBy: "SIGTERM"}, {EndedBy: "still running"}}
+	want := "done: exit 3 (timed out), 1.500s wall, CPU 0.250s user 0.001s system, largest process 100.0 MiB, peak 4 processes, 4 leftovers (2 ended by SIGTERM, 1 ended by SIGKILL, 1 still running)"
+	if got := Summary(r); got != want {
+		t.Errorf("Summary:\n got %s\nwant %s", got, want)
+	}
+	if got := Summary(New("guard")); !strings.HasPrefix(got, "done: COMMAND's end unknown,") || !strings.HasSuffix(got, ", 0 leftovers") {
+		t.Errorf("Summary of an empty report: %s", got)
+	}
+}
+
+func TestCheckPath(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	os.WriteFile(file, nil, 0o644)
+	for path, ok := range map[string]bool{
+		"-": true, filepath.Join(dir, "r.json"): true, file: true, "r.json": true,
+		"": false, filepath.Join(dir, "no", "r.json"): false, filepath.Join(file, "r.json"): false, dir: false,
+	} {
+		if err := CheckPath(path); (err == nil) != ok {
+			t.Errorf("CheckPath(%q) = %v, want ok %v", path, err, ok)
+		}
+	}
+}
+
+// Write keeps a command line's characters as they are, and the times in
+// RFC 3339 with sub-second precision, read back the same.
+func TestWriteRoundTrip(t *testing.T) {
+	r := New("contain")
+	r.Command = []string{"sh", "-c", "a && b < c"}
+	at := time.Date(2026, 11, 22, 15, 4, 5, 123456789, time.UTC)
+	r.Started = Time{at}
+	path := filepath.Join(t.TempDir(), "r.json")
+	if err := Write(path, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	if !strings.Contains(string(b), `"a && b < c"`) || !strings.Contains(string(b), `"2026-11-22T15:04:05.123456789Z"`) {
+		t.Errorf("report:\n%s", b)
+	}
+	var back Report
+	if err := json.Unmarshal(b, &back); err != nil || !back.Started.Equal(at) || back.Version != Version {
+		t.Errorf("read back: %v %+v", err, back)
+	}
+	var out strings.Builder
+	if err := Write("-", r, &out); err != nil || !strings.HasPrefix(out.String(), "{") {
+		t.Errorf("to stderr: %v %q", err, out.String())
+	}
+}
