@@ -52,6 +52,9 @@ type Facts struct {
 	KilledAfterTimeout bool
 	// ToldToStop is the signal that told contain to stop, if one did.
 	ToldToStop syscall.Signal
+	// ToldToStopEvent names it where it was no signal (a Windows console
+	// event).
+	ToldToStopEvent string
 }
 
 // Result tells how COMMAND ended.

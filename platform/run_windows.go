@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -47,6 +48,9 @@ type winRunner struct {
 	// terminated the job while it ran: SIGKILL (137 after a timeout), or
 	// the timeout signal when its event could not be delivered.
 	killedBy syscall.Signal
+
+	facts *Facts // with RunOptions.Collect
+	left  []*winLeftover
 }
 
 func (r *winRunner) run() (Result, error) {
@@ -72,13 +76,19 @@ func (r *winRunner) run() (Result, error) {
 	defer windows.CloseHandle(h)
 	r.log("started %s as PID %d; containment: job object (kill on close), console process group %d",
 		r.o.Args[0], cmd.Process.Pid, cmd.Process.Pid)
+	if r.o.Collect {
+		r.facts = &Facts{Started: time.Now(), Layers: []string{"job object (kill on close)", "console process group"}}
+	}
 
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 	timedOut := r.waitMain(waited, events)
+	if r.facts != nil {
+		r.facts.CommandEnded = time.Now()
+	}
 	r.closeGroup(events)
 
-	res := Result{Pid: cmd.Process.Pid, TimedOut: timedOut}
+	res := Result{Pid: cmd.Process.Pid, TimedOut: timedOut, Facts: r.finishFacts()}
 	if r.killedBy != 0 {
 		res.Signaled, res.Signal = true, r.killedBy
 	} else {
@@ -104,6 +114,9 @@ func (r *winRunner) waitMain(waited <-chan error, events <-chan uint32) (timedOu
 			if !r.stopRequest(ev) {
 				continue
 			}
+			if r.facts != nil && r.facts.ToldToStopEvent == "" {
+				r.facts.ToldToStopEvent = consoleEventName(ev)
+			}
 			if stopC != nil || r.o.Grace == 0 {
 				r.log("killing the job")
 				r.terminate(syscall.SIGKILL)
@@ -117,6 +130,9 @@ func (r *winRunner) waitMain(waited <-chan error, events <-chan uint32) (timedOu
 				killC = time.After(r.o.KillAfter)
 			}
 		case <-killC:
+			if r.facts != nil {
+				r.facts.KilledAfterTimeout = true
+			}
 			r.log("still running %v after the timeout signal: terminating the job", r.o.KillAfter)
 			r.terminate(syscall.SIGKILL)
 		case <-stopC:
@@ -233,13 +249,21 @@ func (r *winRunner) closeGroup(events <-chan uint32) {
 	if n, _ := r.job.active(); n == 0 {
 		return
 	}
+	r.noteLeftovers()
 	if r.o.Grace > 0 {
 		left := r.job.pids()
-		r.log("%d processes left in the job (%v): %s", len(left), left, r.deliver(sigBreak))
+		did := r.deliver(sigBreak)
+		r.log("%d processes left in the job (%v): %s", len(left), left, did)
+		how := "CTRL_BREAK_EVENT"
+		if strings.HasSuffix(did, "terminated the job") {
+			how = "TerminateJobObject"
+		}
 		if !r.waitEmpty(time.Now().Add(r.o.Grace), events) {
 			r.log("still running after the grace period of %v", r.o.Grace)
 		}
+		r.noteGone(how)
 	}
+	defer r.noteGone("TerminateJobObject")
 	b := newBackoff()
 	for {
 		n, err := r.job.active()

@@ -3,6 +3,7 @@
 package tests
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/signal"
@@ -14,6 +15,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/contain-cli/contain/report"
 )
 
 // TestWinExitStatus: COMMAND's own code passes through, all 32 bits of it.
@@ -364,4 +367,54 @@ func TestWinDetach(t *testing.T) {
 	if d.goneWithin(500 * time.Millisecond) {
 		t.Fatal("the detached command did not outlive contain")
 	}
+}
+
+// TestWinReport: --report under Windows: how COMMAND ended, the job as the
+// containment, the `start /b` child and the detached grandchild as
+// leftovers found in the job and ended by contain, and each resource
+// given from the job's accounting or absent with the reason.
+func TestWinReport(t *testing.T) {
+	needContain(t)
+	dir := tmpDir(t)
+	path := filepath.Join(dir, "report.json")
+	wait, _, startb, detached := runTree(t, dir, "run", "-g", "1s", "--report", path, "--", self(t), "exit")
+	os.WriteFile(filepath.Join(dir, "exit"), nil, 0o644)
+	res := wait()
+	wantCode(t, res, 7)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r report.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	if r.Version != 1 || r.WrittenBy != "contain" || r.ContainPID != res.pid || r.Ending.ExitCode == nil || *r.Ending.ExitCode != 7 {
+		t.Errorf("report: %s", b)
+	}
+	if len(r.Containment) == 0 || !strings.HasPrefix(r.Containment[0], "job object") {
+		t.Errorf("containment %v", r.Containment)
+	}
+	found := map[int]report.Leftover{}
+	for _, l := range r.Leftovers {
+		found[l.PID] = l
+	}
+	for name, rec := range map[string]recorded{"start /b child": startb, "detached grandchild": detached} {
+		l, ok := found[rec.pid]
+		if !ok {
+			t.Errorf("%s %d is not among the leftovers: %s", name, rec.pid, b)
+			continue
+		}
+		if l.FoundBy != "job" || l.EndedBy == "" || l.EndedBy == "still running" || l.EndedAfterSeconds == nil || len(l.Argv) == 0 {
+			t.Errorf("%s: %+v", name, l)
+		}
+	}
+	rs := r.Resources
+	if (rs.CPUUserSeconds == nil) == (rs.Absent["cpu_user_seconds"] == "") {
+		t.Errorf("CPU neither given nor absent with a reason: %s", b)
+	}
+	if (rs.PeakMemoryBytes == nil) == (rs.Absent["peak_memory_bytes"] == "") {
+		t.Errorf("peak memory neither given nor absent with a reason: %s", b)
+	}
+	t.Logf("report:\n%s", b)
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"time"
 
 	"github.com/contain-cli/contain/platform"
@@ -60,10 +59,7 @@ func buildReport(o platform.RunOptions, began time.Time, res *platform.Result, c
 		f = res.Facts
 	}
 	if f == nil {
-		why := "not collected by contain run on " + runtime.GOOS + " yet"
-		if startErr != nil || o.Detach {
-			why = "nothing ran inside contain's group"
-		}
+		why := "nothing ran inside contain's group"
 		r.Absent["resources"], r.Absent["leftovers"], r.Absent["containment"] = why, why, why
 		r.WallSeconds = r.Ended.Sub(began).Seconds()
 		r.Resources.Absent = map[string]string{"all": why}
@@ -72,7 +68,10 @@ func buildReport(o platform.RunOptions, began time.Time, res *platform.Result, c
 	r.Started, r.Ended = report.Time{Time: f.Started}, report.Time{Time: f.Ended}
 	r.WallSeconds = f.Ended.Sub(f.Started).Seconds()
 	e.KilledAfterTimeout = report.Ptr(f.KilledAfterTimeout)
-	if f.ToldToStop != 0 {
+	switch {
+	case f.ToldToStopEvent != "":
+		e.ToldToStop = f.ToldToStopEvent
+	case f.ToldToStop != 0:
 		e.ToldToStop = platform.SignalName(f.ToldToStop)
 	}
 	r.Containment = f.Layers
