@@ -666,6 +666,11 @@ func (r *runner) watch() (stop func()) {
 	go func() {
 		defer close(stopped)
 		defer w.close()
+		// The first scan comes trackFirst after the start: before, there
+		// is only COMMAND, and a command that ends at once costs nothing.
+		if !w.wait(trackFirst, trackFirst, done) {
+			return
+		}
 		d := trackFirst
 		for {
 			began := cpuTime()
