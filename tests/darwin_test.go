@@ -9,6 +9,7 @@ package tests
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -21,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/contain-cli/contain/report"
 )
 
 var bin string
@@ -192,4 +195,43 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.buf.String()
+}
+
+// TestDarwinReport: --report on macOS: COMMAND's end, the tracking as the
+// containment, and the leftovers with how they were found and ended.
+func TestDarwinReport(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "report.json")
+	cmd := exec.Command(bin, "run", "-g", "0.5", "--report", path, "--", "sh", "-c", "D="+dir+"\n"+darwinTree+"exit 3\n")
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Fatalf("contain run: %v, want exit status 3", err)
+	}
+	pids := readPIDs(t, dir, darwinKinds)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r report.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	if r.Version != 1 || r.Ending.ExitCode == nil || *r.Ending.ExitCode != 3 || !strings.Contains(strings.Join(r.Containment, ","), "tracking") {
+		t.Errorf("report:\n%s", b)
+	}
+	found := map[int]report.Leftover{}
+	for _, l := range r.Leftovers {
+		found[l.PID] = l
+	}
+	for kind, pid := range pids {
+		l, ok := found[pid]
+		if !ok || l.EndedBy == "" || l.EndedBy == "still running" || l.FoundBy == "" {
+			t.Errorf("%s %d: %+v (found %v)", kind, pid, l, ok)
+		}
+	}
+	if r.Resources.CPUUserSeconds == nil {
+		t.Errorf("no CPU figure:\n%s", b)
+	}
+	t.Logf("report:\n%s", b)
 }
