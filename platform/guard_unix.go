@@ -305,8 +305,14 @@ func guardReap(o guardOrders, pid int, grace time.Duration, log Logger) {
 		track.remember(m.pid, m.start)
 	}
 	began := time.Now()
-	r := Reap(ReapPlan{Targets: targets, Rescan: scan, Cgroups: runCgroups(pid), Track: track,
-		Signal: unix.SIGTERM, Grace: grace, Log: log})
+	plan := ReapPlan{Targets: targets, Rescan: scan, Cgroups: runCgroups(pid), Track: track,
+		Signal: unix.SIGTERM, Grace: grace, Log: log}
+	var accounted *report.Resources
+	if o.report != nil && len(plan.Cgroups) > 0 {
+		accounted = &report.Resources{Sources: map[string]string{}}
+		plan.Accounted = accounted
+	}
+	r := Reap(plan)
 	for _, o := range r.Processes {
 		log("%d (%s): %s", o.PID, o.Comm, o.Result)
 	}
@@ -314,7 +320,7 @@ func guardReap(o guardOrders, pid int, grace time.Duration, log Logger) {
 		log("cgroup %s: %s", c.Dir, c.Result)
 	}
 	if o.report != nil {
-		rep := guardedReport(o, pid, began, r)
+		rep := guardedReport(o, pid, began, r, accounted)
 		if err := report.Write(o.report.Path, rep, os.Stderr); err != nil {
 			fmt.Fprintf(os.Stderr, "contain: guard: cannot write the report: %v\n", err)
 		}
@@ -323,7 +329,7 @@ func guardReap(o guardOrders, pid int, grace time.Duration, log Logger) {
 
 // guardedReport is the report of a run whose contain died: what the guard
 // found and did; what only contain knew is absent, with the reason.
-func guardedReport(o guardOrders, pid int, began time.Time, rr ReapReport) *report.Report {
+func guardedReport(o guardOrders, pid int, began time.Time, rr ReapReport, accounted *report.Resources) *report.Report {
 	const gone = "contain was killed: only it knew"
 	r := report.New("guard")
 	r.Command, r.ContainPID, r.Tag = o.report.Command, pid, o.value
@@ -336,7 +342,26 @@ func guardedReport(o guardOrders, pid int, began time.Time, rr ReapReport) *repo
 		"timed_out":            gone + " whether the timeout had fired",
 		"killed_after_timeout": gone + " whether --kill-after had fired",
 	}
-	r.Resources.Absent = map[string]string{"all": "the crash guard does not account resources"}
+	if accounted != nil {
+		r.Resources = *accounted
+	}
+	r.Resources.Absent = map[string]string{}
+	for f, known := range map[string]bool{
+		"cpu_user_seconds": r.Resources.CPUUserSeconds != nil, "cpu_system_seconds": r.Resources.CPUSystemSeconds != nil,
+		"peak_memory_bytes": r.Resources.PeakMemoryBytes != nil, "peak_processes": r.Resources.PeakProcesses != nil,
+		"io_read_bytes": r.Resources.IOReadBytes != nil, "io_write_bytes": r.Resources.IOWriteBytes != nil,
+		"max_process_rss_bytes": false,
+	} {
+		switch {
+		case known:
+		case accounted != nil && f != "max_process_rss_bytes":
+			r.Resources.Absent[f] = "its controller is not enabled in contain's cgroup"
+		case accounted != nil:
+			r.Resources.Absent[f] = "the crash guard reaps none of the session's processes: no rusage"
+		default:
+			r.Resources.Absent[f] = "no cgroup: the crash guard, no parent of the session's processes, has no accounting of them"
+		}
+	}
 	for _, p := range rr.Processes {
 		l := report.Leftover{PID: p.PID, Argv: p.Argv, FoundBy: p.Session, EndedBy: p.Result}
 		if l.Argv == nil {

@@ -107,10 +107,13 @@ type ReapPlan struct {
 	// Track, if not nil, finds processes of the session whether tagged or
 	// not (the crash guard's: COMMAND's process group, what contain saw
 	// of the session, and what those started since).
-	Track  *tracker
-	Signal syscall.Signal // the first signal
-	Grace  time.Duration  // then SIGKILL
-	Log    Logger
+	Track *tracker
+	// Accounted, if not nil, gets what a leftover cgroup accounted, read
+	// just before it is removed (the crash guard's report).
+	Accounted *report.Resources
+	Signal    syscall.Signal // the first signal
+	Grace     time.Duration  // then SIGKILL
+	Log       Logger
 }
 
 // LeftoverCgroup is a cgroup contain-PID whose contain is gone.

@@ -408,6 +408,11 @@ func (e *reaper) removeGroups() []CgroupOutcome {
 	var out []CgroupOutcome
 	for _, c := range e.cgroups {
 		c.thaw()
+		if e.plan.Accounted != nil {
+			// Everything in it has ended: what it accounted is final.
+			c.waitEmpty(time.Now().Add(cgroupEmptyWait))
+			c.stats().fill(e.plan.Accounted)
+		}
 		c.out.Result = "killed and removed"
 		if !c.held {
 			c.out.Result = "removed (it was empty)"

@@ -379,11 +379,19 @@ func heldStdio(pid int) (out, err *bool, why string) {
 // groupResources fills in what the cgroup accounted, and reports whether
 // there was one.
 func (r *runner) groupResources(res *report.Resources) bool {
-	st := r.cgStats
-	if st == nil {
+	if r.cgStats == nil {
 		return false
 	}
+	r.cgStats.fill(res)
+	return true
+}
+
+// fill puts the cgroup's figures into res, each with its source.
+func (st cgroupStats) fill(res *report.Resources) {
 	const src = "cgroup "
+	if res.Sources == nil {
+		res.Sources = map[string]string{}
+	}
 	if st.user != nil && st.system != nil {
 		res.CPUUserSeconds, res.CPUSystemSeconds = report.Seconds(*st.user), report.Seconds(*st.system)
 		res.Sources["cpu"] = src + "cpu.stat"
@@ -400,5 +408,4 @@ func (r *runner) groupResources(res *report.Resources) bool {
 		res.IOReadBytes, res.IOWriteBytes = st.rbytes, st.wbytes
 		res.Sources["io"] = src + "io.stat"
 	}
-	return true
 }

@@ -265,6 +265,15 @@ func TestReportAfterCrash(t *testing.T) {
 	if r.Ending.ExitCode != nil || r.Ending.Absent["exit_code"] == "" || r.Ending.Absent["contain_exit_status"] == "" {
 		t.Errorf("ending %+v: COMMAND's status must be absent, with the reason", r.Ending)
 	}
+	// As root the cgroup accounted for the whole session: the guard reads
+	// it before removing the cgroup.
+	rs := r.Resources
+	switch {
+	case os.Geteuid() == 0 && (rs.CPUUserSeconds == nil || rs.Sources["cpu"] != "cgroup cpu.stat"):
+		t.Errorf("as root the guard's report has no CPU from the cgroup: %+v", rs)
+	case os.Geteuid() != 0 && rs.CPUUserSeconds == nil && rs.Absent["cpu_user_seconds"] == "":
+		t.Errorf("CPU neither given nor absent with a reason: %+v", rs)
+	}
 	found := false
 	for _, l := range r.Leftovers {
 		if l.PID == escapee {
