@@ -50,11 +50,9 @@ type Facts struct {
 	Leftovers    []report.Leftover
 	// KilledAfterTimeout: --kill-after's SIGKILL was sent.
 	KilledAfterTimeout bool
-	// ToldToStop is the signal that told contain to stop, if one did.
-	ToldToStop syscall.Signal
-	// ToldToStopEvent names it where it was no signal (a Windows console
-	// event).
-	ToldToStopEvent string
+	// ToldToStop names the signal (or Windows console event) that told
+	// contain to stop, if one did.
+	ToldToStop string
 }
 
 // Result tells how COMMAND ended.

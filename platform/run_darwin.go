@@ -2,7 +2,7 @@ package platform
 
 import (
 	"errors"
-	"os"
+	"slices"
 	"syscall"
 	"time"
 
@@ -16,19 +16,17 @@ import (
 // process, WINCH and CONT, and SIGINFO (Ctrl-T), which asks a program for
 // its status. SIGALRM among them means "time out now".
 var (
-	forwardedFirst = []os.Signal{unix.SIGALRM, unix.SIGINT, unix.SIGQUIT, unix.SIGHUP, unix.SIGTERM,
-		unix.SIGPIPE, unix.SIGUSR1, unix.SIGUSR2, unix.SIGABRT,
-		unix.SIGILL, unix.SIGTRAP, unix.SIGBUS, unix.SIGFPE, unix.SIGSEGV, unix.SIGSYS, unix.SIGEMT}
-	// WINCH and CONT come first: the guard does not ignore them.
-	forwardedLater = []os.Signal{unix.SIGWINCH, unix.SIGCONT,
-		unix.SIGINFO, unix.SIGXCPU, unix.SIGXFSZ, unix.SIGVTALRM}
+	forwardedFirst = append(slices.Clone(unixFirst), unix.SIGEMT)
+	forwardedLater = append(slices.Clone(unixLater), unix.SIGINFO)
 )
 
 // runnerOS: macOS has nothing beyond the process group, the tracking and
 // the guard.
-type runnerOS struct {
-	subreaper bool // never: macOS has no subreaper
-}
+type runnerOS struct{}
+
+// complete: nothing but the scans holds the processes that left
+// contain's children.
+func (r *runner) complete() bool { return false }
 
 // setUp: macOS has no further layer (no cgroup, subreaper or Pdeathsig).
 func (r *runner) setUp() []string { return nil }

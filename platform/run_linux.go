@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -33,10 +34,7 @@ import (
 // timeout number it). Sent to contain, 34 ends it; the crash guard then
 // ends the group.
 var (
-	forwardedFirst = []os.Signal{unix.SIGALRM, unix.SIGINT, unix.SIGQUIT, unix.SIGHUP, unix.SIGTERM,
-		unix.SIGPIPE, unix.SIGUSR1, unix.SIGUSR2, unix.SIGABRT,
-		// Without a round trip: the runtime handles these itself.
-		unix.SIGILL, unix.SIGTRAP, unix.SIGBUS, unix.SIGFPE, unix.SIGSEGV, unix.SIGSTKFLT, unix.SIGSYS}
+	forwardedFirst = append(slices.Clone(unixFirst), unix.SIGSTKFLT)
 	forwardedLater = laterSignals()
 )
 
@@ -44,8 +42,7 @@ var (
 // the guard does not ignore them), and the terminating signals that
 // people and programs seldom send.
 func laterSignals() []os.Signal {
-	sigs := []os.Signal{unix.SIGWINCH, unix.SIGCONT,
-		unix.SIGXCPU, unix.SIGXFSZ, unix.SIGVTALRM, unix.SIGPOLL, unix.SIGPWR}
+	sigs := append(slices.Clone(unixLater), unix.SIGPOLL, unix.SIGPWR)
 	for s := rtMin + 1; s <= rtMax; s++ {
 		sigs = append(sigs, syscall.Signal(s))
 	}
@@ -106,6 +103,10 @@ func (r *runner) setUp() []string {
 // COMMAND runs. A subreaper does that only while contain lives; the
 // guard, after a crash, needs what scans remember.
 func (r *runner) strong() bool { return r.cg != nil }
+
+// complete reports whether contain's children and the cgroup alone hold
+// every process of the group: with a cgroup, or as subreaper.
+func (r *runner) complete() bool { return r.strong() || r.subreaper }
 
 // guardable checks what the guard needs of this run: the reaper on the
 // main thread, so that it can wait with __WNOTHREAD and never take the

@@ -21,6 +21,18 @@ import (
 	"github.com/contain-cli/contain/tag"
 )
 
+// unixFirst and unixLater are the forwarded signals Linux and macOS share
+// (see run_linux.go for why some come first); each OS adds its own.
+// WINCH and CONT come first among the later ones: the guard does not
+// ignore them.
+var (
+	unixFirst = []os.Signal{unix.SIGALRM, unix.SIGINT, unix.SIGQUIT, unix.SIGHUP, unix.SIGTERM,
+		unix.SIGPIPE, unix.SIGUSR1, unix.SIGUSR2, unix.SIGABRT,
+		// Without a round trip: the runtime handles these itself.
+		unix.SIGILL, unix.SIGTRAP, unix.SIGBUS, unix.SIGFPE, unix.SIGSEGV, unix.SIGSYS}
+	unixLater = []os.Signal{unix.SIGWINCH, unix.SIGCONT, unix.SIGXCPU, unix.SIGXFSZ, unix.SIGVTALRM}
+)
+
 // notIgnored drops the signals contain was started with ignored: nohup
 // ignores HUP, a shell without job control ignores INT (and QUIT) in its
 // background jobs, and COMMAND inherits that, as it would without contain.
@@ -464,8 +476,8 @@ func (r *runner) waitMain() {
 			sig := s.(syscall.Signal)
 			switch {
 			case stopRequest(sig):
-				if r.facts != nil && r.facts.ToldToStop == 0 {
-					r.facts.ToldToStop = sig
+				if r.facts != nil && r.facts.ToldToStop == "" {
+					r.facts.ToldToStop = SignalName(sig)
 				}
 				r.log("received %s: forwarding it to the group", SignalName(sig))
 				r.signalGroup(sig)
@@ -674,7 +686,7 @@ func (r *runner) watch() (stop func()) {
 		d := trackFirst
 		for {
 			began := cpuTime()
-			if added := r.scan(); len(added) > 0 {
+			if _, added := r.scanAll(); len(added) > 0 {
 				d = trackFirst
 				for _, p := range added {
 					w.follow(p.PID)
@@ -697,15 +709,10 @@ func (r *runner) watch() (stop func()) {
 	}
 }
 
-// scan updates the tracker and tells the guard what is new; it returns
-// the live members and the new ones.
-func (r *runner) scan() (added []procEntry) {
-	_, added = r.scanAll()
-	return added
-}
-
-// The guard is told of the members outside COMMAND's process group, once
-// each: those in it the guard finds by the group.
+// scanAll updates the tracker and returns the live members and those it
+// found for the first time. The guard is told of the members outside
+// COMMAND's process group, once each: those in it the guard finds by the
+// group.
 func (r *runner) scanAll() (live, added []procEntry) {
 	procs, err := scanEntries()
 	if err != nil {
@@ -839,10 +846,6 @@ func (r *runner) othersLeft() bool {
 	live, _ := r.scanAll()
 	return len(live) > 0
 }
-
-// complete reports whether contain's children and the cgroup alone hold
-// every process of the group: with a cgroup, or as subreaper.
-func (r *runner) complete() bool { return r.strong() || r.subreaper }
 
 // closeGroup runs after COMMAND ended: SIGTERM (and SIGCONT, for stopped
 // processes) to everything left, SIGKILL to what is still there after the

@@ -114,8 +114,8 @@ func (r *winRunner) waitMain(waited <-chan error, events <-chan uint32) (timedOu
 			if !r.stopRequest(ev) {
 				continue
 			}
-			if r.facts != nil && r.facts.ToldToStopEvent == "" {
-				r.facts.ToldToStopEvent = consoleEventName(ev)
+			if r.facts != nil && r.facts.ToldToStop == "" {
+				r.facts.ToldToStop = consoleEventName(ev)
 			}
 			if stopC != nil || r.o.Grace == 0 {
 				r.log("killing the job")

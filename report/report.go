@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -143,10 +144,7 @@ func CheckPath(path string) error {
 	if path == "" {
 		return fmt.Errorf("the report path is empty")
 	}
-	dir := path[:strings.LastIndex(path, string(os.PathSeparator))+1]
-	if dir == "" {
-		dir = "."
-	}
+	dir := filepath.Dir(path)
 	st, err := os.Stat(dir)
 	if err != nil {
 		return fmt.Errorf("the report's directory: %v", err)

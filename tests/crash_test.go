@@ -93,18 +93,7 @@ func TestCrashLeavesNothing(t *testing.T) {
 				t.Fatalf("cgroup %s: %v, want one: %v", cg, err, *m.wantCgroup)
 			}
 
-			cmd.Process.Signal(syscall.SIGKILL)
-			killed := time.Now()
-			wait()
-			waitFor(t, "every process of the group to die", time.Second, func() bool {
-				for _, pid := range pids {
-					if alive(pid) {
-						return false
-					}
-				}
-				return len(tagged(value)) == 0
-			})
-			t.Logf("all gone %v after SIGKILL", time.Since(killed).Round(time.Millisecond))
+			killAndWaitGone(t, cmd, wait, pids, value)
 			if hasCgroup {
 				waitFor(t, "the cgroup to be removed", time.Second, func() bool {
 					_, err := os.Stat(cg)
@@ -114,6 +103,25 @@ func TestCrashLeavesNothing(t *testing.T) {
 			waitFor(t, "the guard to exit", 2*time.Second, func() bool { return !alive(guard) })
 		})
 	}
+}
+
+// killAndWaitGone kills contain with SIGKILL and waits for every process
+// of pids, and of the session value, to die within the second the SPEC
+// allows.
+func killAndWaitGone(t *testing.T, cmd *exec.Cmd, wait func() result, pids map[string]int, value string) {
+	t.Helper()
+	cmd.Process.Signal(syscall.SIGKILL)
+	killed := time.Now()
+	wait()
+	waitFor(t, "every process of the group to die", time.Second, func() bool {
+		for _, pid := range pids {
+			if alive(pid) {
+				return false
+			}
+		}
+		return len(tagged(value)) == 0
+	})
+	t.Logf("all gone %v after SIGKILL", time.Since(killed).Round(time.Millisecond))
 }
 
 // checkGuard: the guard runs in a session of its own (a kill of contain's

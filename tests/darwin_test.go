@@ -18,7 +18,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -177,24 +176,6 @@ func TestDarwinDiesOfCommandsSignal(t *testing.T) {
 	if !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
 		t.Errorf("contain ended with %v, want killed by SIGTERM", ws)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
 }
 
 // TestDarwinReport: --report on macOS: COMMAND's end, the tracking as the

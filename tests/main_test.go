@@ -13,7 +13,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -221,24 +220,6 @@ func startContain(t *testing.T, o runOpts, args ...string) (*exec.Cmd, func() re
 	t.Helper()
 	cmd, _, wait := startContainLive(t, o, args...)
 	return cmd, wait
-}
-
-// syncBuffer is a buffer that can be read while contain writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // startContainLive is startContain that also gives what contain has

@@ -277,20 +277,32 @@ func TestLeftoversAreKilled(t *testing.T) {
 	// The same command without contain: its leftovers do survive, so the
 	// checks above can fail.
 	t.Run("control without contain", func(t *testing.T) {
-		dir := sharedDir(t)
-		// No pipes: the leftovers would hold them open.
-		if err := exec.Command("sh", "-c", leftovers(dir)).Run(); err != nil {
-			t.Fatalf("control run: %v", err)
-		}
-		for _, kind := range leftoverKinds {
-			pid := readPID(t, dir, kind)
-			killOnCleanup(t, pid)
-			if !alive(pid) {
-				t.Errorf("control: %s %d did not survive without contain", kind, pid)
-			}
+		for _, pid := range survivors(t, leftovers, leftoverKinds) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
+}
+
+// survivors runs script(dir) without contain and checks that each of kinds
+// (the PIDs it wrote to dir) survives it: the control that shows a check
+// of contain can fail. It returns their PIDs, to be killed by the caller.
+func survivors(t *testing.T, script func(dir string) string, kinds []string) map[string]int {
+	t.Helper()
+	dir := sharedDir(t)
+	// No pipes: the leftovers would hold them open.
+	if err := exec.Command("sh", "-c", script(dir)).Run(); err != nil {
+		t.Fatalf("control run: %v", err)
+	}
+	pids := map[string]int{}
+	for _, kind := range kinds {
+		pid := readPID(t, dir, kind)
+		pids[kind] = pid
+		killOnCleanup(t, pid)
+		if !alive(pid) {
+			t.Errorf("control: %s %d did not survive without contain", kind, pid)
+		}
+	}
+	return pids
 }
 
 func TestTimeoutClosesTheGroup(t *testing.T) {

@@ -5,7 +5,6 @@ package tests
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -102,23 +101,12 @@ func TestTrackingClosesTheGroup(t *testing.T) {
 	// Without contain the same escapees survive: the checks above can fail,
 	// and the cleared one is beyond every other means (no tag, no group).
 	t.Run("control without contain", func(t *testing.T) {
-		dir := sharedDir(t)
-		if err := exec.Command("sh", "-c", escapees(dir)).Run(); err != nil {
-			t.Fatalf("control run: %v", err)
-		}
-		for _, kind := range escapeeKinds {
-			pid := readPID(t, dir, kind)
-			killOnCleanup(t, pid)
-			if !alive(pid) {
-				t.Errorf("control: %s %d did not survive without contain", kind, pid)
-			}
-		}
-		cleared := readPID(t, dir, "cleared")
-		if env := environOf(t, cleared); env["PATH"] != "" || env["HOME"] != "" {
+		pids := survivors(t, escapees, escapeeKinds)
+		if env := environOf(t, pids["cleared"]); env["PATH"] != "" || env["HOME"] != "" {
 			t.Errorf("control: the cleared escapee's environment was not cleared: %v", env)
 		}
-		for _, kind := range escapeeKinds {
-			syscall.Kill(readPID(t, dir, kind), syscall.SIGKILL)
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
 }
@@ -190,19 +178,7 @@ for f in clearedparent cleared background`, 1)
 			// contain saw links it to the session.
 			parent := readPID(t, dir, "clearedparent")
 			waitFor(t, "the cleared escapee to be orphaned", 5*time.Second, func() bool { return !alive(parent) })
-			value := fmt.Sprintf("CONTAIN:%d", cmd.Process.Pid)
-			cmd.Process.Signal(syscall.SIGKILL)
-			killed := time.Now()
-			wait()
-			waitFor(t, "every process of the group to die", time.Second, func() bool {
-				for _, pid := range pids {
-					if alive(pid) {
-						return false
-					}
-				}
-				return len(tagged(value)) == 0
-			})
-			t.Logf("all gone %v after SIGKILL", time.Since(killed).Round(time.Millisecond))
+			killAndWaitGone(t, cmd, wait, pids, fmt.Sprintf("CONTAIN:%d", cmd.Process.Pid))
 			waitFor(t, "the guard to exit", 2*time.Second, func() bool { return !alive(guard) })
 		})
 	}

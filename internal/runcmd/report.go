@@ -68,12 +68,7 @@ func buildReport(o platform.RunOptions, began time.Time, res *platform.Result, c
 	r.Started, r.Ended = report.Time{Time: f.Started}, report.Time{Time: f.Ended}
 	r.WallSeconds = f.Ended.Sub(f.Started).Seconds()
 	e.KilledAfterTimeout = report.Ptr(f.KilledAfterTimeout)
-	switch {
-	case f.ToldToStopEvent != "":
-		e.ToldToStop = f.ToldToStopEvent
-	case f.ToldToStop != 0:
-		e.ToldToStop = platform.SignalName(f.ToldToStop)
-	}
+	e.ToldToStop = f.ToldToStop
 	r.Containment = f.Layers
 	r.Resources = f.Resources
 	r.Leftovers = append(r.Leftovers, f.Leftovers...)
