@@ -42,6 +42,11 @@ type procEntry struct {
 type tracker struct {
 	self  int               // contain: never a member
 	skip  map[int]bool      // the crash guard, and the like
+	// adopters are the processes whose children are members though they
+	// are none themselves: contain (self), which adopts orphans as
+	// subreaper, and the shim between contain and COMMAND (PID → start;
+	// 0: not checked).
+	adopters map[int]uint64
 	since uint64            // COMMAND's start: nothing older is a member
 	value string            // the session's tag value ("": no tag sweep)
 	tagOf func(int) tagRead // the tag of a process
@@ -67,7 +72,7 @@ const (
 // newTracker starts tracking from COMMAND (PID pid, started at since),
 // which leads its own process group.
 func newTracker(self, pid int, since uint64, value string) *tracker {
-	t := &tracker{self: self, skip: map[int]bool{}, since: since, value: value,
+	t := &tracker{self: self, skip: map[int]bool{}, adopters: map[int]uint64{self: 0}, since: since, value: value,
 		members: map[int]uint64{}, groups: map[int]uint64{}, sessions: map[int]uint64{},
 		tags: map[identity]bool{}, sids: map[identity]sidRead{}, why: map[int]string{}}
 	if pid > 0 {
@@ -76,6 +81,16 @@ func newTracker(self, pid int, since uint64, value string) *tracker {
 		t.why[pid] = "command"
 	}
 	return t
+}
+
+// adopt makes the children of process pid (started at start) members,
+// and never pid itself: the shim, a subreaper between contain and
+// COMMAND that holds every orphan of the session.
+func (t *tracker) adopt(pid int, start uint64) {
+	if pid > 1 {
+		t.adopters[pid] = start
+		t.skip[pid] = true
+	}
 }
 
 // remember adds a process known to be a member (the guard learns them
@@ -106,6 +121,11 @@ func (t *tracker) update(procs []procEntry) (live, added []procEntry) {
 		if p := byPID[pid]; p == nil || p.Start != start {
 			delete(t.members, pid)
 			delete(t.why, pid)
+		}
+	}
+	for pid, start := range t.adopters {
+		if p := byPID[pid]; start != 0 && p != nil && p.Start != start {
+			delete(t.adopters, pid) // its PID was taken by a stranger
 		}
 	}
 	for _, ids := range []map[int]uint64{t.groups, t.sessions} {
@@ -180,8 +200,11 @@ func (t *tracker) update(procs []procEntry) (live, added []procEntry) {
 // belongs decides whether p, not yet a member, is one: how it was found,
 // or "".
 func (t *tracker) belongs(p *procEntry) string {
-	if start, ok := t.members[p.PPID]; ok && start <= p.Start || p.PPID == t.self {
-		return "descendant" // a child of contain's is COMMAND, or an orphan it adopted
+	if start, ok := t.members[p.PPID]; ok && start <= p.Start {
+		return "descendant"
+	}
+	if _, ok := t.adopters[p.PPID]; ok {
+		return "descendant" // COMMAND, or an orphan that contain or the shim adopted
 	}
 	if _, ok := t.groups[p.Pgrp]; ok {
 		return "process group"
