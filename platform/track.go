@@ -40,17 +40,17 @@ type procEntry struct {
 // runs (trackEvery, and on macOS at every fork), and the closing of the
 // group stops nothing before it has scanned again.
 type tracker struct {
-	self  int               // contain: never a member
-	skip  map[int]bool      // the crash guard, and the like
+	self int          // contain: never a member
+	skip map[int]bool // the crash guard, and the like
 	// adopters are the processes whose children are members though they
 	// are none themselves: contain (self), which adopts orphans as
 	// subreaper, and the shim between contain and COMMAND (PID → start;
 	// 0: not checked).
 	adopters map[int]uint64
-	since uint64            // COMMAND's start: nothing older is a member
-	value string            // the session's tag value ("": no tag sweep)
-	tagOf func(int) tagRead // the tag of a process
-	sidOf func(int) (int, error)
+	since    uint64            // COMMAND's start: nothing older is a member
+	value    string            // the session's tag value ("": no tag sweep)
+	tagOf    func(int) tagRead // the tag of a process
+	sidOf    func(int) (int, error)
 
 	members  map[int]uint64 // PID → start time
 	groups   map[int]uint64 // process groups led by a member, or that were: ID → the leader's start
