@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -132,6 +133,7 @@ const (
 	guardCommand = "command"
 	guardMember  = "member"
 	guardReport  = "report"
+	guardShim    = "shim"
 )
 
 // guardReportOrder is what the guard needs to write the report after a
@@ -157,14 +159,22 @@ func (g *guard) reportTo(o guardReportOrder) error {
 // (PIPE_BUF), and a pipe nobody reads yet holds it. The pipe-safe writer:
 // if the guard is gone, the write fails (EPIPE) without a SIGPIPE that
 // contain would forward to the group as if it came from outside.
-func (g *guard) watch(value string, grace time.Duration, verbose bool) error {
-	_, err := fmt.Fprintf(guardPipe(g.w), "%s %s %s %t\n", guardSession, value, grace, verbose)
+func (g *guard) watch(value string, grace time.Duration, verbose bool, sig syscall.Signal) error {
+	_, err := fmt.Fprintf(guardPipe(g.w), "%s %s %s %t %d\n", guardSession, value, grace, verbose, int(sig))
 	return err
 }
 
 // command tells the guard COMMAND's process group and its start time.
 func (g *guard) command(pgrp int, since uint64) error {
 	_, err := fmt.Fprintf(guardPipe(g.w), "%s %d %d\n", guardCommand, pgrp, since)
+	return err
+}
+
+// shimAt tells the guard of the shim: it closes the session itself if
+// contain dies, and the guard waits for it to end before it looks for
+// what is left.
+func (g *guard) shimAt(pid int, start uint64) error {
+	_, err := fmt.Fprintf(guardPipe(g.w), "%s %d %d\n", guardShim, pid, start)
 	return err
 }
 
@@ -188,13 +198,15 @@ func (g *guard) stop() {
 
 // guardOrders is what contain told its guard.
 type guardOrders struct {
-	value   string // "": no session was started
+	value   string         // "": no session was started
+	signal  syscall.Signal // the timeout signal (-s), COMMAND's when contain dies
 	grace   time.Duration
 	verbose bool
 	pgrp    int // 0: unknown
 	since   uint64
 	members []identity
 	report  *guardReportOrder
+	shim    identity // pid 0: none
 }
 
 // parseGuardOrders reads the lines contain wrote to its guard. A line cut
@@ -206,13 +218,18 @@ func parseGuardOrders(b []byte) (guardOrders, error) {
 		f := strings.Fields(line)
 		switch {
 		case len(f) == 0:
-		case f[0] == guardSession && len(f) == 4:
+		case f[0] == guardSession && (len(f) == 4 || len(f) == 5):
 			grace, err1 := time.ParseDuration(f[2])
 			verbose, err2 := strconv.ParseBool(f[3])
-			if err := errors.Join(err1, err2); err != nil {
+			var sig int
+			var err3 error
+			if len(f) == 5 {
+				sig, err3 = strconv.Atoi(f[4])
+			}
+			if err := errors.Join(err1, err2, err3); err != nil {
 				return o, err
 			}
-			o.value, o.grace, o.verbose = f[1], grace, verbose
+			o.value, o.grace, o.verbose, o.signal = f[1], grace, verbose, syscall.Signal(sig)
 		case f[0] == guardCommand && len(f) == 3:
 			pgrp, err1 := strconv.Atoi(f[1])
 			since, err2 := strconv.ParseUint(f[2], 10, 64)
@@ -226,6 +243,13 @@ func parseGuardOrders(b []byte) (guardOrders, error) {
 				return o, err
 			}
 			o.report = &ro
+		case f[0] == guardShim && len(f) == 3:
+			pid, err1 := strconv.Atoi(f[1])
+			start, err2 := strconv.ParseUint(f[2], 10, 64)
+			if err := errors.Join(err1, err2); err != nil {
+				return o, err
+			}
+			o.shim = identity{pid, start}
 		case f[0] == guardMember && len(f) == 3:
 			pid, err1 := strconv.Atoi(f[1])
 			start, err2 := strconv.ParseUint(f[2], 10, 64)
@@ -282,9 +306,29 @@ func RunGuard(args []string) int {
 	if o.value == "" {
 		return 0 // contain ended before it started anything
 	}
-	log("contain %d has ended without closing its group: reaping session %s", pid, o.value)
+	if o.shim.pid != 0 {
+		// The shim, above every process of the session, closes it; what
+		// the guard finds afterwards is what the shim could not end.
+		log("contain %d has ended without closing its group: the shim %d closes it", pid, o.shim.pid)
+		waitGone(o.shim, shimWait)
+	} else {
+		log("contain %d has ended without closing its group: reaping session %s", pid, o.value)
+	}
 	guardReap(o, pid, min(o.grace, guardGrace), log)
 	return 0
+}
+
+// shimWait bounds how long the guard leaves the session to the shim: its
+// grace period, at most guardGrace, and the kills after it.
+const shimWait = 5 * time.Second
+
+// waitGone waits until process id has ended, at most limit.
+func waitGone(id identity, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	b := newBackoff()
+	for startOf(id.pid) == id.start && time.Now().Before(deadline) {
+		time.Sleep(min(b.next(), time.Until(deadline)))
+	}
 }
 
 // guardReap does what reap does, for one session: its tagged processes,
@@ -304,9 +348,17 @@ func guardReap(o guardOrders, pid int, grace time.Duration, log Logger) {
 	for _, m := range o.members {
 		track.remember(m.pid, m.start)
 	}
+	if o.shim.pid != 0 {
+		track.adopt(o.shim.pid, o.shim.start)
+	}
 	began := time.Now()
+	// COMMAND has been sent its timeout signal (-s) as contain died: by
+	// the kernel (Pdeathsig), or by the shim, or, on macOS, by the guard
+	// now. It is left the grace period to act on that signal alone; the
+	// others get SIGTERM; SIGKILL ends what is left of all.
 	plan := ReapPlan{Targets: targets, Rescan: scan, Cgroups: runCgroups(pid), Track: track,
-		Signal: unix.SIGTERM, Grace: grace, Log: log}
+		Signal: unix.SIGTERM, Grace: grace, Log: log, Spare: identity{o.pgrp, o.since}}
+	commandSignal(o, log)
 	var accounted *report.Resources
 	if o.report != nil && len(plan.Cgroups) > 0 {
 		accounted = &report.Resources{Sources: map[string]string{}}
@@ -319,11 +371,25 @@ func guardReap(o guardOrders, pid int, grace time.Duration, log Logger) {
 	for _, c := range r.Cgroups {
 		log("cgroup %s: %s", c.Dir, c.Result)
 	}
-	if o.report != nil {
+	// After the shim, whose own report has every process it ended, the
+	// guard's replaces it only when the guard found something more.
+	if o.report != nil && (o.shim.pid == 0 || len(r.Processes) > 0 || len(r.Cgroups) > 0) {
 		rep := guardedReport(o, pid, began, r, accounted)
 		if err := report.Write(o.report.Path, rep, os.Stderr); err != nil {
 			fmt.Fprintf(os.Stderr, "contain: guard: cannot write the report: %v\n", err)
 		}
+	}
+}
+
+// commandSignal sends COMMAND the timeout signal (-s) where nothing else
+// did as contain died: on macOS, which has no Pdeathsig. On Linux the
+// kernel sent it (Pdeathsig), or the shim, COMMAND's parent, did.
+func commandSignal(o guardOrders, log Logger) {
+	if runtime.GOOS != "darwin" || o.signal == 0 || o.pgrp == 0 {
+		return
+	}
+	if err := signalMember(o.pgrp, o.since, o.signal, nil); err == nil {
+		log("sent %s to COMMAND %d", SignalName(o.signal), o.pgrp)
 	}
 }
 

@@ -112,6 +112,9 @@ type ReapPlan struct {
 	Signal    syscall.Signal // the first signal
 	Grace     time.Duration  // then SIGKILL
 	Log       Logger
+	// Spare, if set, is a process that gets no first signal (it was sent
+	// its own: COMMAND, after a crash), only the kill after the grace.
+	Spare identity
 }
 
 // LeftoverCgroup is a cgroup contain-PID whose contain is gone.

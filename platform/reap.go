@@ -54,7 +54,9 @@ func Reap(plan ReapPlan) ReapReport {
 	}
 	e.inBatches(e.live(), func(batch []*target) {
 		for _, t := range batch {
-			e.do(t, opSignal)
+			if spare := e.plan.Spare; spare.pid == 0 || t.out.PID != spare.pid || t.out.Start != spare.start {
+				e.do(t, opSignal)
+			}
 			e.do(t, opResume)
 		}
 	})

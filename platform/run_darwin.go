@@ -34,6 +34,13 @@ func (r *runner) setUp() []string { return nil }
 // strong: nothing keeps the group in sight but contain's scans.
 func (r *runner) strong() bool { return false }
 
+// started: macOS has no shim. A subreaper is what makes one worth its
+// start: XNU re-parents every orphan to launchd, whatever its ancestors.
+func (r *runner) started() []string { return nil }
+
+// shimEnded: there is no shim on macOS.
+func (r *runner) shimEnded(int, unix.WaitStatus) bool { return false }
+
 // guardable: the reaper waits for COMMAND alone, never for the guard.
 func (r *runner) guardable() error { return nil }
 

@@ -55,7 +55,8 @@ type runnerOS struct {
 	cg        *cgroup
 	cgStats   *cgroupStats // read last before the cgroup was removed, when collecting
 	subreaper bool
-	waitFlags int // WNOTHREAD: the guard, a child of another thread, is not waited for
+	waitFlags int   // WNOTHREAD: the guard, a child of another thread, is not waited for
+	shim      *shim // the subreaper between contain and COMMAND, where there is no cgroup
 }
 
 // disabledLayer reports whether CONTAIN_DISABLE (a comma-separated list)
@@ -106,7 +107,43 @@ func (r *runner) strong() bool { return r.cg != nil }
 
 // complete reports whether contain's children and the cgroup alone hold
 // every process of the group: with a cgroup, or as subreaper.
-func (r *runner) complete() bool { return r.strong() || r.subreaper }
+func (r *runner) complete() bool { return r.strong() || r.subreaper || r.shim != nil }
+
+// useShim reports whether COMMAND is to be started under the shim: where
+// no cgroup holds the session, and contain's main runs (only contain's
+// binary can be the shim).
+func (r *runner) useShim() bool {
+	return r.cg == nil && preparedByMain && !disabledLayer("shim")
+}
+
+// started finishes what the start began: the shim is adopted by the
+// tracker (its children are members, never it), the crash guard is told
+// of it, and its reports are relayed. It returns the layers it adds.
+func (r *runner) started() []string {
+	if r.shim == nil {
+		return nil
+	}
+	r.track.adopt(r.shim.pid, r.shim.start)
+	if r.guard != nil {
+		r.track.skip[r.guard.pid] = true
+		if err := r.guard.shimAt(r.shim.pid, r.shim.start); err != nil {
+			r.log("cannot tell the crash guard of the shim: %v", err)
+		}
+	}
+	go r.relay()
+	r.log("shim: PID %d, a subreaper above COMMAND that outlives contain", r.shim.pid)
+	return []string{"shim"}
+}
+
+// shimEnded reports whether wpid, just reaped, was the shim, and handles
+// its end.
+func (r *runner) shimEnded(wpid int, ws unix.WaitStatus) bool {
+	if r.shim == nil || wpid != r.shim.pid {
+		return false
+	}
+	r.shimGone(ws)
+	return true
+}
 
 // guardable checks what the guard needs of this run: the reaper on the
 // main thread, so that it can wait with __WNOTHREAD and never take the
@@ -134,6 +171,9 @@ func (r *runner) start() error {
 	// has already given the terminal to its own group, now gone.
 	foreground := r.tty != nil && r.tty.foreground() == r.ownPgrp
 	for {
+		if r.useShim() {
+			return r.startShim(path, foreground)
+		}
 		// When contain dies, COMMAND first gets the timeout signal, as
 		// from GNU timeout, so that it can clean up; the guard ends the
 		// rest. Without a guard there is no second chance: SIGKILL.

@@ -292,6 +292,7 @@ func (r *runner) run() (Result, error) {
 	} else {
 		layers = append(layers, "tracking")
 	}
+	layers = append(layers, r.started()...)
 	r.log("started %s as PID %d; containment: %s", r.o.Args[0], r.pid, strings.Join(layers, ", "))
 	if r.facts != nil {
 		r.facts.Started, r.facts.Layers = time.Now(), layers
@@ -339,7 +340,7 @@ func (r *runner) takeGuard() *guard {
 		g.stop()
 		return nil
 	}
-	if err := g.watch(r.o.Tag, r.o.Grace, r.o.Log != nil); err != nil {
+	if err := g.watch(r.o.Tag, r.o.Grace, r.o.Log != nil, r.o.Signal); err != nil {
 		r.log("cannot brief the crash guard: %v (if contain is killed, run contain reap)", err)
 		g.stop()
 		return nil
@@ -411,6 +412,7 @@ func (r *runner) reap() {
 			if !more {
 				return
 			}
+		case r.shimEnded(wpid, ws):
 		default:
 			r.log("reaped adopted process %d", wpid)
 		}
@@ -424,7 +426,9 @@ func (r *runner) reapedOne(pid int, ws unix.WaitStatus, ru *unix.Rusage) {
 	}
 	r.leftMu.Lock()
 	defer r.leftMu.Unlock()
-	r.usage.add(ru)
+	if ru != nil {
+		r.usage.add(ru)
+	}
 	if pid != r.pid {
 		r.reaped[pid] = ws
 	}

@@ -57,6 +57,8 @@ func Dispatch(args []string) {
 	switch args[1] {
 	case platform.GuardCommand:
 		os.Exit(platform.RunGuard(args[2:]))
+	case platform.ShimCommand:
+		os.Exit(platform.RunShim(args[2:]))
 	case "run":
 		// Subscribing to the forwarded signals is the slowest step of
 		// contain run's set-up; it runs while the options are parsed.
