@@ -314,7 +314,7 @@ func RunGuard(args []string) int {
 	} else {
 		log("contain %d has ended without closing its group: reaping session %s", pid, o.value)
 	}
-	guardReap(o, pid, min(o.grace, guardGrace), log)
+	guardReap(o, pid, min(o.grace, guardGrace), log, nil)
 	return 0
 }
 
@@ -326,7 +326,7 @@ const shimWait = 5 * time.Second
 func waitGone(id identity, limit time.Duration) {
 	deadline := time.Now().Add(limit)
 	b := newBackoff()
-	for startOf(id.pid) == id.start && time.Now().Before(deadline) {
+	for lives(id) && time.Now().Before(deadline) {
 		time.Sleep(min(b.next(), time.Until(deadline)))
 	}
 }
@@ -335,7 +335,13 @@ func waitGone(id identity, limit time.Duration) {
 // daemons included (kill-on-close spares none), its cgroup, and what the
 // tracker finds from what contain saw: COMMAND's process group, the
 // members contain told of, and what they started since.
-func guardReap(o guardOrders, pid int, grace time.Duration, log Logger) {
+//
+// statusOf, if not nil, gives the wait status of a process of the session
+// that ended (the shim reaps them); the guard has none.
+func guardReap(o guardOrders, pid int, grace time.Duration, log Logger, statusOf func(int) (unix.WaitStatus, bool)) {
+	if statusOf == nil {
+		statusOf = func(int) (unix.WaitStatus, bool) { return 0, false }
+	}
 	me := Me()
 	opts := session.Options{Filter: session.Filter{Values: []string{o.value}}, IncludeDaemons: true}
 	scan := func() ([]session.Choice, error) { return Choose(opts, me) }
@@ -374,7 +380,7 @@ func guardReap(o guardOrders, pid int, grace time.Duration, log Logger) {
 	// After the shim, whose own report has every process it ended, the
 	// guard's replaces it only when the guard found something more.
 	if o.report != nil && (o.shim.pid == 0 || len(r.Processes) > 0 || len(r.Cgroups) > 0) {
-		rep := guardedReport(o, pid, began, r, accounted)
+		rep := guardedReport(o, pid, began, r, accounted, statusOf)
 		if err := report.Write(o.report.Path, rep, os.Stderr); err != nil {
 			fmt.Fprintf(os.Stderr, "contain: guard: cannot write the report: %v\n", err)
 		}
@@ -395,7 +401,7 @@ func commandSignal(o guardOrders, log Logger) {
 
 // guardedReport is the report of a run whose contain died: what the guard
 // found and did; what only contain knew is absent, with the reason.
-func guardedReport(o guardOrders, pid int, began time.Time, rr ReapReport, accounted *report.Resources) *report.Report {
+func guardedReport(o guardOrders, pid int, began time.Time, rr ReapReport, accounted *report.Resources, statusOf func(int) (unix.WaitStatus, bool)) *report.Report {
 	const gone = "contain was killed: only it knew"
 	r := report.New("guard")
 	r.Command, r.ContainPID, r.Tag = o.report.Command, pid, o.value
@@ -439,20 +445,39 @@ func guardedReport(o guardOrders, pid int, began time.Time, rr ReapReport, accou
 		case strings.HasPrefix(p.Session, "cgroup "):
 			l.FoundBy = "cgroup"
 		}
+		// What was sent, then how it ended: known where the shim reaped
+		// it, else unknown (the guard is no parent of the session's).
+		var sent string
+		switch {
+		case strings.HasPrefix(p.Result, "killed with "):
+			sent = strings.TrimPrefix(p.Result, "killed with ")
+		case strings.HasPrefix(p.Result, "ended after the first signal"):
+			sent = SignalName(unix.SIGTERM)
+			if p.PID == o.pgrp && o.signal != 0 {
+				sent = SignalName(o.signal) // COMMAND's own, as contain died
+			}
+		}
 		switch {
 		case p.Alive:
 			l.EndedBy = "still running"
-		case strings.HasPrefix(p.Result, "killed with "):
-			l.EndedBy = strings.TrimPrefix(p.Result, "killed with ")
-		case strings.HasPrefix(p.Result, "ended after the first signal"):
-			l.EndedBy = SignalName(unix.SIGTERM)
-		case strings.HasPrefix(p.Result, "was already gone"):
-			l.EndedBy = "exited"
+		case strings.HasPrefix(p.Result, "left alone"), strings.HasPrefix(p.Result, "cannot "):
+		default:
+			ws, reaped := statusOf(p.PID)
+			l.EndedBy = endedBy(sent, ws, reaped)
 		}
 		if !p.Started.IsZero() {
 			l.Started = &report.Time{Time: p.Started}
 		}
-		l.Absent = map[string]string{"ended_after_seconds": gone + " when COMMAND ended"}
+		l.Absent = map[string]string{
+			"ended_after_seconds": gone + " when COMMAND ended",
+			"left_process_group":  "not recorded after a crash: the guard ends processes without reading their process group",
+			"left_session":        "not recorded after a crash: the guard ends processes without reading their session",
+			"held_stdout":         "not recorded after a crash: contain's stdout went with contain",
+			"held_stderr":         "not recorded after a crash: contain's stderr went with contain",
+		}
+		if p.Started.IsZero() {
+			l.Absent["started"] = "it ended before the guard could read it"
+		}
 		r.Leftovers = append(r.Leftovers, l)
 	}
 	return r

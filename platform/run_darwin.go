@@ -98,11 +98,21 @@ func parentOf(pid int) (int, error) {
 	return p.PPID, err
 }
 
+// lives reports whether process id is alive: not gone, not a zombie, and
+// its PID not taken by another.
+func lives(id identity) bool {
+	p, found, err := darwin.lookup(id.pid)
+	return err == nil && found && p.Start == id.start && !p.zombie()
+}
+
 // startOf is pid's start time (0 if it cannot be read).
 func startOf(pid int) uint64 {
 	p, _, _ := darwin.lookup(pid)
 	return p.Start
 }
+
+// entryOf: macOS has no cgroup whose members the scans could miss.
+func entryOf(int) (procEntry, bool) { return procEntry{}, false }
 
 // scanEntries lists every process for the tracker.
 func scanEntries() ([]procEntry, error) {

@@ -315,6 +315,13 @@ func parentOf(pid int) (int, error) {
 	return st.PPID, err
 }
 
+// lives reports whether process id is alive: not gone, not a zombie, and
+// its PID not taken by another.
+func lives(id identity) bool {
+	st, err := readStat(id.pid, nil)
+	return err == nil && st.Start == id.start && !st.Zombie()
+}
+
 // startOf is pid's start time (0 if it cannot be read).
 func startOf(pid int) uint64 {
 	st, err := readStat(pid, nil)
@@ -322,6 +329,15 @@ func startOf(pid int) uint64 {
 		return 0
 	}
 	return st.Start
+}
+
+// entryOf reads one process as a scan would see it.
+func entryOf(pid int) (procEntry, bool) {
+	st, err := readStat(pid, nil)
+	if err != nil {
+		return procEntry{}, false
+	}
+	return procEntry{PID: pid, PPID: st.PPID, Pgrp: st.PGRP, Sid: st.Session, Start: st.Start, Zombie: st.Zombie(), Comm: st.Comm}, true
 }
 
 // scanEntries lists every visible process for the tracker.

@@ -763,9 +763,21 @@ func (r *runner) members() []member {
 		seen[p.PID] = true
 	}
 	for _, pid := range r.groupProcs() {
-		if !seen[pid] {
-			out = append(out, member{pid: pid})
+		if seen[pid] {
+			continue
 		}
+		// In the cgroup, missed by the scan (its parent ended between the
+		// listing and the reading): its identity is read now, and the
+		// tracker keeps it, so that the next scan does not take it for
+		// gone nor the close signal it twice.
+		m := member{pid: pid}
+		if e, ok := entryOf(pid); ok {
+			m = member{pid: pid, comm: e.Comm, start: e.Start, entry: e}
+			r.trackMu.Lock()
+			r.track.rememberAs(pid, e.Start, "cgroup")
+			r.trackMu.Unlock()
+		}
+		out = append(out, m)
 	}
 	return out
 }
@@ -818,12 +830,17 @@ func (r *runner) notNested(members []member) []member {
 // cgroup, or every one when there is none).
 func (r *runner) killGroup() {
 	members := r.members()
+	if r.mainDone {
+		r.noteLeftovers(members)
+	}
 	r.noteGone(members)
 	cgKilled := r.groupKill()
 	for _, m := range members {
+		r.noteSignal(m, "SIGKILL")
 		if err := r.signal(m, unix.SIGKILL); err == nil || cgKilled {
 			r.log("killed %d (%s)", m.pid, m.comm)
-			r.noteSignal(m, "SIGKILL")
+		} else {
+			r.noteSignal(m, "")
 		}
 	}
 }
@@ -871,16 +888,21 @@ func (r *runner) closeGroup() {
 	grace:
 		for {
 			ms := r.members()
+			r.noteLeftovers(ms)
 			r.noteGone(ms)
 			for _, m := range ms {
 				if termed[identity{m.pid, m.start}] {
 					continue
 				}
 				termed[identity{m.pid, m.start}] = true
+				// Recorded before it is sent: the reaper may see it end
+				// before this goroutine goes on.
+				r.noteSignal(m, "SIGTERM")
+				r.log("sending SIGTERM to leftover %d (%s)", m.pid, m.comm)
 				if err := r.signal(m, unix.SIGTERM); err == nil {
-					r.log("sent SIGTERM to leftover %d (%s)", m.pid, m.comm)
-					r.noteSignal(m, "SIGTERM")
 					r.signal(m, unix.SIGCONT)
+				} else {
+					r.noteSignal(m, "")
 				}
 			}
 			if !r.anyLeft() {
@@ -933,7 +955,8 @@ func (r *runner) pause(b *backoff, limit time.Duration) (stop bool) {
 	return false
 }
 
-// noteLeftovers records the processes alive when COMMAND ended.
+// noteLeftovers records the processes alive after COMMAND ended, each
+// once: those there when the close began, and those found while closing.
 func (r *runner) noteLeftovers(ms []member) {
 	if r.facts == nil {
 		return
@@ -941,12 +964,23 @@ func (r *runner) noteLeftovers(ms []member) {
 	sid, _ := unix.Getsid(0) // COMMAND's session is contain's
 	r.leftMu.Lock()
 	defer r.leftMu.Unlock()
+	known := make(map[identity]bool, len(r.left))
+	for _, l := range r.left {
+		known[l.id] = true
+	}
 	for _, m := range ms {
+		if known[identity{m.pid, m.start}] {
+			continue
+		}
 		l := &leftover{id: identity{m.pid, m.start}}
 		o := &l.out
 		o.PID, o.Argv, o.FoundBy = m.pid, argvOf(m.pid), "cgroup"
 		if o.Argv == nil {
 			o.Argv = []string{}
+		}
+		if m.start == 0 {
+			why := "it ended before contain could read it"
+			o.Absent = map[string]string{"started": why, "left_process_group": why, "left_session": why}
 		}
 		if m.start != 0 {
 			r.trackMu.Lock()
@@ -963,7 +997,10 @@ func (r *runner) noteLeftovers(ms []member) {
 		var why string
 		o.HeldStdout, o.HeldStderr, why = heldStdio(m.pid)
 		if why != "" {
-			o.Absent = map[string]string{"held_stdout": why, "held_stderr": why}
+			if o.Absent == nil {
+				o.Absent = map[string]string{}
+			}
+			o.Absent["held_stdout"], o.Absent["held_stderr"] = why, why
 		}
 		r.left = append(r.left, l)
 	}
@@ -1004,17 +1041,29 @@ func (r *runner) noteGone(live []member) {
 		l.done = true
 		l.out.EndedAfterSeconds = report.Seconds(now.Sub(r.facts.CommandEnded))
 		ws, reaped := r.reaped[l.id.pid]
-		switch {
-		case reaped && ws.Signaled():
-			l.out.EndedBy = SignalName(ws.Signal())
-		case reaped && ws.Exited():
-			l.out.EndedBy = fmt.Sprintf("exited %d", ws.ExitStatus())
-		case l.signal != "":
-			l.out.EndedBy = l.signal
-		default:
-			l.out.EndedBy = "exited"
-		}
+		l.out.EndedBy = endedBy(l.signal, ws, reaped)
 	}
+}
+
+// endedBy says how a leftover ended: the signal it died of; or, when it
+// exited, its status, after the signal contain had sent it if any
+// ("SIGTERM, then exited 0": it exited because it was told to); or, when
+// neither contain nor its shim reaped it (re-parented out of their
+// reach), that its status is unknown.
+func endedBy(sent string, ws unix.WaitStatus, reaped bool) string {
+	var how string
+	switch {
+	case reaped && ws.Signaled():
+		return SignalName(ws.Signal())
+	case reaped && ws.Exited():
+		how = fmt.Sprintf("exited %d", ws.ExitStatus())
+	default:
+		how = "ended, status unknown"
+	}
+	if sent != "" {
+		return sent + ", then " + how
+	}
+	return how
 }
 
 // finishFacts completes the facts once the group is closed.

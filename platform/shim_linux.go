@@ -250,10 +250,11 @@ func RunShim(args []string) int {
 	if err != nil {
 		return 0 // contain ended before it said what to run
 	}
+	containPID := os.Getppid()
 	s := &shimRun{o: o, out: out, self: os.Getpid()}
 	if o.Verbose {
 		s.log = func(format string, a ...any) {
-			fmt.Fprintf(Stderr(), "contain[%d]: shim: "+format+"\n", append([]any{os.Getppid()}, a...)...)
+			fmt.Fprintf(Stderr(), "contain[%d]: shim: "+format+"\n", append([]any{containPID}, a...)...)
 		}
 	} else {
 		s.log = nopLog
@@ -265,7 +266,6 @@ func RunShim(args []string) int {
 		return 0
 	}
 	fmt.Fprintf(out, "%s %d %d\n", shimStarted, s.cmd, s.since)
-	containPID := os.Getppid()
 	crashed := make(chan struct{})
 	go func() {
 		io.Copy(io.Discard, in) // until contain ends
@@ -301,6 +301,9 @@ type shimRun struct {
 	mu       sync.Mutex
 	finished bool // no child is left: the session is over
 	crashed  bool // contain ended first
+	statuses map[int]unix.WaitStatus
+
+	statusDeadline time.Time // the report waits for statuses until then
 }
 
 // start starts COMMAND as contain would have: its own process group, the
@@ -347,6 +350,12 @@ func (s *shimRun) reap() {
 				fmt.Fprintf(s.out, "%s %d\n", shimStopped, int(ws))
 			}
 		case wpid == s.cmd:
+			s.mu.Lock()
+			if s.statuses == nil {
+				s.statuses = map[int]unix.WaitStatus{}
+			}
+			s.statuses[wpid] = ws
+			s.mu.Unlock()
 			more := s.reapReady()
 			fmt.Fprintf(s.out, "%s %d %s\n", shimExited, int(ws), map[bool]string{true: "1", false: "0"}[more])
 			if !more {
@@ -376,9 +385,35 @@ func (s *shimRun) reapReady() bool {
 	}
 }
 
-// reaped tells contain how a process other than COMMAND ended.
+// reaped tells contain how a process other than COMMAND ended, and keeps
+// it for the report the shim writes if contain has died.
 func (s *shimRun) reaped(pid int, ws unix.WaitStatus) {
+	s.mu.Lock()
+	if s.statuses == nil {
+		s.statuses = map[int]unix.WaitStatus{}
+	}
+	s.statuses[pid] = ws
+	s.mu.Unlock()
 	fmt.Fprintf(s.out, "%s %d %d\n", shimReaped, pid, int(ws))
+}
+
+// statusOf is how pid ended, as the shim reaped it. A process seen gone
+// through its pidfd may not have been waited for yet: a moment is given,
+// once for all (a process outside the shim's tree never comes).
+func (s *shimRun) statusOf(pid int) (unix.WaitStatus, bool) {
+	if s.statusDeadline.IsZero() {
+		s.statusDeadline = time.Now().Add(200 * time.Millisecond)
+	}
+	deadline := s.statusDeadline
+	for {
+		s.mu.Lock()
+		ws, ok := s.statuses[pid]
+		s.mu.Unlock()
+		if ok || time.Now().After(deadline) {
+			return ws, ok
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // closeAfterCrash ends the session after contain died: COMMAND gets the
@@ -392,5 +427,5 @@ func (s *shimRun) closeAfterCrash(containPID int) {
 		}
 	}
 	o := guardOrders{value: s.o.Tag, grace: s.o.Grace, verbose: s.o.Verbose, pgrp: s.cmd, since: s.since, report: s.o.Report}
-	guardReap(o, containPID, min(o.grace, guardGrace), s.log)
+	guardReap(o, containPID, min(o.grace, guardGrace), s.log, s.statusOf)
 }

@@ -95,10 +95,13 @@ func (t *tracker) adopt(pid int, start uint64) {
 
 // remember adds a process known to be a member (the guard learns them
 // from contain).
-func (t *tracker) remember(pid int, start uint64) {
-	if pid > 1 && pid != t.self {
+func (t *tracker) remember(pid int, start uint64) { t.rememberAs(pid, start, "tracked") }
+
+// rememberAs adds a process known to be a member, and how it was found.
+func (t *tracker) rememberAs(pid int, start uint64, why string) {
+	if pid > 1 && pid != t.self && !t.skip[pid] {
 		t.members[pid] = start
-		t.why[pid] = "tracked"
+		t.why[pid] = why
 	}
 }
 
