@@ -3,6 +3,7 @@
 package platform
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -207,6 +208,7 @@ type guardOrders struct {
 	members []identity
 	report  *guardReportOrder
 	shim    identity // pid 0: none
+	writer  string   // who writes the report: "guard" (""), or "shim"
 }
 
 // parseGuardOrders reads the lines contain wrote to its guard. A line cut
@@ -403,7 +405,7 @@ func commandSignal(o guardOrders, log Logger) {
 // found and did; what only contain knew is absent, with the reason.
 func guardedReport(o guardOrders, pid int, began time.Time, rr ReapReport, accounted *report.Resources, statusOf func(int) (unix.WaitStatus, bool)) *report.Report {
 	const gone = "contain was killed: only it knew"
-	r := report.New("guard")
+	r := report.New(cmp.Or(o.writer, "guard"))
 	r.Command, r.ContainPID, r.Tag = o.report.Command, pid, o.value
 	r.Started, r.Ended = report.Time{Time: o.report.Started}, report.Time{Time: time.Now()}
 	r.WallSeconds = r.Ended.Sub(o.report.Started).Seconds()

@@ -398,6 +398,7 @@ func (e *reaper) do(t *target, o op) {
 	}
 	what := opName(o, e.plan.Signal)
 	switch {
+	case err == nil && o == opResume: // said with the stop or the signal
 	case err == nil:
 		e.log("sent %s to %d (%s)", what, t.out.PID, t.out.Comm)
 	case errors.Is(err, errGone):

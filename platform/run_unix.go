@@ -223,6 +223,7 @@ type leftover struct {
 	id     identity
 	out    report.Leftover
 	signal string // the last signal contain sent it
+	sent   string // the last signal contain sent it before it was gone
 	done   bool
 }
 
@@ -1040,8 +1041,7 @@ func (r *runner) noteGone(live []member) {
 		}
 		l.done = true
 		l.out.EndedAfterSeconds = report.Seconds(now.Sub(r.facts.CommandEnded))
-		ws, reaped := r.reaped[l.id.pid]
-		l.out.EndedBy = endedBy(l.signal, ws, reaped)
+		l.sent = l.signal // how it ended is read at the end: its status may come later
 	}
 }
 
@@ -1076,7 +1076,10 @@ func (r *runner) finishFacts() *Facts {
 	r.leftMu.Lock()
 	defer r.leftMu.Unlock()
 	for _, l := range r.left {
-		if !l.done {
+		if l.done {
+			ws, reaped := r.reaped[l.id.pid]
+			l.out.EndedBy = endedBy(l.sent, ws, reaped)
+		} else {
 			l.out.EndedBy = "still running"
 		}
 		f.Leftovers = append(f.Leftovers, l.out)
@@ -1119,7 +1122,7 @@ func (r *runner) finishFacts() *Facts {
 // reapedSource describes the CPU and RSS figures from rusage.
 func reapedSource(complete bool) string {
 	if complete {
-		return "rusage of every process contain reaped: COMMAND and the orphans it adopted as subreaper, each with what it reaped"
+		return "rusage of every process contain (or its shim) reaped: COMMAND and the orphans adopted as subreaper, each with what it reaped"
 	}
 	return "rusage of the processes contain reaped (COMMAND, with what it reaped); escapees re-parented to PID 1 are not counted"
 }

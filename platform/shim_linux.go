@@ -426,6 +426,7 @@ func (s *shimRun) closeAfterCrash(containPID int) {
 			s.log("sent %s to COMMAND %d", SignalName(syscall.Signal(s.o.Signal)), s.cmd)
 		}
 	}
-	o := guardOrders{value: s.o.Tag, grace: s.o.Grace, verbose: s.o.Verbose, pgrp: s.cmd, since: s.since, report: s.o.Report}
+	o := guardOrders{value: s.o.Tag, grace: s.o.Grace, verbose: s.o.Verbose, pgrp: s.cmd, since: s.since,
+		report: s.o.Report, signal: syscall.Signal(s.o.Signal), writer: "shim"}
 	guardReap(o, containPID, min(o.grace, guardGrace), s.log, s.statusOf)
 }

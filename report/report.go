@@ -20,7 +20,7 @@ const Version = 1
 // Report is one run of contain, as contain (or its crash guard) saw it.
 type Report struct {
 	Version     int      `json:"version"`
-	WrittenBy   string   `json:"written_by"` // "contain", or "guard" after a crash
+	WrittenBy   string   `json:"written_by"` // "contain"; after a crash "shim" (no cgroup) or "guard"
 	Command     []string `json:"command,omitempty"`
 	ContainPID  int      `json:"contain_pid"`
 	Tag         string   `json:"tag"`
@@ -96,8 +96,13 @@ type Leftover struct {
 	LeftSession      *bool  `json:"left_session,omitempty"`
 	HeldStdout       *bool  `json:"held_stdout,omitempty"`
 	HeldStderr       *bool  `json:"held_stderr,omitempty"`
-	// EndedBy is "SIGTERM", "SIGKILL" (or another signal), "exited N", or
-	// "still running" when contain could not end it.
+	// EndedBy is how it ended: "SIGTERM", "SIGKILL" (or another signal:
+	// it died of it); "exited N" (it exited by itself, before contain
+	// signalled it); "SIGTERM, then exited N" (it exited after contain
+	// sent it SIGTERM, that is because it was told to); "..., then ended,
+	// status unknown" or "ended, status unknown" (neither contain nor its
+	// shim was its parent, so no status came back); "still running" when
+	// contain could not end it.
 	EndedBy string `json:"ended_by"`
 	// EndedAfterSeconds is how long after COMMAND's end it was seen gone.
 	EndedAfterSeconds *float64          `json:"ended_after_seconds,omitempty"`
@@ -195,7 +200,7 @@ func Summary(r *Report) string {
 		}
 		counts[l.EndedBy]++
 	}
-	fmt.Fprintf(&b, ", %d leftovers", len(r.Leftovers))
+	fmt.Fprintf(&b, ", %s", plural(len(r.Leftovers), "leftover"))
 	for i, how := range order {
 		sep := ", "
 		if i == 0 {
@@ -210,10 +215,30 @@ func Summary(r *Report) string {
 }
 
 func endedWord(how string) string {
-	if strings.HasPrefix(how, "SIG") {
+	const unknown = "ended, status unknown"
+	sig, then, told := strings.Cut(how, ", then ")
+	switch {
+	case told && then == unknown:
+		return "ended after " + sig + " (status unknown)"
+	case told:
+		return then + " after " + sig
+	case how == unknown:
+		return "ended (status unknown)"
+	case strings.HasPrefix(how, "SIG"):
 		return "ended by " + how
 	}
 	return how
+}
+
+// plural is "1 leftover", "2 leftovers", "no leftovers".
+func plural(n int, word string) string {
+	switch n {
+	case 0:
+		return "no " + word + "s"
+	case 1:
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 func mib(n uint64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

@@ -22,7 +22,15 @@ func TestSummary(t *testing.T) {
 	if got := Summary(r); got != want {
 		t.Errorf("Summary:\n got %s\nwant %s", got, want)
 	}
-	if got := Summary(New("guard")); !strings.HasPrefix(got, "done: COMMAND's end unknown,") || !strings.HasSuffix(got, ", 0 leftovers") {
+	r.Leftovers = []Leftover{{EndedBy: "SIGTERM, then exited 0"}}
+	if got := Summary(r); !strings.HasSuffix(got, ", 1 leftover (1 exited 0 after SIGTERM)") {
+		t.Errorf("Summary of one leftover: %s", got)
+	}
+	r.Leftovers = []Leftover{{EndedBy: "SIGTERM, then ended, status unknown"}, {EndedBy: "ended, status unknown"}}
+	if got := Summary(r); !strings.HasSuffix(got, ", 2 leftovers (1 ended after SIGTERM (status unknown), 1 ended (status unknown))") {
+		t.Errorf("Summary of unknown statuses: %s", got)
+	}
+	if got := Summary(New("guard")); !strings.HasPrefix(got, "done: COMMAND's end unknown,") || !strings.HasSuffix(got, ", no leftovers") {
 		t.Errorf("Summary of an empty report: %s", got)
 	}
 }

@@ -175,7 +175,7 @@ func TestCrashDuringClose(t *testing.T) {
 	guard := guardPID(t, stderr)
 	killOnCleanup(t, guard)
 	waitFor(t, "contain to close the group", 10*time.Second, func() bool {
-		return strings.Contains(stderr(), "sent SIGTERM to leftover")
+		return strings.Contains(stderr(), "SIGTERM to leftover")
 	})
 	stubborn := readPID(t, dir, "stubborn")
 	killOnCleanup(t, stubborn)

@@ -23,6 +23,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -222,8 +223,18 @@ func Run(c Values, args []string, stdout, stderr io.Writer) error {
 	}
 	opts.Env = tag.SetEnv(env, tag.DaemonVar, daemon)
 	if c.Bool("verbose") {
+		// Inside another session (a nested contain run, a tool that tags
+		// its processes), every line names this contain: whose "done:"
+		// is whose must be plain.
+		prefix := "contain: "
+		if os.Getenv(tag.Var) != "" {
+			prefix = fmt.Sprintf("contain[%d]: ", os.Getpid())
+		}
 		opts.Log = func(format string, args ...any) {
-			fmt.Fprintf(stderr, "contain: "+format+"\n", args...)
+			fmt.Fprintf(stderr, prefix+format+"\n", args...)
+		}
+		if signal.Ignored(syscall.SIGINT) {
+			opts.Log("SIGINT was ignored when contain started (a background job of a shell without job control): it stays ignored for contain and COMMAND, as with GNU timeout; stop contain with SIGTERM instead")
 		}
 	}
 

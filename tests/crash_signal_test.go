@@ -1,0 +1,69 @@
+//go:build linux
+
+package tests
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestCrashLeavesCommandItsSignal: when contain is killed, COMMAND gets
+// the timeout signal (-s), as from GNU timeout, and is left the grace
+// period to act on it; the other processes get SIGTERM, then everything
+// SIGKILL. A command that handles only its -s signal (GNU timeout's
+// timeout-group.sh case: a shell that traps USR1 and waits for a sleep)
+// must run its handler: a SIGTERM would end it first.
+func TestCrashLeavesCommandItsSignal(t *testing.T) {
+	rounds := 8
+	if testing.Short() {
+		rounds = 3
+	}
+	modes := []struct {
+		name string
+		o    runOpts
+	}{{"self", runOpts{}}, {"tracking", runOpts{env: []string{trackingOnly}}}}
+	if os.Geteuid() == 0 {
+		modes = append(modes, struct {
+			name string
+			o    runOpts
+		}{"nobody", runOpts{asNobody: true}})
+	}
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			var bad []string
+			for i := range rounds {
+				dir := sharedDir(t)
+				script := fmt.Sprintf(`D=%s
+trap 'echo usr1 > $D/trapped; exit 0' USR1
+sleep 300 &
+echo $$ > $D/ready
+while :; do sleep 1; done`, dir)
+				cmd := containCmd(m.o, "run", "-s", "USR1", "-t", "25", "--", "sh", "-c", script)
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				waitFor(t, "COMMAND's start", 10*time.Second, func() bool {
+					_, err := os.Stat(filepath.Join(dir, "ready"))
+					return err == nil
+				})
+				time.Sleep(time.Duration(i*7%40) * time.Millisecond)
+				cmd.Process.Signal(syscall.SIGKILL)
+				cmd.Wait()
+				value := fmt.Sprintf("CONTAIN:%d", cmd.Process.Pid)
+				shell := readPID(t, dir, "ready")
+				waitFor(t, "the session's end", 5*time.Second, func() bool { return len(tagged(value)) == 0 && !alive(shell) })
+				if _, err := os.Stat(filepath.Join(dir, "trapped")); err != nil {
+					bad = append(bad, fmt.Sprintf("round %d: COMMAND's USR1 handler never ran (SIGTERM ended it first?)", i))
+				}
+			}
+			if len(bad) > 0 {
+				t.Fatalf("%d of %d rounds:\n%s", len(bad), rounds, strings.Join(bad, "\n"))
+			}
+		})
+	}
+}
