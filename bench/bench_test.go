@@ -54,9 +54,17 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// timeRun runs argv and returns its wall time.
+// timeRun runs argv and returns its wall time. Leading NAME=VALUE
+// arguments are added to its environment.
 func timeRun(b *testing.B, cred *syscall.Credential, argv ...string) time.Duration {
+	var env []string
+	for len(argv) > 1 && strings.Contains(argv[0], "=") {
+		env, argv = append(env, argv[0]), argv[1:]
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
@@ -79,7 +87,9 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // yardsticks run in the same turns: floor, contain's mechanisms alone, and
 // floor-cli, the same with urfave/cli linked in. report-ratio is contain
 // run with --report (to /dev/null: the report is built and written, the
-// file system aside).
+// file system aside). noshim-ratio is contain run without the shim
+// (CONTAIN_DISABLE=shim): where there is no cgroup (nobody), ratio minus
+// noshim-ratio is what the shim costs; with a cgroup there is no shim.
 func BenchmarkStartup(b *testing.B) {
 	users := []struct {
 		name string
@@ -94,7 +104,8 @@ func BenchmarkStartup(b *testing.B) {
 	for _, u := range users {
 		b.Run(u.name, func(b *testing.B) {
 			progs := [][]string{{baselineBin, "true"}, {containBin, "run", "--", "true"}, {plainBin, "run", "--", "true"},
-				{floorBin, "true"}, {floorCLIBin, "true"}, {containBin, "run", "--report", "/dev/null", "--", "true"}}
+				{floorBin, "true"}, {floorCLIBin, "true"}, {containBin, "run", "--report", "/dev/null", "--", "true"},
+				{"CONTAIN_DISABLE=shim", containBin, "run", "--", "true"}}
 			times := make([][]time.Duration, len(progs))
 			for i := 0; i < b.N; i++ {
 				for j := range progs {
@@ -106,7 +117,7 @@ func BenchmarkStartup(b *testing.B) {
 			b.ReportMetric(ms(mb), "baseline-ms")
 			b.ReportMetric(ms(mc), "contain-ms")
 			b.ReportMetric(float64(mc)/float64(mb), "ratio")
-			for k, name := range map[int]string{2: "plain-build-ratio", 3: "floor-ratio", 4: "floor-cli-ratio", 5: "report-ratio"} {
+			for k, name := range map[int]string{2: "plain-build-ratio", 3: "floor-ratio", 4: "floor-cli-ratio", 5: "report-ratio", 6: "noshim-ratio"} {
 				b.ReportMetric(float64(median(times[k]))/float64(mb), name)
 			}
 		})
