@@ -174,6 +174,7 @@ func (r *runner) start() error {
 		if r.useShim() {
 			return r.startShim(path, foreground)
 		}
+		dropShim() // started early for nothing: there is a cgroup
 		// When contain dies, COMMAND first gets the timeout signal, as
 		// from GNU timeout, so that it can clean up; the guard ends the
 		// rest. Without a guard there is no second chance: SIGKILL.

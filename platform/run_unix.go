@@ -87,6 +87,7 @@ func PrepareRun() {
 		early.guard, early.guardErr = startGuard()
 		close(early.guardDone)
 	}()
+	prepareShim()
 	subscribe()
 }
 
@@ -113,6 +114,7 @@ func DropGuard() {
 	if g := takeGuard(nopLog); g != nil {
 		g.stop()
 	}
+	dropShim()
 }
 
 // takeGuard waits for the guard that PrepareRun started and hands it to

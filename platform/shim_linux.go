@@ -44,12 +44,12 @@ const ShimCommand = "__shim"
 // (at most guardGrace), and the shim writes the guard's report.
 //
 // Its descriptors: 0-2 contain's (COMMAND's), 3 the orders (JSON, then
-// EOF when contain ends), 4 the shim's reports to contain, 5 the terminal
-// when COMMAND is to be in its foreground.
+// EOF when contain ends), 4 the shim's reports to contain. When COMMAND is
+// to be the terminal's foreground job, the shim opens the terminal
+// itself: it is in contain's session.
 const (
 	shimOrdersFd = 3
 	shimStatusFd = 4
-	shimTTYFd    = 5
 )
 
 // shimOrders is what contain tells the shim, as one line of JSON.
@@ -86,25 +86,84 @@ type shim struct {
 	exited bool          // it said that COMMAND ended
 }
 
-// startShim starts the shim and, through it, COMMAND; it returns once
-// COMMAND runs, or with its start error.
-func (r *runner) startShim(path string, foreground bool) error {
+// earlyShim is the shim that PrepareRun started, for a user who has no
+// cgroup (likely: not root), so that its start overlaps with contain's
+// own; nil when none was started or a run took it.
+var earlyShim struct {
+	s   *shim
+	err error
+}
+
+// prepareShim starts the shim early where it will most likely be needed:
+// an ordinary user, whose contain can seldom make a cgroup. It runs on
+// the main thread (PrepareRun's), whose children contain's reaper waits
+// for: fork and exec are all it waits for here, the shim's own start-up
+// runs beside contain's.
+func prepareShim() {
+	if os.Geteuid() == 0 || disabledLayer("shim") {
+		return
+	}
+	earlyShim.s, earlyShim.err = forkShim()
+}
+
+// dropShim ends the early shim if no run took it (a cgroup was made,
+// --detach, a bad option): EOF before any orders, and it exits.
+func dropShim() {
+	s := earlyShim.s
+	earlyShim.s, earlyShim.err = nil, nil
+	if s == nil {
+		return
+	}
+	s.orders.Close()
+	s.status.Close()
+	for {
+		if _, err := unix.Wait4(s.pid, nil, 0, nil); err != unix.EINTR {
+			return
+		}
+	}
+}
+
+// forkShim starts a shim, which waits for its orders.
+func forkShim() (*shim, error) {
 	or, ow, err := os.Pipe()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer or.Close()
 	sr, sw, err := os.Pipe()
 	if err != nil {
 		ow.Close()
-		return err
+		return nil, err
 	}
 	defer sw.Close()
 	quietPipe(ow)
-	files := []uintptr{0, 1, 2, or.Fd(), sw.Fd()}
-	if foreground {
-		files = append(files, uintptr(r.tty.fd))
+	// The shim runs the binary that runs now (/proc/self/exe in the child
+	// is contain's: an upgrade may have replaced the file since), with
+	// contain's own environment, not COMMAND's: it is no member of the
+	// session and carries no tag. Its own process group: a kill of
+	// contain's group spares it, as it spares COMMAND.
+	pid, err := syscall.ForkExec("/proc/self/exe", []string{"contain", ShimCommand},
+		&syscall.ProcAttr{Env: append(os.Environ(), "GOMAXPROCS=1"), Files: []uintptr{0, 1, 2, or.Fd(), sw.Fd()},
+			Sys: &syscall.SysProcAttr{Setpgid: true}})
+	if err != nil {
+		ow.Close()
+		sr.Close()
+		return nil, err
 	}
+	return &shim{pid: pid, start: startOf(pid), orders: ow, status: sr, lines: bufio.NewReader(sr), done: make(chan struct{})}, nil
+}
+
+// startShim has the shim (the early one, or one started now) start
+// COMMAND; it returns once COMMAND runs, or with its start error.
+func (r *runner) startShim(path string, foreground bool) error {
+	s, err := earlyShim.s, earlyShim.err
+	earlyShim.s, earlyShim.err = nil, nil
+	if s == nil || err != nil {
+		if s, err = forkShim(); err != nil {
+			return err
+		}
+	}
+	r.shim = s
 	pdeath := syscall.SIGKILL
 	if r.guard != nil {
 		pdeath = r.o.Signal
@@ -116,26 +175,9 @@ func (r *runner) startShim(path string, foreground bool) error {
 	}
 	b, err := json.Marshal(o)
 	if err != nil {
-		ow.Close()
-		sr.Close()
 		return err
 	}
-	// The shim runs the binary that runs now (/proc/self/exe in the child
-	// is contain's: an upgrade may have replaced the file since), with
-	// contain's own environment, not COMMAND's: it is
-	// no member of the session and carries no tag. Its own process group:
-	// a kill of contain's group spares it, as it spares COMMAND.
-	pid, err := syscall.ForkExec("/proc/self/exe", []string{"contain", ShimCommand},
-		&syscall.ProcAttr{Env: append(os.Environ(), "GOMAXPROCS=1"), Files: files,
-			Sys: &syscall.SysProcAttr{Setpgid: true}})
-	if err != nil {
-		ow.Close()
-		sr.Close()
-		return err
-	}
-	s := &shim{pid: pid, orders: ow, status: sr, lines: bufio.NewReader(sr), done: make(chan struct{})}
-	r.shim = s
-	if _, err := guardPipe(ow).Write(append(b, '\n')); err != nil {
+	if _, err := guardPipe(s.orders).Write(append(b, '\n')); err != nil {
 		return fmt.Errorf("cannot brief the shim: %w", err)
 	}
 	line, err := s.lines.ReadString('\n')
@@ -149,7 +191,6 @@ func (r *runner) startShim(path string, foreground bool) error {
 	case len(f) == 3 && f[0] == shimStarted:
 		r.pid, _ = strconv.Atoi(f[1])
 		r.gaveTTY = foreground
-		s.start = startOf(pid)
 		return nil
 	}
 	return fmt.Errorf("the shim said %q", line)
@@ -220,21 +261,9 @@ func RunShim(args []string) int {
 		return 2
 	}
 	// Nothing of this reaches COMMAND but what the orders say.
-	for _, fd := range []int{shimOrdersFd, shimStatusFd, shimTTYFd} {
+	for _, fd := range []int{shimOrdersFd, shimStatusFd} {
 		unix.CloseOnExec(fd)
 	}
-	// Nothing but SIGKILL ends the shim halfway: not the signals contain
-	// forwards (a nested run's, or a kill of contain's group), not the
-	// terminal's job control. They are caught and dropped, not ignored: an
-	// ignored signal would stay ignored in COMMAND, and COMMAND is to
-	// inherit only what contain inherited (notIgnored).
-	drop := make(chan os.Signal, 16)
-	signal.Notify(drop, notIgnored(append(append(slices.Clone(forwardedFirst), forwardedLater[2:]...),
-		unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU))...)
-	go func() {
-		for range drop {
-		}
-	}()
 	runtime.LockOSThread() // COMMAND's Pdeathsig follows the thread that forks it
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		fmt.Fprintf(os.Stderr, "contain: shim: cannot become a child subreaper: %v\n", err)
@@ -266,6 +295,21 @@ func RunShim(args []string) int {
 		return 0
 	}
 	fmt.Fprintf(out, "%s %d %d\n", shimStarted, s.cmd, s.since)
+	// From now on nothing but SIGKILL ends the shim: not the signals
+	// contain forwards (an outer contain run's, whose session the shim is
+	// in), not the terminal's job control. They are caught and dropped,
+	// not ignored: an ignored signal would stay ignored in COMMAND, which
+	// is to inherit only what contain inherited. Subscribing costs the
+	// runtime a round trip per signal: it is done once COMMAND runs, off
+	// contain's start-up. (Killed before, the shim leaves COMMAND to its
+	// Pdeathsig and to contain, its subreaper, as if it had never been.)
+	go func() {
+		drop := make(chan os.Signal, 16)
+		signal.Notify(drop, notIgnored(append(append(slices.Clone(forwardedFirst), forwardedLater[2:]...),
+			unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU))...)
+		for range drop {
+		}
+	}()
 	crashed := make(chan struct{})
 	go func() {
 		io.Copy(io.Discard, in) // until contain ends
@@ -312,10 +356,18 @@ type shimRun struct {
 func (s *shimRun) start() error {
 	path, argv := s.o.Path, s.o.Argv
 	const shell = "/bin/sh"
+	tty := -1
+	if s.o.Foreground {
+		fd, err := unix.Open("/dev/tty", unix.O_RDONLY|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+		if err == nil {
+			defer unix.Close(fd)
+			tty = fd
+		}
+	}
 	for {
 		attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.Signal(s.o.Pdeathsig)}
-		if s.o.Foreground {
-			attr.Foreground, attr.Ctty = true, shimTTYFd
+		if tty >= 0 {
+			attr.Foreground, attr.Ctty = true, tty
 		}
 		pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: s.o.Env, Files: []uintptr{0, 1, 2}, Sys: attr})
 		if errors.Is(err, unix.ENOEXEC) && argv[0] != shell {

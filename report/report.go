@@ -190,7 +190,10 @@ func Summary(r *Report) string {
 		fmt.Fprintf(&b, ", largest process %s", mib(*res.MaxProcessRSSBytes))
 	}
 	if res.PeakProcesses != nil {
-		fmt.Fprintf(&b, ", peak %d processes", *res.PeakProcesses)
+		fmt.Fprintf(&b, ", peak %d process", *res.PeakProcesses)
+		if *res.PeakProcesses != 1 {
+			b.WriteString("es")
+		}
 	}
 	counts := map[string]int{}
 	var order []string
