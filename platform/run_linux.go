@@ -91,7 +91,7 @@ func (r *runner) setUp() []string {
 		r.log("cgroup turned off by CONTAIN_DISABLE")
 	default:
 		if cg, err := newCgroup(r.self); err != nil {
-			r.log("%v (no cgroup: the shim, a subreaper above COMMAND, holds the session instead)", err)
+			r.log("%v (falling back to the shim, a subreaper above COMMAND, and tracking)", err)
 		} else {
 			r.cg = cg
 		}
