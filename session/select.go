@@ -37,12 +37,18 @@ type Options struct {
 
 // Select chooses what reap may signal: the processes of orphaned sessions
 // that pass the filter, except daemons (unless included), PID 0 and 1,
-// contain itself and its ancestors, and other users' processes unless the
-// reaper is root. Malformed and alive sessions are never selected; those the
+// contain itself and its ancestors, other users' processes unless the
+// reaper is root, and the originator of a live session, whatever tag it
+// carries itself (a shell of an orphaned session that started a session
+// of its own). Malformed and alive sessions are never selected; those the
 // filters name are returned as skipped, so that reap can say why.
+//
+// sessions must be every session seen, not only those the filter names:
+// the originators of live sessions are found among all of them.
 func Select(sessions []Session, o Options, r Reaper) (chosen []Choice, skipped []SkippedSession) {
 	f := o.Filter
 	f.Orphaned = false
+	originates := LiveOriginators(sessions)
 	for i := range sessions {
 		s := &sessions[i]
 		if !f.Match(s) {
@@ -60,10 +66,30 @@ func Select(sessions []Session, o Options, r Reaper) (chosen []Choice, skipped [
 			continue
 		}
 		for _, p := range s.Processes {
-			chosen = append(chosen, Choice{Process: p, Session: s.Value, Skip: r.skip(p, o.IncludeDaemons)})
+			skip := r.skip(p, o.IncludeDaemons)
+			if v, ok := originates[p.PID]; ok && skip == "" {
+				skip = "the originator of the live session " + v
+			}
+			chosen = append(chosen, Choice{Process: p, Session: s.Value, Skip: skip})
 		}
 	}
 	return chosen, skipped
+}
+
+// LiveOriginators maps the PID of each live session's originator to the
+// session's value: processes reap never signals, whatever session they
+// are members of. A session counted as alive because its originator could
+// not be checked counts too.
+func LiveOriginators(sessions []Session) map[int]string {
+	out := map[int]string{}
+	for i := range sessions {
+		if s := &sessions[i]; s.State == Alive && s.PID > 0 {
+			if _, dup := out[s.PID]; !dup {
+				out[s.PID] = s.Value
+			}
+		}
+	}
+	return out
 }
 
 // skip says why p must be left alone, or "".

@@ -164,3 +164,43 @@ func TestSelect(t *testing.T) {
 		t.Errorf("daemon session: skipped %+v", skipped)
 	}
 }
+
+// TestSelectSparesLiveOriginators: a member of an orphaned session that is
+// the originator of a live session, whichever filter names the sessions,
+// is left alone and says why; one of a session whose originator cannot be
+// checked (counted as alive) too. A PID that names only an orphaned
+// session's originator is not protected.
+func TestSelectSparesLiveOriginators(t *testing.T) {
+	w := world{
+		40: {Exists: true, Start: 50}, // the shell: a member of O:999, originator of L:40
+		41: {Exists: true, Start: 50}, // a member of O:999, originator of G:41 (reused: started later)
+	}
+	procs := []Process{
+		proc(40, 50, "O:999"), proc(41, 50, "O:999"), proc(42, 50, "O:999"), proc(666, 50, "O:999"),
+		proc(43, 60, "L:40"),  // the shell's child: its session is alive
+		proc(44, 40, "G:41"),  // started before 41: G:41 is orphaned
+		proc(45, 60, "E:666"), // cannot be checked: counted as alive
+	}
+	r := Reaper{PID: 7, UID: 1000}
+	for _, f := range []Filter{{}, {Tools: []string{"O"}}, {Values: []string{"O:999"}}} {
+		chosen, _ := Select(Group(procs, w.lookup), Options{Filter: f}, r)
+		got := map[int]string{}
+		for _, c := range chosen {
+			if c.Session == "O:999" {
+				got[c.PID] = c.Skip
+			}
+		}
+		want := map[int]string{
+			40: "the originator of the live session L:40", 41: "", 42: "",
+			666: "the originator of the live session E:666",
+		}
+		for pid, reason := range want {
+			if r, ok := got[pid]; !ok || r != reason {
+				t.Errorf("filter %+v: PID %d: skip %q (chosen: %v), want %q", f, pid, r, ok, reason)
+			}
+		}
+	}
+	if got := LiveOriginators(Group(procs, w.lookup)); len(got) != 2 || got[40] != "L:40" || got[666] != "E:666" {
+		t.Errorf("LiveOriginators: %v", got)
+	}
+}
