@@ -5,8 +5,10 @@ package report
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -140,8 +142,16 @@ func Write(path string, r *Report, stderr io.Writer) error {
 	return os.WriteFile(path, []byte(buf.String()), 0o644)
 }
 
-// CheckPath refuses a path whose directory does not exist, before anything
-// runs.
+// CheckPath refuses, before anything runs, a path the report could not be
+// written to at the end: its directory is missing or no directory, the
+// path is a directory, or the user may not write it (an existing file) or
+// create it (in its directory). The check touches nothing: it asks the
+// kernel (access(2), with the effective IDs, so that a read-only file
+// system counts too, and root may write anywhere else), and neither
+// creates nor truncates the file, so that a run refused for another
+// reason, or a COMMAND that reads the previous report, finds it as it was.
+// What changes during the run (the directory removed, its mode changed)
+// still makes the write at the end fail, with one line on stderr.
 func CheckPath(path string) error {
 	if path == "-" {
 		return nil
@@ -157,8 +167,19 @@ func CheckPath(path string) error {
 	if !st.IsDir() {
 		return fmt.Errorf("the report's directory %s is not a directory", dir)
 	}
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
+	switch st, err := os.Stat(path); {
+	case err == nil && st.IsDir():
 		return fmt.Errorf("the report path %s is a directory", path)
+	case err == nil:
+		if err := canWrite(path, st); err != nil {
+			return fmt.Errorf("cannot write %s: %v", path, err)
+		}
+	case errors.Is(err, fs.ErrNotExist):
+		if err := canCreateIn(dir); err != nil {
+			return fmt.Errorf("cannot create %s in %s: %v", filepath.Base(path), dir, err)
+		}
+	default:
+		return fmt.Errorf("the report path: %v", err)
 	}
 	return nil
 }

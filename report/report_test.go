@@ -2,8 +2,12 @@ package report
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -71,5 +75,61 @@ func TestWriteRoundTrip(t *testing.T) {
 	var out strings.Builder
 	if err := Write("-", r, &out); err != nil || !strings.HasPrefix(out.String(), "{") {
 		t.Errorf("to stderr: %v %q", err, out.String())
+	}
+}
+
+// TestCheckPathAsksTheKernel: an existing file is checked for writing, a
+// new one for creating in its directory; a refusal is an error that names
+// the path; and the check creates and truncates nothing. Without root the
+// kernel's own answer for a directory and a file of mode 0555 and 0444 is
+// checked too (root may write there: tests/report_path_test.go runs
+// contain as nobody; Windows has no access(2)).
+func TestCheckPathAsksTheKernel(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "old.json")
+	os.WriteFile(file, []byte("kept"), 0o644)
+	fresh := filepath.Join(dir, "new.json")
+
+	realWrite, realCreate := canWrite, canCreateIn
+	defer func() { canWrite, canCreateIn = realWrite, realCreate }()
+	var asked []string
+	no := errors.New("permission denied")
+	canWrite = func(p string, _ fs.FileInfo) error { asked = append(asked, "write "+p); return no }
+	canCreateIn = func(d string) error { asked = append(asked, "create in "+d); return no }
+	if err := CheckPath(file); err == nil || !strings.Contains(err.Error(), "cannot write "+file) {
+		t.Errorf("CheckPath of a file that cannot be written: %v", err)
+	}
+	if err := CheckPath(fresh); err == nil || !strings.Contains(err.Error(), "cannot create new.json in "+dir) {
+		t.Errorf("CheckPath of a file that cannot be created: %v", err)
+	}
+	if want := []string{"write " + file, "create in " + dir}; !slices.Equal(asked, want) {
+		t.Errorf("asked %q, want %q", asked, want)
+	}
+	canWrite, canCreateIn = realWrite, realCreate
+
+	if err := CheckPath(file); err != nil {
+		t.Errorf("CheckPath(%s): %v", file, err)
+	}
+	if err := CheckPath(fresh); err != nil {
+		t.Errorf("CheckPath(%s): %v", fresh, err)
+	}
+	if b, _ := os.ReadFile(file); string(b) != "kept" {
+		t.Errorf("the existing file now holds %q", b)
+	}
+	if _, err := os.Stat(fresh); err == nil {
+		t.Error("the check created the file")
+	}
+
+	if os.Geteuid() == 0 || runtime.GOOS == "windows" { // Windows: no access(2)
+		return
+	}
+	locked := filepath.Join(dir, "locked")
+	os.Mkdir(locked, 0o555)
+	readOnly := filepath.Join(dir, "ro.json")
+	os.WriteFile(readOnly, nil, 0o444)
+	for _, p := range []string{filepath.Join(locked, "r.json"), readOnly} {
+		if err := CheckPath(p); err == nil {
+			t.Errorf("CheckPath(%s) accepted a path it cannot write", p)
+		}
 	}
 }
