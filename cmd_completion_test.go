@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/contain-cli/contain/internal/testtool"
 )
 
 // completionScript writes contain's script for shell into a temporary file.
@@ -23,15 +25,12 @@ func completionScript(t *testing.T, shell string) string {
 	return path
 }
 
-// needShell finds a shell; CI installs all three (Debian packages bash, zsh,
-// fish).
+// needShell finds a shell, or skips the test naming its Debian package
+// (bash, zsh, fish: the shells' own names); in CI, which installs all
+// three, a missing one fails it (internal/testtool).
 func needShell(t *testing.T, shell string) string {
 	t.Helper()
-	p, err := exec.LookPath(shell)
-	if err != nil {
-		t.Fatalf("%s is needed to check its completion script (Debian package %s): %v", shell, shell, err)
-	}
-	return p
+	return testtool.Need(t, shell, shell)
 }
 
 func TestCompletionScriptsParse(t *testing.T) {

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/contain-cli/contain/internal/testtool"
 )
 
 const manPage = "man/contain.1"
@@ -52,19 +54,14 @@ func TestManPageNamesEveryFlag(t *testing.T) {
 
 // TestManPageLints: mandoc reports no error and no warning (style notes,
 // such as a referenced page this machine lacks, are not warnings), and man
-// renders it. CI installs both (Debian packages mandoc and man-db).
+// renders it. Without them it is skipped, naming the Debian packages
+// mandoc and man-db; CI installs both (internal/testtool).
 func TestManPageLints(t *testing.T) {
-	mandoc, err := exec.LookPath("mandoc")
-	if err != nil {
-		t.Fatalf("mandoc is needed to check the man page (Debian package mandoc): %v", err)
-	}
+	mandoc := testtool.Need(t, "mandoc", "mandoc")
+	man := testtool.Need(t, "man", "man-db")
 	out, err := exec.Command(mandoc, "-Tlint", "-W", "warning", manPage).CombinedOutput()
 	if err != nil || len(out) > 0 {
 		t.Errorf("mandoc -Tlint: %v\n%s", err, out)
-	}
-	man, err := exec.LookPath("man")
-	if err != nil {
-		t.Fatalf("man is needed to render the page (Debian package man-db): %v", err)
 	}
 	cmd := exec.Command(man, "-l", manPage)
 	cmd.Env = append(os.Environ(), "MANPAGER=cat", "MANWIDTH=80")

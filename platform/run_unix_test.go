@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/contain-cli/contain/internal/testtool"
 )
 
 // TestRunTrackingAlone runs Run itself with nothing but the portable core
@@ -20,6 +22,7 @@ import (
 // is there (the workflow's runners run it; this machine cannot).
 func TestRunTrackingAlone(t *testing.T) {
 	t.Setenv("CONTAIN_DISABLE", "cgroup,subreaper")
+	testtool.Need(t, "perl", "perl-base")
 	dir := t.TempDir()
 	// setsid(1) is not on macOS; perl is, on both.
 	const setsid = `perl -MPOSIX -e 'POSIX::setsid() or die; exec @ARGV or die' `

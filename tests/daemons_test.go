@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/contain-cli/contain/internal/testtool"
 )
 
 // Real daemons that nobody here wrote, started inside contain run, and
@@ -85,6 +87,7 @@ func TestCrashRealDaemons(t *testing.T) {
 	if n, err := strconv.Atoi(os.Getenv("CONTAIN_CRASH_ROUNDS")); err == nil && n > 0 {
 		rounds = n
 	}
+	testtool.Need(t, "setpriv", "util-linux") // the unprivileged modes
 	var daemons []crashDaemon
 	for _, d := range crashDaemons {
 		if needTool(t, d.bin, d.pkg) {
@@ -252,23 +255,15 @@ func realUID(status []byte) int {
 }
 
 // cmdlineOf is pid's command line for people.
+// needTool reports whether bin is on PATH (internal/testtool's Have):
+// without it the test goes on without it, naming the Debian package, where
+// CI is unset, and fails in CI, whose .ci/run installs it.
+func needTool(t *testing.T, bin, pkg string) bool {
+	t.Helper()
+	return testtool.Have(t, bin, pkg)
+}
+
 func cmdlineOf(pid int) string {
 	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 	return strings.TrimSpace(string(bytes.ReplaceAll(b, []byte{0}, []byte{' '})))
-}
-
-// needTool reports whether bin is on PATH. Without it the test skips,
-// naming the Debian package, where CI is unset, and fails in CI, whose
-// .ci/run installs it.
-func needTool(t *testing.T, bin, pkg string) bool {
-	t.Helper()
-	if _, err := exec.LookPath(bin); err == nil {
-		return true
-	}
-	if os.Getenv("CI") == "true" {
-		t.Errorf("%s is not installed: .ci/run installs Debian's %s", bin, pkg)
-		return false
-	}
-	t.Logf("%s is not installed (Debian package %s): leaving it out", bin, pkg)
-	return false
 }

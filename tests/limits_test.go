@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/contain-cli/contain/internal/testtool"
 )
 
 // fdLimit is the RLIMIT_NOFILE, soft and hard, that the tests below run
@@ -64,8 +66,10 @@ func startOrphans(t *testing.T, n int, value string, nobody bool) []int {
 // limited runs contain under fdLimit, as nobody if asked, to the end.
 func limited(t *testing.T, nobody bool, args ...string) result {
 	t.Helper()
+	testtool.Need(t, "prlimit", "util-linux")
 	argv := []string{"prlimit", fdLimit, "--"}
 	if nobody {
+		testtool.Need(t, "setpriv", "util-linux")
 		argv = append(argv, "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--")
 	}
 	cmd := exec.Command(argv[0], append(append(argv[1:], bin), args...)...)
@@ -146,9 +150,11 @@ func crash(t *testing.T, n int, limit, nobody bool) (left []int, cg, stderr stri
 		n, dir, dir)
 	var argv []string
 	if limit {
+		testtool.Need(t, "prlimit", "util-linux")
 		argv = append(argv, "prlimit", fdLimit, "--")
 	}
 	if nobody {
+		testtool.Need(t, "setpriv", "util-linux")
 		argv = append(argv, "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--")
 	}
 	argv = append(argv, bin, "run", "-v", "--", "sh", "-c", script)

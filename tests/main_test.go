@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/contain-cli/contain/internal/testtool"
 )
 
 // bin is the contain binary under test, built once by TestMain into a
@@ -226,6 +228,9 @@ func startContain(t *testing.T, o runOpts, args ...string) (*exec.Cmd, func() re
 // written to stderr so far.
 func startContainLive(t *testing.T, o runOpts, args ...string) (*exec.Cmd, func() string, func() result) {
 	t.Helper()
+	if o.asNobody {
+		testtool.Need(t, "setpriv", "util-linux")
+	}
 	cmd := containCmd(o, args...)
 	var stdout, stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -23,6 +23,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/contain-cli/contain/internal/testtool"
 )
 
 // artifact is an entry of goreleaser's dist/artifacts.json.
@@ -57,7 +59,8 @@ func loadRelease(t *testing.T) release {
 		if os.Getenv("CONTAIN_REQUIRE_RELEASE") != "" {
 			t.Fatalf("no snapshot release in %s: %v", dir, err)
 		}
-		t.Skipf("no snapshot release in %s (make one: goreleaser release --snapshot --clean --skip=publish; CI does): %v", dir, err)
+		testtool.Missing(t, fmt.Sprintf("no snapshot release in %s (make one with goreleaser v2, a Go program, not a Debian package: "+
+			"go install github.com/goreleaser/goreleaser/v2@v2.16.0; goreleaser release --snapshot --clean --skip=publish; .ci/run does): %v", dir, err))
 	}
 	r := release{dir: filepath.Dir(dir)}
 	if err := json.Unmarshal(b, &r.artifacts); err != nil {

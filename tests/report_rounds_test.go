@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/contain-cli/contain/internal/testtool"
 )
 
 // TestReportNeverDropsALeftover runs, many times, a command that leaves a
@@ -22,6 +24,7 @@ import (
 // root 24 of 40 such runs recorded the daemon with start time 0 and a bare
 // "exited", and as nobody 6 of 20 left it out.
 func TestReportNeverDropsALeftover(t *testing.T) {
+	testtool.Need(t, "perl", "perl-base")
 	rounds := 20
 	if testing.Short() {
 		rounds = 5

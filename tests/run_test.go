@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/contain-cli/contain/internal/testtool"
 )
 
 func TestExitStatus(t *testing.T) {
@@ -215,9 +217,7 @@ exit 0
 var leftoverKinds = []string{"background", "setsid", "doublefork", "ignoresterm", "daemon"}
 
 func TestLeftoversAreKilled(t *testing.T) {
-	if _, err := exec.LookPath("ssh-agent"); err != nil {
-		t.Fatalf("ssh-agent is needed as the real daemon (Debian package openssh-client): %v", err)
-	}
+	testtool.Need(t, "ssh-agent", "openssh-client") // the real daemon
 	type mode struct {
 		name       string
 		nobody     bool

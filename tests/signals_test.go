@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/contain-cli/contain/internal/testtool"
 )
 
 // TestDiesOfCommandsSignal: when COMMAND was killed by a signal (and it
@@ -110,7 +112,8 @@ func TestNestedTimeoutsCascade(t *testing.T) {
 // TestVerboseToClosedPipe: contain's own verbose line to a closed pipe
 // neither kills contain (141) nor is forwarded as a SIGPIPE to COMMAND.
 func TestVerboseToClosedPipe(t *testing.T) {
-	out, err := exec.Command("bash", "-c", `"$0" run -v -t .3 -- sleep 10 2>&1 | true; echo "rc=${PIPESTATUS[0]}"`, bin).CombinedOutput()
+	bash := testtool.Need(t, "bash", "bash")
+	out, err := exec.Command(bash, "-c", `"$0" run -v -t .3 -- sleep 10 2>&1 | true; echo "rc=${PIPESTATUS[0]}"`, bin).CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != "rc=124" {
 		t.Fatalf("bash: %v\n%s", err, out)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/contain-cli/contain/internal/testtool"
 )
 
 // pane is a tmux session on a private server: a real pseudo-terminal with
@@ -21,12 +23,7 @@ type pane struct {
 // newPane starts command (a shell, usually) in a new tmux pane.
 func newPane(t *testing.T, command string) *pane {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("tmux is needed for the terminal tests (Debian package tmux): %v", err)
-		}
-		t.Skipf("tmux is not installed (Debian package tmux): %v", err)
-	}
+	testtool.Need(t, "tmux", "tmux")
 	p := &pane{t: t, socket: fmt.Sprintf("contain-test-%d-%d", os.Getpid(), time.Now().UnixNano())}
 	p.tmux("-f", "/dev/null", "new-session", "-d", "-x", "160", "-y", "50", command)
 	t.Cleanup(func() { exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
@@ -74,6 +71,7 @@ func (p *pane) waitFor(want string, count int) {
 }
 
 func interactiveShell(t *testing.T) *pane {
+	testtool.Need(t, "bash", "bash")
 	p := newPane(t, "bash --norc --noprofile -i")
 	p.typeLine("PS1='$ '; echo shell-ready")
 	p.waitFor("shell-ready", 2)

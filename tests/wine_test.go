@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contain-cli/contain/internal/testtool"
 	"github.com/contain-cli/contain/internal/winetest"
 )
 
@@ -38,10 +39,7 @@ func needWine(t *testing.T) {
 	t.Helper()
 	wine.once.Do(setUpWine)
 	if wine.skipWhy != "" {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI must run the Windows tests: %s", wine.skipWhy)
-		}
-		t.Skip(wine.skipWhy)
+		testtool.Missing(t, wine.skipWhy)
 	}
 	if wine.err != nil {
 		t.Fatalf("setting up Wine: %v", wine.err)
@@ -96,6 +94,7 @@ var winPath = winetest.Path
 // if the Windows tests fail. skips lists the Windows tests that skipped.
 func runUnderWine(t *testing.T, exe, pkg string) (skips []string) {
 	t.Helper()
+	testtool.Need(t, "script", "bsdutils")
 	args := []string{"wine", filepath.Join(wine.dir, exe), "-test.v", "-test.count=1", "-test.timeout=10m"}
 	cmd := exec.Command("script", "-qefc", shellQuote(args), "/dev/null")
 	cmd.Dir = pkg

@@ -1,0 +1,68 @@
+// Package testtool is how a test says it needs a program beyond Go (a
+// shell, mandoc, tmux, Wine, a daemon): where it is missing, the test is
+// skipped with the Debian package to install, so that the README's test
+// command passes on a fresh machine with only Go; in CI, whose .ci/run
+// installs every one of them, a missing program is a failure, never a
+// silent skip.
+package testtool
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"testing"
+)
+
+// Required reports whether a missing program fails the test instead of
+// skipping it: the environment variable CI is set (GitHub Actions and most
+// CI systems set CI=true), on Linux, where .ci/run installs every program
+// the tests use. The macOS and Windows runners of the workflow have only
+// some (no fish, no mandoc on Windows): there a missing one is skipped.
+// CI=false or CI=0 counts as unset.
+func Required() bool {
+	switch os.Getenv("CI") {
+	case "", "false", "0":
+		return false
+	}
+	return runtime.GOOS == "linux"
+}
+
+// Need returns the path of program, or ends the test: skipped, naming
+// Debian's pkg, or failed where Required.
+func Need(t testing.TB, program, pkg string) string {
+	t.Helper()
+	p, err := exec.LookPath(program)
+	if err != nil {
+		Missing(t, fmt.Sprintf("%s is not installed (Debian package %s)", program, pkg))
+	}
+	return p
+}
+
+// Have reports whether program is installed, for a test that goes on
+// without it (one daemon among several): without it, a line in the test's
+// log naming Debian's pkg, or an error where Required.
+func Have(t testing.TB, program, pkg string) bool {
+	t.Helper()
+	if _, err := exec.LookPath(program); err == nil {
+		return true
+	}
+	why := fmt.Sprintf("%s is not installed (Debian package %s)", program, pkg)
+	if Required() {
+		t.Errorf("%s; CI must have it (.ci/run installs it)", why)
+	} else {
+		t.Logf("%s: leaving it out", why)
+	}
+	return false
+}
+
+// Missing ends a test that cannot run for want of what why says (a
+// program, a prepared release): skipped, or failed where Required.
+func Missing(t testing.TB, why string) {
+	t.Helper()
+	if Required() {
+		t.Fatalf("%s; CI must have it (.ci/run installs it)", why)
+		return
+	}
+	t.Skip(why)
+}
