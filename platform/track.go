@@ -3,6 +3,7 @@
 package platform
 
 import (
+	"runtime"
 	"sort"
 )
 
@@ -21,7 +22,7 @@ type procEntry struct {
 // all processes shows, without help from the kernel: the layer that macOS
 // has, and that Linux falls back on without a cgroup or a subreaper.
 //
-// A process started no earlier than COMMAND is a member when
+// A process is a member when
 //   - it was a member at the last scan (its PID and start time remembered);
 //   - its parent is a member (the same PID and start time as remembered),
 //     or contain (which adopts orphans as subreaper);
@@ -32,6 +33,28 @@ type procEntry struct {
 //     out in turn, so a stranger would have to take the ID between two
 //     scans after every other PID was used);
 //   - or it carries the session's tag.
+//
+// Start times are identities, not a clock that orders processes. They are
+// ordered on Linux (clock ticks since boot): there a process that started
+// before COMMAND is never a member, and a child is never older than its
+// parent, which also guards the parent rule against a /proc scan, read
+// process by process, that pairs a PPID with a process that took its PID
+// meanwhile. On macOS (and Windows) they are the wall clock when the
+// process started (XNU's p_starttime is microtime() at fork), and the
+// clock can step back (NTP after a wake): a process started later can look
+// older than COMMAND, or than its parent. There membership does not depend
+// on that order: a parent is the member it is by PID and start time (the
+// scan, kern.proc.all, is one snapshot, in which a PPID names the live
+// parent), and the processes that were there before COMMAND are known by
+// identity instead, as those the first scan showed with an earlier start:
+// they can be members only by a member parent or a member's process group
+// (which they could not have unless they are in fact new), never by
+// contain's parentage, a session or the tag (an orphan of an earlier run
+// whose contain had the same PID carries the same tag). A process started
+// after the first scan is a member by any rule, whatever its start time.
+// (Only a process that only the tag or session would find, started
+// between COMMAND and the first scan while the clock stepped back, is
+// missed for that.)
 //
 // What it can miss: a process whose every link to the session is broken
 // between two scans: started by a member that exited before a scan saw
@@ -48,6 +71,7 @@ type tracker struct {
 	// 0: not checked).
 	adopters map[int]uint64
 	since    uint64            // COMMAND's start: nothing older is a member
+	ordered  bool              // start times never go back (Linux: ticks since boot)
 	value    string            // the session's tag value ("": no tag sweep)
 	tagOf    func(int) tagRead // the tag of a process
 	sidOf    func(int) (int, error)
@@ -58,6 +82,10 @@ type tracker struct {
 	tags     map[identity]bool
 	sids     map[identity]sidRead
 	why      map[int]string // how each member was found, for the report
+	// Where start times are not ordered: whether a scan was taken, and
+	// the processes the first one showed started before COMMAND.
+	scanned bool
+	before  map[identity]bool
 }
 
 // tag is what a process's environment says of the session.
@@ -72,9 +100,10 @@ const (
 // newTracker starts tracking from COMMAND (PID pid, started at since),
 // which leads its own process group.
 func newTracker(self, pid int, since uint64, value string) *tracker {
-	t := &tracker{self: self, skip: map[int]bool{}, adopters: map[int]uint64{self: 0}, since: since, value: value,
+	t := &tracker{self: self, skip: map[int]bool{}, adopters: map[int]uint64{self: 0}, since: since,
+		ordered: runtime.GOOS == "linux", value: value,
 		members: map[int]uint64{}, groups: map[int]uint64{}, sessions: map[int]uint64{},
-		tags: map[identity]bool{}, sids: map[identity]sidRead{}, why: map[int]string{}}
+		tags: map[identity]bool{}, sids: map[identity]sidRead{}, why: map[int]string{}, before: map[identity]bool{}}
 	if pid > 0 {
 		t.members[pid] = since
 		t.groups[pid] = since
@@ -111,12 +140,23 @@ func (t *tracker) rememberAs(pid int, start uint64, why string) {
 func (t *tracker) update(procs []procEntry) (live, added []procEntry) {
 	byPID := make(map[int]*procEntry, len(procs))
 	order := make([]*procEntry, 0, len(procs))
+	first := !t.scanned
+	t.scanned = true
 	for i := range procs {
 		p := &procs[i]
 		byPID[p.PID] = p
-		if p.Start >= t.since && p.PID > 1 && p.PID != t.self && !t.skip[p.PID] {
-			order = append(order, p)
+		if p.PID <= 1 || p.PID == t.self || t.skip[p.PID] {
+			continue
 		}
+		if p.Start < t.since {
+			if t.ordered {
+				continue // started before COMMAND
+			}
+			if _, member := t.members[p.PID]; first && !member {
+				t.before[identity{p.PID, p.Start}] = true
+			}
+		}
+		order = append(order, p)
 	}
 	// A member that is gone is forgotten; a PID seen with another start
 	// time also ends the group and session it led: the ID was free.
@@ -139,7 +179,8 @@ func (t *tracker) update(procs []procEntry) (live, added []procEntry) {
 		}
 	}
 	// Parents start before their children: oldest first, and again until
-	// nothing changes (start times can be equal at the clock's grain).
+	// nothing changes (start times can be equal at the clock's grain, or
+	// out of order where the clock stepped back).
 	sort.Slice(order, func(i, j int) bool {
 		if order[i].Start != order[j].Start {
 			return order[i].Start < order[j].Start
@@ -203,17 +244,20 @@ func (t *tracker) update(procs []procEntry) (live, added []procEntry) {
 // belongs decides whether p, not yet a member, is one: how it was found,
 // or "".
 func (t *tracker) belongs(p *procEntry) string {
-	if start, ok := t.members[p.PPID]; ok && start <= p.Start {
+	// The parent is the member remembered: update has dropped every member
+	// whose PID this scan shows with another start time, or not at all.
+	if start, ok := t.members[p.PPID]; ok && (!t.ordered || start <= p.Start) {
 		return "descendant"
 	}
-	if _, ok := t.adopters[p.PPID]; ok {
+	before := t.before[identity{p.PID, p.Start}]
+	if _, ok := t.adopters[p.PPID]; ok && !before {
 		return "descendant" // COMMAND, or an orphan that contain or the shim adopted
 	}
 	if _, ok := t.groups[p.Pgrp]; ok {
 		return "process group"
 	}
-	if p.Zombie {
-		return "" // nothing more to read of it
+	if p.Zombie || before {
+		return "" // nothing more to read of it, or there before COMMAND
 	}
 	if len(t.sessions) > 0 {
 		if _, ok := t.sessions[t.sid(p)]; ok {
@@ -285,12 +329,17 @@ func (t *tracker) tagged(p *procEntry) bool {
 // forget drops the cached reads of processes no longer seen, so that a
 // long run does not grow without bound.
 func (t *tracker) forget(procs []procEntry) {
-	if len(t.tags)+len(t.sids) < 4*len(procs)+1024 {
+	if len(t.tags)+len(t.sids)+len(t.before) < 4*len(procs)+1024 {
 		return
 	}
 	seen := make(map[identity]bool, len(procs))
 	for _, p := range procs {
 		seen[identity{p.PID, p.Start}] = true
+	}
+	for id := range t.before {
+		if !seen[id] {
+			delete(t.before, id)
+		}
 	}
 	for id := range t.tags {
 		if !seen[id] {

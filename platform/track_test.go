@@ -16,7 +16,30 @@ const (
 func newTestTracker(tags map[int]tagRead) *tracker {
 	t := newTracker(tSelf, tCmd, tSince, "CONTAIN:10")
 	t.tagOf = func(pid int) tagRead { return tags[pid] }
+	t.ordered = testOrdered
 	return t
+}
+
+// testOrdered is whether the tests' trackers take start times as ordered,
+// as on Linux; TestTrackRulesUnordered runs the rules' tests again as on
+// macOS, where they are not.
+var testOrdered = true
+
+func TestTrackRulesUnordered(t *testing.T) {
+	testOrdered = false
+	defer func() { testOrdered = true }()
+	for _, test := range []struct {
+		name string
+		f    func(*testing.T)
+	}{
+		{"Children", TestTrackChildren}, {"RemembersReparented", TestTrackRemembersReparented},
+		{"ProcessGroup", TestTrackProcessGroup}, {"Session", TestTrackSession},
+		{"RecycledPID", TestTrackRecycledPID}, {"Tag", TestTrackTag}, {"NeverMembers", TestTrackNeverMembers},
+		{"Zombies", TestTrackZombies}, {"AsksSession", TestTrackAsksSession}, {"Adopted", TestTrackAdopted},
+		{"EmptyGroupForgotten", TestTrackEmptyGroupForgotten},
+	} {
+		t.Run(test.name, test.f)
+	}
 }
 
 // shell is contain's own process group and session, where COMMAND's
@@ -209,4 +232,96 @@ func TestTrackEmptyGroupForgotten(t *testing.T) {
 	if len(tr.groups) != 1 || len(tr.sessions) != 0 {
 		t.Errorf("groups %v, sessions %v: want COMMAND's group alone", tr.groups, tr.sessions)
 	}
+}
+
+// macTracker is the tracker as macOS has it: start times are the wall
+// clock at fork, which can step back.
+func macTracker(tags map[int]tagRead) *tracker {
+	tr := newTestTracker(tags)
+	tr.ordered = false
+	return tr
+}
+
+// TestTrackClockSteppedBack: on macOS, after the clock steps back (NTP
+// after a wake), COMMAND's children start "before" COMMAND and before
+// their own parents; they are members all the same, found by parentage,
+// and stay members once re-parented. With the order that Linux's clock
+// ticks give, the same scans would drop them.
+func TestTrackClockSteppedBack(t *testing.T) {
+	tr := macTracker(nil)
+	wantMembers(t, tr, scan(), 100)
+	// The clock steps back by 600: a child of COMMAND, a setsid escapee
+	// of that child, and a background job of the escapee.
+	wantMembers(t, tr, scan(
+		procEntry{PID: 101, PPID: tCmd, Pgrp: tCmd, Sid: 5, Start: 400},
+		procEntry{PID: 102, PPID: 101, Pgrp: 102, Sid: 102, Start: 401},
+		procEntry{PID: 103, PPID: 102, Pgrp: 102, Sid: 102, Start: 402},
+	), 100, 101, 102, 103)
+	// 101 exits; its escapee is re-parented to launchd: still a member,
+	// and so is what it starts now, in a new group of its own session.
+	wantMembers(t, tr, scan(
+		procEntry{PID: 102, PPID: 1, Pgrp: 102, Sid: 102, Start: 401},
+		procEntry{PID: 104, PPID: 1, Pgrp: 104, Sid: 102, Start: 403},
+	), 100, 102, 104)
+
+	linux := newTestTracker(nil)
+	linux.ordered = true
+	wantMembers(t, linux, scan(), 100)
+	wantMembers(t, linux, scan(procEntry{PID: 101, PPID: tCmd, Pgrp: 101, Sid: 101, Start: 400}), 100)
+}
+
+// TestTrackSteppedBackTagAndAdopted: after the clock steps back, a
+// process that only the tag finds, and a later child of contain, are
+// members; what the first scan showed started before COMMAND is not,
+// whatever it carries or whoever its parent is.
+func TestTrackSteppedBackTagAndAdopted(t *testing.T) {
+	tags := map[int]tagRead{200: tagOurs, 203: tagOurs, 204: tagOurs}
+	tr := macTracker(tags)
+	old := []procEntry{
+		// An orphan of an earlier contain that had PID 10: the same tag.
+		{PID: 203, PPID: 1, Pgrp: 203, Sid: 203, Start: 999},
+		// contain's own child from before COMMAND (as the guard).
+		{PID: 50, PPID: tSelf, Pgrp: 50, Sid: 50, Start: 900},
+	}
+	wantMembers(t, tr, scan(old...), 100)
+	wantMembers(t, tr, scan(append(old,
+		procEntry{PID: 200, PPID: 1, Pgrp: 200, Sid: 200, Start: 300},   // found by the tag alone
+		procEntry{PID: 180, PPID: tSelf, Pgrp: 180, Sid: 5, Start: 301}, // a later child of contain
+	)...), 100, 180, 200)
+	// A child of the old orphan, started after the first scan, carries the
+	// tag too: like any process started after COMMAND, it is taken.
+	wantMembers(t, tr, scan(append(old,
+		procEntry{PID: 204, PPID: 203, Pgrp: 203, Sid: 203, Start: 302},
+	)...), 100, 204)
+}
+
+// TestTrackSteppedBackRecycledPID: identity, not order, keeps strangers
+// out: a member's PID taken by a process whose start time is earlier (the
+// clock stepped back) is not the member, and neither its children nor its
+// group are the session's.
+func TestTrackSteppedBackRecycledPID(t *testing.T) {
+	tr := macTracker(nil)
+	wantMembers(t, tr, scan(procEntry{PID: 120, PPID: tCmd, Pgrp: 120, Sid: 120, Start: 1020}), 100, 120)
+	wantMembers(t, tr, scan(
+		procEntry{PID: 120, PPID: 5, Pgrp: 120, Sid: 120, Start: 400}, // a stranger took PID 120
+		procEntry{PID: 121, PPID: 120, Pgrp: 120, Sid: 120, Start: 401},
+	), 100)
+	if _, ok := tr.groups[120]; ok {
+		t.Error("the stranger's group is still counted")
+	}
+}
+
+// TestTrackParentOrderOnLinux: on Linux a process older than the member
+// its PPID names is no child of it (a /proc scan can pair a PPID read
+// before the PID was taken again); macOS's scan is one snapshot, where
+// the PPID is the parent whatever the clock said.
+func TestTrackParentOrderOnLinux(t *testing.T) {
+	procs := scan(
+		procEntry{PID: 101, PPID: tCmd, Pgrp: 101, Sid: 101, Start: 1010},
+		procEntry{PID: 150, PPID: 101, Pgrp: 150, Sid: 150, Start: 1005},
+	)
+	linux := newTestTracker(nil)
+	linux.ordered = true
+	wantMembers(t, linux, procs, 100, 101)
+	wantMembers(t, macTracker(nil), procs, 100, 101, 150)
 }
