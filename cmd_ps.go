@@ -32,8 +32,10 @@ orphaned (a reused PID is not the originator). A session whose processes are
 all marked RUNNING_PROCESS_IS_DAEMON=1 is shown as daemon; a value that is
 not TOOL:PID as malformed.
 
-Processes whose environment cannot be read (other users' without root) are
-counted on stderr, never guessed at. Exit status 0, 1 if the scan failed.`,
+Processes whose environment cannot be read (other users' without root), or
+that wrote their process title over it (redis-server, nginx, postgres), are
+counted on stderr by reason, never guessed at. Exit status 0, 1 if the scan
+failed.`,
 	Flags: []cli.Flag{
 		newListFlag(&cli.StringSliceFlag{Name: "originator", Aliases: []string{"o"}, Usage: "only sessions of `TOOL`, exactly (repeat the option for more)"}),
 		&cli.BoolFlag{Name: "orphans", Usage: "only orphaned sessions"},

@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -20,9 +21,18 @@ var reapCommand = &cli.Command{
 	Usage: "kill orphaned sessions, safely",
 	Description: `Kills the processes of orphaned sessions (see contain ps): the first signal,
 then SIGKILL after the grace period, and removes leftover cgroups of contain
-runs that died. Never a live session, a malformed tag, a daemon (unless
---include-daemons), PID 0 or 1, contain itself or one of its ancestors, or
-another user's process unless run as root.
+runs that died. Never a live session nor the originator of one (whatever tag
+it carries itself), a malformed tag, a daemon (unless --include-daemons), PID
+0 or 1, contain itself or one of its ancestors, or another user's process
+unless run as root.
+
+Other tools' sessions are found by their tag alone: a process whose
+environment cannot be read, or that wrote its title over it, is not found.
+contain run's own sessions are found through their registries too
+($XDG_RUNTIME_DIR/contain, or /tmp/contain-UID): once the run has ended,
+every process it listed that still runs with the same PID and start time,
+and what those started, is reaped whatever its environment shows. A
+registry whose run still runs is never used.
 
 Each process is pinned (a pidfd on Linux, a process handle on Windows) and
 its start time and tag are checked again through the pin before any signal;
@@ -104,11 +114,15 @@ func doReap(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	sessions, unreadable, err := scanSessions()
+	l, err := platform.ListForReap()
 	if err != nil {
-		return &exitError{code: 1, err: err}
+		return &exitError{code: 1, err: fmt.Errorf("cannot list processes: %w", err)}
 	}
-	reportUnreadable(c.App.ErrWriter, unreadable)
+	if l.Registry != nil {
+		fmt.Fprintf(c.App.ErrWriter, "contain: some registries of contain's sessions cannot be read: %v\n", oneLine(l.Registry))
+	}
+	sessions := session.Group(l.Procs, platform.LookupOriginator)
+	reportUnreadable(c.App.ErrWriter, l.Unreadable)
 	me := platform.Me()
 	chosen, skippedSessions := session.Select(sessions, rq.opts, me)
 
@@ -167,6 +181,12 @@ func doReap(c *cli.Context) error {
 	r := platform.Reap(platform.ReapPlan{Targets: targets, Rescan: rescan, Cgroups: plan, Signal: rq.sig, Grace: rq.grace, Log: rq.log})
 	for _, o := range r.Processes {
 		rep.add(o, false)
+	}
+	// The registries of sessions nothing is left of go.
+	if n, err := platform.PruneRegistries(); err != nil {
+		rq.log("cannot remove every spent registry: %v", oneLine(err))
+	} else if n > 0 {
+		rq.log("removed %s of ended sessions", plural(n, "registry", "registries"))
 	}
 	rep.Cgroups = append(rep.Cgroups, r.Cgroups...)
 	if err := rep.write(c.App.Writer, rq.format); err != nil {
@@ -236,7 +256,8 @@ type reapedJSON struct {
 	Argv       []string       `json:"argv"`
 	Comm       string         `json:"comm"`
 	Started    string         `json:"started"`
-	Skipped    bool           `json:"skipped"` // left alone by the safety rules
+	FoundBy    string         `json:"found_by"` // tag, registry or cgroup
+	Skipped    bool           `json:"skipped"`  // left alone by the safety rules
 	Result     string         `json:"result"`
 	Alive      bool           `json:"alive"`  // it runs, as the report is written
 	Failed     bool           `json:"failed"` // reap tried to end it and could not
@@ -254,8 +275,15 @@ func (r *reapReport) add(o platform.Outcome, skipped bool) {
 	if !o.Started.IsZero() {
 		started = o.Started.Format(time.RFC3339Nano)
 	}
+	foundBy := "tag"
+	switch {
+	case o.Registered:
+		foundBy = "registry"
+	case strings.HasPrefix(o.Session, "cgroup "):
+		foundBy = "cgroup"
+	}
 	r.Processes = append(r.Processes, reapedJSON{PID: o.PID, PPID: o.PPID, Originator: orig, User: o.User, UID: o.UID,
-		Argv: nonNil(o.Argv), Comm: o.Comm, Started: started, Skipped: skipped,
+		Argv: nonNil(o.Argv), Comm: o.Comm, Started: started, FoundBy: foundBy, Skipped: skipped,
 		Result: o.Result, Alive: r.stillRuns(o.Process, o.Alive), Failed: o.Alive && !skipped && !r.DryRun})
 }
 
@@ -349,3 +377,6 @@ func (r *reapReport) write(w io.Writer, format string) error {
 	}
 	return nil
 }
+
+// oneLine keeps an error that joins several on one line.
+func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }

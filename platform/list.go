@@ -12,10 +12,11 @@ func Me() session.Reaper {
 	return session.Reaper{PID: os.Getpid(), Ancestors: Ancestors(), UID: os.Getuid(), SID: CurrentOwner(), Root: Privileged()}
 }
 
-// Choose lists the tagged processes now and returns what reap may do to
-// each of those in the sessions o selects, for reaper r.
+// Choose lists the tagged processes now, and those that the registries of
+// contain's own ended sessions name (ListForReap), and returns what reap
+// may do to each of those in the sessions o selects, for reaper r.
 func Choose(o session.Options, r session.Reaper) ([]session.Choice, error) {
-	l, err := ListTagged()
+	l, err := ListForReap()
 	if err != nil {
 		return nil, err
 	}
@@ -28,4 +29,7 @@ func Choose(o session.Options, r session.Reaper) ([]session.Choice, error) {
 type Listing struct {
 	Procs      []session.Process
 	Unreadable map[string]int
+	// Registry says why some of contain's registries could not be read
+	// (ListForReap); nil when all were.
+	Registry error
 }

@@ -213,7 +213,11 @@ func (e *reaper) addChoices(choices []session.Choice) (added bool) {
 			continue
 		}
 		e.seen[id] = true
-		e.add(e.choiceTarget(c))
+		if c.Registered {
+			e.add(e.registeredTarget(c))
+		} else {
+			e.add(e.choiceTarget(c))
+		}
 		added = true
 	}
 	return added

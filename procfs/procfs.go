@@ -139,13 +139,31 @@ func (fs FS) Environ(pid int, buf []byte) ([]byte, error) {
 }
 
 // Cmdline reads /proc/PID/cmdline as an argument list. A process may have
-// rewritten it (then it is one string with spaces) or emptied it.
+// rewritten it (then it is one string with spaces) or emptied it. Trailing
+// empty strings are left out (TrimArgv).
 func (fs FS) Cmdline(pid int, buf []byte) ([]string, error) {
 	b, err := ReadFile(fs.path(pid, "cmdline"), buf)
 	if err != nil {
 		return nil, err
 	}
-	return SplitNUL(b), nil
+	return TrimArgv(SplitNUL(b)), nil
+}
+
+// TrimArgv drops the empty strings at the end of argv. A process that
+// writes its title over its arguments (redis-server, nginx, postgres, sshd)
+// pads the rest of the area with NULs, which read as dozens of empty
+// arguments (redis-server: 106 of 107); they are not shown. An empty last
+// argument that a program was really given cannot be told apart from that
+// padding, and is not shown either.
+func TrimArgv(argv []string) []string {
+	n := len(argv)
+	for n > 0 && argv[n-1] == "" {
+		n--
+	}
+	if n == 0 {
+		return nil
+	}
+	return argv[:n:n]
 }
 
 // SplitNUL splits NUL-terminated strings; a missing final NUL is tolerated
@@ -172,6 +190,49 @@ func Getenv(environ []byte, key string) (string, bool) {
 	}
 	return "", false
 }
+
+// Overwritten reports whether an environ block no longer holds the
+// environment the process was started with, because the process wrote
+// over it: programs that set their process title (redis-server, nginx,
+// postgres, perl's $0) take the environment's memory, next to the
+// arguments', for a longer title, and fill what the title leaves with NULs
+// or spaces. /proc/PID/environ shows that memory as it is now, and the
+// process's tag, if it had one, is gone from it.
+//
+// What execve(2) leaves there is a run of NAME=value strings, each ended by
+// a NUL. A block is taken as written over when it does not end in a NUL,
+// has an empty string (two NULs in a row, or one at the start: the padding
+// of a title), or has a string whose name (what comes before the first
+// '=', or all of it when there is none) is empty or holds a space or a
+// control character (a title: "nginx: worker process", perl's padding of
+// spaces). A string with no '=' whose name is otherwise plain ("FOO") is
+// left as an environment: execve takes it, and a title is not that. An
+// empty block is an empty environment (env -i, a kernel thread, a zombie),
+// not one written over.
+func Overwritten(env []byte) bool {
+	if len(env) == 0 {
+		return false
+	}
+	if env[len(env)-1] != 0 {
+		return true
+	}
+	for _, kv := range bytes.Split(env[:len(env)-1], []byte{0}) {
+		name, _, _ := bytes.Cut(kv, []byte{'='})
+		if len(name) == 0 {
+			return true
+		}
+		for _, c := range name {
+			if c <= ' ' || c == 0x7f {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ReasonOverwritten is why ScanTagged skips a process whose environment
+// was written over (Overwritten).
+const ReasonOverwritten = "environment overwritten by its process title"
 
 // UID reads the real user ID from /proc/PID/status.
 func (fs FS) UID(pid int, buf []byte) (int, error) {
@@ -263,7 +324,8 @@ type Tagged struct {
 type Scan struct {
 	Procs []Tagged
 	// Unreadable counts the processes whose environment could not be read,
-	// by reason: they may carry the variable, and are not guessed at.
+	// or was written over by the process (ReasonOverwritten), by reason:
+	// they may carry the variable, and are not guessed at.
 	Unreadable map[string]int
 }
 
@@ -271,7 +333,8 @@ type Scan struct {
 // those that hold key (with their stat, owner and command line). A process
 // that vanishes while it is read, a kernel thread and a zombie (none has an
 // environment to read) are left out; one that cannot be read for another
-// reason is counted.
+// reason, or whose environment it wrote over with its title (Overwritten)
+// and holds no key, is counted.
 func (fs FS) ScanTagged(key, daemonKey string) (Scan, error) {
 	pids, err := fs.PIDs()
 	if err != nil {
@@ -311,6 +374,11 @@ func (fs FS) scanPIDs(pids []int, key, daemonKey string) Scan {
 		buf = env[:0]
 		value, ok := Getenv(env, key)
 		if !ok {
+			// Either no tag, or one the process wrote over: the latter
+			// is counted, as it may have carried one.
+			if Overwritten(env) {
+				sc.Unreadable[ReasonOverwritten]++
+			}
 			continue
 		}
 		daemon, _ := Getenv(env, daemonKey)

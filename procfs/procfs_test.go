@@ -2,7 +2,10 @@ package procfs
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -145,9 +148,11 @@ func TestScanFixture(t *testing.T) {
 		}
 	}
 	// 105 (truncated stat) and 112 (no Uid line) carry the tag but cannot be
-	// described: counted, not guessed at. 106 (vanished), 102 and 77
-	// (zombies), 103 and 104 (no environment) are simply not there.
-	if want := map[string]int{"unexpected content": 2}; !reflect.DeepEqual(sc.Unreadable, want) {
+	// described: counted, not guessed at. 104's environment is NULs only,
+	// as redis-server leaves it once it wrote its title: counted as written
+	// over. 106 (vanished), 102 and 77 (zombies), 103 (no environment) and
+	// 113 (no tag, a name without '=') are simply not there.
+	if want := map[string]int{"unexpected content": 2, ReasonOverwritten: 1}; !reflect.DeepEqual(sc.Unreadable, want) {
 		t.Errorf("Unreadable = %v, want %v", sc.Unreadable, want)
 	}
 }
@@ -184,4 +189,81 @@ func FuzzParseStat(f *testing.F) {
 			t.Fatalf("ParseStat(%q) = %+v", b, st)
 		}
 	})
+}
+
+// TestOverwritten decides on bytes as /proc/PID/environ gave them for
+// real programs that set their title, and for environments as execve
+// leaves them.
+func TestOverwritten(t *testing.T) {
+	zeros := func(n int) string { return string(make([]byte, n)) }
+	spaces := func(n int) string { return strings.Repeat(" ", n) }
+	over := map[string]string{
+		"redis-server --daemonize yes (all NULs)":   zeros(1547),
+		"nginx master (the title's end, then NULs)": " /tmp/bx -e /dev/null" + zeros(1520),
+		"nginx worker (all NULs)":                   zeros(1541),
+		"perl $0 (spaces, then a NUL)":              spaces(1534) + "\x00",
+		"postgres-like title over the start":        "postgres: checkpointer \x00\x00\x00PATH=/bin\x00",
+		"no final NUL":                              "PATH=/bin\x00HOME=/ro",
+		"a title with = in it":                      "nginx: x=1\x00",
+		"empty entry in the middle":                 "A=1\x00\x00B=2\x00",
+		"one NUL":                                   "\x00",
+		"empty name":                                "=x\x00",
+		"control character in the name":             "A\tB=1\x00",
+		"DEL in the name":                           "A\x7f=1\x00",
+	}
+	for what, env := range over {
+		if !Overwritten([]byte(env)) {
+			t.Errorf("%s: not taken as written over", what)
+		}
+	}
+	kept := map[string]string{
+		"empty (env -i, a kernel thread, a zombie)": "",
+		"one variable":            "A=1\x00",
+		"the tag and others":      "PATH=/bin\x00RUNNING_PROCESS_ORIGINATOR=CLUD:42\x00HOME=/x\x00",
+		"an empty value":          "A=\x00",
+		"spaces and = in a value": "PS1=a b = c \x00",
+		"a name with no =":        "FOO\x00A=1\x00",
+		"a bash function":         "BASH_FUNC_f%%=() {  echo x\n}\x00",
+		"UTF-8 in the name":       "É=1\x00",
+	}
+	for what, env := range kept {
+		if Overwritten([]byte(env)) {
+			t.Errorf("%s: taken as written over", what)
+		}
+	}
+}
+
+func TestTrimArgv(t *testing.T) {
+	redis := append([]string{"redis-server unixsocket:/tmp/r.sock"}, make([]string, 106)...)
+	for _, c := range []struct{ in, want []string }{
+		{nil, nil},
+		{[]string{""}, nil},
+		{[]string{"", ""}, nil},
+		{[]string{"sleep", "300"}, []string{"sleep", "300"}},
+		{redis, []string{"redis-server unixsocket:/tmp/r.sock"}},
+		{[]string{"a", "", "b", "", ""}, []string{"a", "", "b"}},
+		{[]string{"", "x"}, []string{"", "x"}},
+	} {
+		got := TrimArgv(c.in)
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("TrimArgv(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestCmdlineTrimmed: a command line padded with NULs after a title reads
+// as the title alone.
+func TestCmdlineTrimmed(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "7"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b := append([]byte("redis-server *:0\x00"), make([]byte, 106)...)
+	if err := os.WriteFile(filepath.Join(root, "7", "cmdline"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	argv, err := FS{Root: root}.Cmdline(7, nil)
+	if err != nil || !reflect.DeepEqual(argv, []string{"redis-server *:0"}) {
+		t.Errorf("Cmdline = %q, %v", argv, err)
+	}
 }

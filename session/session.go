@@ -41,6 +41,11 @@ type Process struct {
 	Comm    string
 	Value   string // RUNNING_PROCESS_ORIGINATOR as found
 	Daemon  bool   // RUNNING_PROCESS_IS_DAEMON=1
+	// Registered: found through the registry of the contain run that
+	// started it, not by its tag, which its environment may no longer
+	// show (written over by its title, unreadable, or cleared); Value is
+	// that run's session.
+	Registered bool
 }
 
 // Originator is what a lookup of the session's PID finds now.

@@ -1,0 +1,27 @@
+//go:build !linux && !darwin
+
+package platform
+
+import (
+	"fmt"
+	"runtime"
+)
+
+// registry: there is none on this OS. On Windows a job object ends every
+// process of the session when contain ends, however it ends, so nothing is
+// left for reap to find; openRegistry says so (ErrUnsupported) and reap
+// finds what carries a readable tag only.
+type registry struct{}
+
+func openRegistry(string, int, uint64) (*registry, error) {
+	return nil, fmt.Errorf("registry on %s: %w", runtime.GOOS, ErrUnsupported)
+}
+
+func (r *registry) member(int, uint64) error { return nil }
+func (r *registry) remove()                  {}
+
+// ListForReap is ListTagged: there are no registries here.
+func ListForReap() (Listing, error) { return ListTagged() }
+
+// PruneRegistries: there are no registries here.
+func PruneRegistries() (int, error) { return 0, nil }
