@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package platform
 
@@ -7,6 +7,6 @@ import (
 	"os"
 )
 
-// Stderr is where contain writes its messages: os.Stderr, which on macOS
-// raises SIGPIPE when it is a closed pipe, as a Go program's stderr does.
+// Stderr is where contain writes its messages: os.Stderr. (Windows has
+// no SIGPIPE.)
 func Stderr() io.Writer { return os.Stderr }
