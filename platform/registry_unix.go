@@ -268,8 +268,9 @@ func parseRegistry(b []byte) (registryFile, error) {
 }
 
 // readRegistries reads this user's registries, in every place they are
-// kept. A place that does not exist holds none; one that is unsafe, and
-// a file that is not a registry, are skipped and said in the error.
+// kept. A place that does not exist, or that this user may not open, holds
+// none; one that is unsafe, and a file that is not a registry, are skipped
+// and said in the error.
 func readRegistries() ([]registryFile, error) {
 	var out []registryFile
 	var errs []error
@@ -291,7 +292,9 @@ func readRegistries() ([]registryFile, error) {
 // readRegistryDir reads the registries in dir.
 func readRegistryDir(dir string) ([]registryFile, error) {
 	fd, err := openRegistryDir(dir, false)
-	if errors.Is(err, os.ErrNotExist) {
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
+		// None there, or none this user could have written (an
+		// XDG_RUNTIME_DIR inherited from another user).
 		return nil, nil
 	}
 	if err != nil {

@@ -239,3 +239,20 @@ func TestWalkRegistered(t *testing.T) {
 }
 
 func closeFD(fd int) { os.NewFile(uintptr(fd), "").Close() }
+
+// TestRegistryOtherUsersXDG: an XDG_RUNTIME_DIR this user may not enter
+// (inherited from another user) holds none of its registries: contain run
+// writes to /tmp/contain-UID instead, and reap reads that without a word
+// about the other.
+func TestRegistryOtherUsersXDG(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root may enter every directory")
+	}
+	t.Setenv("XDG_RUNTIME_DIR", "/root")
+	if dirs := registryDirs(); len(dirs) != 2 || dirs[0] != "/root/contain" {
+		t.Fatalf("registryDirs = %v", dirs)
+	}
+	if _, err := readRegistryDir("/root/contain"); err != nil {
+		t.Errorf("reading /root/contain: %v", err)
+	}
+}
