@@ -177,7 +177,8 @@ type runner struct {
 	tty     *terminal
 	gaveTTY bool // COMMAND's group was given the terminal at some point
 
-	guard *guard // the crash guard, a child of contain but no member of the group; nil: none
+	guard *guard    // the crash guard, a child of contain but no member of the group; nil: none
+	reg   *registry // the session's members for contain reap, without a cgroup; nil: none
 
 	pid      int // COMMAND; also its process group
 	status   unix.WaitStatus
@@ -280,6 +281,17 @@ func (r *runner) run() (Result, error) {
 		return Result{}, err
 	}
 	since := startOf(r.pid)
+	// Without a cgroup, what the scans find is also written where contain
+	// reap can read it should contain, its shim and its guard all be
+	// killed: a process that wrote over its environment shows no tag.
+	if !r.strong() {
+		if reg, err := openRegistry(r.o.Tag, r.pid, since); err != nil {
+			r.log("no registry for contain reap: %v", err)
+		} else {
+			r.reg = reg
+			defer reg.remove()
+		}
+	}
 	r.track = newTracker(r.self, r.pid, since, r.o.Tag)
 	r.track.tagOf, r.track.sidOf = tagReader(r.o.Tag), sessionOf
 	r.told = map[identity]bool{}
@@ -729,6 +741,11 @@ func (r *runner) scanAll() (live, added []procEntry) {
 	defer r.trackMu.Unlock()
 	live, added = r.track.update(procs)
 	r.peak = max(r.peak, len(live))
+	for _, p := range added {
+		if err := r.reg.member(p.PID, p.Start); err != nil {
+			r.log("cannot write %d to the registry: %v", p.PID, err)
+		}
+	}
 	if r.guard == nil {
 		return live, added
 	}
