@@ -373,6 +373,11 @@ func guardReap(o guardOrders, pid int, grace time.Duration, log Logger, statusOf
 		plan.Accounted = accounted
 	}
 	r := Reap(plan)
+	// The registry contain could not remove, now that nothing of the
+	// session is left.
+	if _, err := PruneRegistries(); err != nil {
+		log("registry: %v", err)
+	}
 	for _, o := range r.Processes {
 		log("%d (%s): %s", o.PID, o.Comm, o.Result)
 	}
@@ -442,6 +447,8 @@ func guardedReport(o guardOrders, pid int, began time.Time, rr ReapReport, accou
 			l.Argv = []string{}
 		}
 		switch {
+		case p.Registered:
+			l.FoundBy = "registry"
 		case p.Session == o.value:
 			l.FoundBy = "tag"
 		case strings.HasPrefix(p.Session, "cgroup "):

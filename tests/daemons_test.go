@@ -152,7 +152,7 @@ func crashRound(t *testing.T, m crashMode, d crashDaemon, uid int, delay time.Du
 	if !m.control {
 		argv = append([]string{bin, "run", "--"}, argv...)
 	}
-	env := append(os.Environ(), "D="+dir, "HOME="+dir)
+	env := append(os.Environ(), "D="+dir, "HOME="+dir, "XDG_RUNTIME_DIR="+dir)
 	if m.unpriv && d.passwd {
 		uid = 65534
 	}
