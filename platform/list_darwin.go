@@ -13,7 +13,7 @@ import (
 var darwin = &macSys{
 	all:    allProcs,
 	one:    oneProc,
-	args:   func(pid int) ([]byte, error) { return unix.SysctlRaw("kern.procargs2", pid) },
+	args:   procArgs2,
 	exists: func(pid int) error { return unix.Kill(pid, 0) },
 	kill:   unix.Kill,
 	user:   userName,

@@ -5,11 +5,14 @@ package platform
 // that could not be run where they were written.
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -206,5 +209,60 @@ func TestDarwinReapLeavesRecycled(t *testing.T) {
 	}
 	if err := unix.Kill(cmd.Process.Pid, 0); err != nil || stopped(cmd.Process.Pid) {
 		t.Errorf("the process was touched: %v, stopped %v", err, stopped(cmd.Process.Pid))
+	}
+}
+
+// TestDarwinProcArgs2: contain's one read of kern.procargs2, into a buffer
+// of ARG_MAX, gives what x/sys's SysctlRaw gives (which also checks the
+// signature of the sysctl it borrows from x/sys), and a strings area
+// larger than ARG_MAX, which SysctlRaw always gets EINVAL for, is told as
+// such at once, without the wait for an exit that a refusal costs.
+func TestDarwinProcArgs2(t *testing.T) {
+	for _, pid := range []int{os.Getpid(), startSleeper(t, nil).Process.Pid} {
+		want, err := unix.SysctlRaw("kern.procargs2", pid)
+		got, err2 := procArgs2(pid)
+		if err != nil || err2 != nil || !bytes.Equal(got, want) {
+			t.Errorf("PID %d: procArgs2 = %d bytes, %v; SysctlRaw = %d bytes, %v", pid, len(got), err2, len(want), err)
+		}
+	}
+	// argv and the environment may take ARG_MAX with their pointers; the
+	// exec path and the apple strings come on top. An empty environment,
+	// and arguments of ARG_MAX less 64 bytes.
+	n := argMax() - 64
+	for _, s := range sleeper {
+		n -= len(s) + 1
+	}
+	cmd := exec.Command(sleeper[0], append(slices.Clone(sleeper[1:]), strings.Repeat("a", n-1))...)
+	cmd.Env = []string{}
+	if err := cmd.Start(); err != nil {
+		if errors.Is(err, syscall.E2BIG) {
+			t.Skipf("the kernel counts more than this test thinks: %v", err)
+		}
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	pid := cmd.Process.Pid
+	var err error
+	for i := 0; i < 200; i++ { // until it has exec'd
+		if _, err = procArgs2(pid); errors.Is(err, errArgsTooLarge) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !errors.Is(err, errArgsTooLarge) {
+		t.Fatalf("procArgs2 of %d bytes of arguments: %v, want errArgsTooLarge", n, err)
+	}
+	_, err = unix.SysctlRaw("kern.procargs2", pid)
+	t.Logf("SysctlRaw: %v", err)
+	p, found, err := darwin.lookup(pid)
+	if err != nil || !found {
+		t.Fatal(found, err)
+	}
+	began := time.Now()
+	if a, reason := darwin.readArgs(p); a != nil || reason != reasonTooLarge {
+		t.Errorf("readArgs = %v, %q; want %q", a, reason, reasonTooLarge)
+	}
+	if d := time.Since(began); d > 15*time.Millisecond {
+		t.Logf("readArgs took %v", d) // the wait for an exit is 20 ms
 	}
 }

@@ -8,6 +8,7 @@ package platform
 // (macos_test.go, with fakes).
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"syscall"
@@ -94,11 +95,84 @@ func (m *macSys) lookup(pid int) (p macProc, found bool, err error) {
 
 // Reasons ps counts a process it could not read under.
 const (
-	reasonDenied  = "permission denied"
-	reasonHidden  = "environment hidden by macOS"
-	reasonRefused = "refused by kern.procargs2"
-	reasonGarbled = "unexpected content"
+	reasonDenied   = "permission denied"
+	reasonHidden   = "environment hidden by macOS"
+	reasonRefused  = "refused by kern.procargs2"
+	reasonGarbled  = "unexpected content"
+	reasonTooLarge = "arguments larger than kern.procargs2 returns (ARG_MAX)"
 )
+
+// errArgsTooLarge: the process's strings area (arguments, environment,
+// apple strings) is larger than kern.procargs2 can return, ARG_MAX
+// (kern.argmax, 1 MiB). The kernel refuses a larger buffer (EINVAL) and
+// fills a smaller one with the tail of the area only, in which the
+// arguments cannot be told from the environment.
+var errArgsTooLarge = errors.New("its arguments are larger than kern.procargs2 returns (ARG_MAX)")
+
+// garbled: kern.procargs2 gave bytes that do not decode, however often
+// they were read.
+type garbled struct{ err error }
+
+func (g *garbled) Error() string { return "unexpected content: " + g.err.Error() }
+func (g *garbled) Unwrap() error { return g.err }
+
+// readProcArgs2 reads kern.procargs2 into buf, which holds argc and as
+// many bytes of strings as the kernel allows (ARG_MAX, kern.argmax): read
+// fills buf and returns the length it wrote, size returns the length the
+// whole would take. One read into the largest buffer takes the whole
+// strings area of whatever program the process runs at that moment. (x/sys
+// SysctlRaw asks the size, then reads into a buffer of that size: an area
+// larger than ARG_MAX is then refused with EINVAL, every time, and an exec
+// between the two calls leaves the tail of the new program's area.) A
+// buffer filled to its end may hold only the tail of a larger area: size
+// tells, and such an area cannot be read (errArgsTooLarge).
+func readProcArgs2(buf []byte, read func([]byte) (int, error), size func() (int, error)) ([]byte, error) {
+	n, err := read(buf)
+	if err != nil {
+		return nil, err
+	}
+	if n >= len(buf) {
+		whole, err := size()
+		if err != nil {
+			return nil, err
+		}
+		if whole > len(buf) {
+			return nil, errArgsTooLarge
+		}
+	}
+	return bytes.Clone(buf[:n]), nil
+}
+
+// decodeArgs reads pid's kern.procargs2 and decodes it, checking the
+// result as well as the decoding: a buffer read while the process
+// executed another program can be part of the new program's strings, and
+// decode all the same, hiding the tag or making one up from an argument.
+// One that does not decode, or is not Plausible for comm, is read again;
+// it is taken once it is plausible, or once two reads in a row give the
+// same bytes (a process does not exec twice in a row unnoticed; and a
+// right buffer can fail the name check, see Plausible). The error is
+// kern.procargs2's, errArgsTooLarge, or *garbled.
+func (m *macSys) decodeArgs(pid int, comm string) (procargs.Args, error) {
+	var last []byte
+	for try := 0; ; try++ {
+		raw, err := m.args(pid)
+		if err != nil {
+			return procargs.Args{}, err
+		}
+		a, err := procargs.Parse(raw)
+		again := last != nil && bytes.Equal(raw, last)
+		switch {
+		case err == nil && (again || a.Plausible(comm)):
+			return a, nil
+		case err != nil && again, try == 2:
+			if err == nil {
+				err = errors.New("the layout changes at every read")
+			}
+			return procargs.Args{}, &garbled{err}
+		}
+		last = raw
+	}
+}
 
 // listTagged reads the environment of every process kern.proc.all lists
 // and returns those that carry RUNNING_PROCESS_ORIGINATOR. A zombie (no
@@ -130,32 +204,32 @@ func (m *macSys) listTagged() (Listing, error) {
 }
 
 // readArgs reads p's arguments and environment: nil and no reason when p
-// is gone, or why they cannot be read. A buffer that does not decode is
-// read once more (the process may have exec'd while it was copied).
+// is gone, or why they cannot be read (decodeArgs reads again what may
+// have changed while it was read).
 func (m *macSys) readArgs(p macProc) (*procargs.Args, string) {
-	for try := 0; ; try++ {
-		raw, err := m.args(p.PID)
-		if err != nil {
-			reason := m.refusal(p, err)
-			// A process contain may read is refused mostly while it
-			// exits: give it a moment to end before counting it.
-			if reason != reasonDenied && m.exits(p.PID, p.Start) || m.ended(p.PID, p.Start) {
-				return nil, ""
-			}
-			return nil, reason
-		}
-		a, err := procargs.Parse(raw)
-		switch {
-		case err == nil && a.EnvHidden:
-			return nil, reasonHidden
-		case err == nil:
-			return &a, ""
-		case m.ended(p.PID, p.Start):
+	a, err := m.decodeArgs(p.PID, p.Comm)
+	var g *garbled
+	switch {
+	case err == nil && a.EnvHidden:
+		return nil, reasonHidden
+	case err == nil:
+		return &a, ""
+	case errors.Is(err, errArgsTooLarge):
+		// Known at once, without the wait for an exit below.
+		return nil, reasonTooLarge
+	case errors.As(err, &g):
+		if m.ended(p.PID, p.Start) {
 			return nil, ""
-		case try > 0:
-			return nil, reasonGarbled
 		}
+		return nil, reasonGarbled
 	}
+	reason := m.refusal(p, err)
+	// A process contain may read is refused mostly while it exits: give
+	// it a moment to end before counting it.
+	if reason != reasonDenied && m.exits(p.PID, p.Start) || m.ended(p.PID, p.Start) {
+		return nil, ""
+	}
+	return nil, reason
 }
 
 // refusal names why kern.procargs2 refused p, which still runs. XNU says
@@ -252,11 +326,7 @@ var errEnvHidden = errors.New("environment hidden by macOS")
 // readTag reads pid's tag from kern.procargs2: ok is false when it holds
 // none; an error when the environment cannot be read, hidden included.
 func (m *macSys) readTag(pid int) (value string, ok bool, err error) {
-	raw, err := m.args(pid)
-	if err != nil {
-		return "", false, err
-	}
-	a, err := procargs.Parse(raw)
+	a, err := m.decodeArgs(pid, "")
 	switch {
 	case err != nil:
 		return "", false, err
@@ -288,22 +358,22 @@ func (m *macSys) signalSeen(pid int, start uint64, sig syscall.Signal, verify fu
 // that was seen with the tag.
 func (m *macSys) tagCheck(value string) func(macProc) error {
 	return func(now macProc) error {
-		raw, err := m.args(now.PID)
+		a, err := m.decodeArgs(now.PID, now.Comm)
 		if err == nil {
-			var a procargs.Args
-			if a, err = procargs.Parse(raw); err == nil {
-				if a.EnvHidden {
-					return nil
-				}
-				got, ok := procargs.Getenv(a.Env, tag.Var)
-				switch {
-				case !ok:
-					return fmt.Errorf("it no longer carries %s", tag.Var)
-				case got != value:
-					return fmt.Errorf("its tag changed to %q", got)
-				}
+			if a.EnvHidden {
 				return nil
 			}
+			got, ok := procargs.Getenv(a.Env, tag.Var)
+			switch {
+			case !ok:
+				return fmt.Errorf("it no longer carries %s", tag.Var)
+			case got != value:
+				return fmt.Errorf("its tag changed to %q", got)
+			}
+			return nil
+		}
+		if errors.Is(err, errArgsTooLarge) {
+			return fmt.Errorf("its environment cannot be read again: %v", err)
 		}
 		if m.exits(now.PID, now.Start) {
 			return errGone

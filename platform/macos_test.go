@@ -3,6 +3,7 @@
 package platform
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -13,15 +14,30 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contain-cli/contain/platform/procargs"
 	"github.com/contain-cli/contain/session"
 )
 
+var procargs2Parse = procargs.Parse
+
 // procargs2 builds a KERN_PROCARGS2 buffer as XNU lays it out: argc, the
-// exec path, padding, argv, the environment up to an empty string, apple
-// strings. env nil and hidden: the buffer ends after argv.
+// exec path (/usr/local/bin/ and argv[0]'s name), padding to 8 bytes,
+// argv, the environment, padding to 8 bytes (none when it ends on a
+// boundary), apple strings, padding. env nil and hidden: the buffer ends
+// after argv.
 func procargs2(argv, env []string, hidden bool) []byte {
 	b := binary.LittleEndian.AppendUint32(nil, uint32(len(argv)))
-	b = append(b, "/usr/local/bin/x\x00\x00\x00\x00"...)
+	name := "x"
+	if len(argv) > 0 {
+		name = argv[0][strings.LastIndexByte(argv[0], '/')+1:]
+	}
+	pad := func() {
+		for (len(b)-4)%8 != 0 {
+			b = append(b, 0)
+		}
+	}
+	b = append(b, "/usr/local/bin/"+name+"\x00"...)
+	pad()
 	for _, s := range argv {
 		b = append(b, s+"\x00"...)
 	}
@@ -31,7 +47,10 @@ func procargs2(argv, env []string, hidden bool) []byte {
 	for _, s := range env {
 		b = append(b, s+"\x00"...)
 	}
-	return append(b, "\x00executable_path=/usr/local/bin/x\x00ptr_munge=\x00"...)
+	pad()
+	b = append(b, "pfz=0x7ffc0000\x00stack_guard=0x1b2c3d4e00\x00ptr_munge=0x5e6f\x00main_stack=0x16f,0x80,0x16e,0x400\x00"...)
+	pad()
+	return b
 }
 
 // fakeMac is a macOS for macSys: processes by PID, their procargs2 (or
@@ -602,5 +621,112 @@ func TestReapLeftAloneAtSignal(t *testing.T) {
 		if tg.out.Result != c.want || tg.out.Alive != c.alive || !tg.done {
 			t.Errorf("%v: %q alive %v, want %q alive %v", c.err, tg.out.Result, tg.out.Alive, c.want, c.alive)
 		}
+	}
+}
+
+// readProcArgs2 reads once into a buffer as large as the kernel allows,
+// and asks the whole size only when the buffer came back full: an area
+// that is larger is told as such, one exactly as large is taken.
+func TestMacReadProcArgs2(t *testing.T) {
+	buf := make([]byte, 16)
+	for _, c := range []struct {
+		name  string
+		area  int // the length the whole would take
+		err   error
+		sized bool // size was asked
+	}{
+		{"fits", 10, nil, false},
+		{"exactly the buffer", 16, nil, true},
+		{"larger than ARG_MAX", 17, errArgsTooLarge, true},
+	} {
+		sized := false
+		got, err := readProcArgs2(buf,
+			func(b []byte) (int, error) { return copy(b, bytes.Repeat([]byte{'a'}, c.area)), nil },
+			func() (int, error) { sized = true; return c.area, nil })
+		if !errors.Is(err, c.err) || sized != c.sized || err == nil && len(got) != c.area {
+			t.Errorf("%s: %d bytes, %v, size asked %v", c.name, len(got), err, sized)
+		}
+	}
+	if _, err := readProcArgs2(buf, func([]byte) (int, error) { return 0, syscall.EINVAL }, nil); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("a refusal: %v", err)
+	}
+}
+
+// A process whose strings area is larger than ARG_MAX is counted at once
+// under its own reason, not waited for 20 ms as one that might be exiting
+// and then counted as refused (EINVAL), as it was when x/sys's SysctlRaw
+// asked for the whole area.
+func TestMacArgsTooLarge(t *testing.T) {
+	f := newFakeMac(macProc{PID: 40, Start: 5, Stat: 2, RUID: 501, EUID: 501, Comm: "ld"})
+	f.argsErr[40] = errArgsTooLarge
+	l, err := f.sys().listTagged()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]int{reasonTooLarge: 1}; !reflect.DeepEqual(l.Unreadable, want) {
+		t.Errorf("unreadable %v, want %v", l.Unreadable, want)
+	}
+	if !f.clock.Equal(time.Unix(1700000000, 0)) || !reflect.DeepEqual(f.calls, []string{"all", "args 40"}) {
+		t.Errorf("waited %v; calls %q", f.clock.Sub(time.Unix(1700000000, 0)), f.calls)
+	}
+}
+
+// A process that executes another program while its strings are read can
+// give the tail of the new program's area, which decodes all the same: a
+// tag taken for an argument, none in the environment. The result is
+// checked (argv on an 8-byte boundary, the executable's name the
+// process's p_comm), read again, and the whole area found: the process is
+// listed with its tag; and reap's check before a signal reads it the same
+// way.
+func TestMacExecWhileRead(t *testing.T) {
+	argv := []string{"env", "A=1", "B=2", "sh", "-c", "make all"}
+	whole := procargs2(argv, []string{"HOME=/Users/a", tagged, "PATH=/usr/bin:/bin"}, false)
+	// The tail from an 8-byte boundary of the area on, with argc first as
+	// the kernel writes it: the first that decodes and hides the tag.
+	var tail []byte
+	for cut := 12; cut < len(whole) && tail == nil; cut += 8 {
+		b := append(binary.LittleEndian.AppendUint32(nil, uint32(len(argv))), whole[cut:]...)
+		if a, err := procargs2Parse(b); err == nil {
+			if _, ok := procargs.Getenv(a.Env, "RUNNING_PROCESS_ORIGINATOR"); !ok {
+				tail = b
+				if a.Plausible("env") {
+					t.Fatalf("the tail %+v is plausible", a)
+				}
+			}
+		}
+	}
+	if tail == nil {
+		t.Fatal("no tail hides the tag: not the case this test is about")
+	}
+	f := newFakeMac(macProc{PID: 50, PPID: 1, Start: 7, Stat: 2, RUID: 501, EUID: 501, Comm: "env"})
+	reads := 0
+	f.before = func(c string) {
+		if c == "args 50" {
+			if reads++; reads == 1 {
+				f.args[50] = tail
+			} else {
+				f.args[50] = whole
+			}
+		}
+	}
+	l, err := f.sys().listTagged()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Procs) != 1 || l.Procs[0].Value != "CI:77" || reads != 2 {
+		t.Errorf("listed %+v after %d reads; want PID 50 with its tag, after 2", l.Procs, reads)
+	}
+	reads = 0
+	if err := f.sys().tagCheck("CI:77")(f.procs[50]); err != nil || reads != 2 {
+		t.Errorf("reap's check: %v after %d reads", err, reads)
+	}
+	// A buffer that stays the same is taken as it is, even when its
+	// executable's name is not p_comm (started through a symbolic link).
+	f.before = nil
+	f.procs[50] = macProc{PID: 50, PPID: 1, Start: 7, Stat: 2, RUID: 501, EUID: 501, Comm: "python3.12"}
+	f.args[50] = procargs2([]string{"python3", "x.py"}, []string{tagged}, false)
+	f.calls = nil
+	if l, _ := f.sys().listTagged(); len(l.Procs) != 1 || len(f.calls) != 3 {
+		t.Errorf("listed %+v with calls %q", l.Procs, f.calls)
 	}
 }

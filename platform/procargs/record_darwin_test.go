@@ -27,7 +27,9 @@ import (
 //
 //	procargs2-self.bin   kern.procargs2 of this test process
 //	procargs2-sleep.bin  kern.procargs2 of a child /bin/sleep (Apple-signed:
-//	                     its environment is hidden from non-root readers)
+//	                     its environment is hidden from every other process,
+//	                     root's included, unless System Integrity Protection
+//	                     is off: xnu kern_sysctl.c, cs_restricted)
 //	proc-pid-self.bin    kern.proc.pid of this process (one kinfo_proc)
 //	proc-pid-sleep.bin   kern.proc.pid of the child
 //	proc-all.bin         kern.proc.all: every kinfo_proc, the two above among them
