@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/contain-cli/contain/internal/testtool"
 )
 
 // TestCrashLeavesCommandItsSignal: when contain is killed, COMMAND gets
@@ -35,6 +37,9 @@ func TestCrashLeavesCommandItsSignal(t *testing.T) {
 	}
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
+			if m.o.asNobody {
+				testtool.Need(t, "setpriv", "util-linux")
+			}
 			var bad []string
 			for i := range rounds {
 				dir := sharedDir(t)
