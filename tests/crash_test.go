@@ -4,6 +4,7 @@ package tests
 
 import (
 	"fmt"
+	"github.com/contain-cli/contain/internal/testtool"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -208,6 +209,9 @@ func TestCrashWindow(t *testing.T) {
 	script := `sleep 300 & setsid sleep 300 & sh -c 'sleep 300 &' & sleep 300`
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
+			if m.nobody {
+				testtool.Need(t, "setpriv", "util-linux")
+			}
 			var left []string
 			for i := range rounds {
 				cmd := containCmd(runOpts{asNobody: m.nobody}, "run", "--", "sh", "-c", script)

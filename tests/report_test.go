@@ -5,6 +5,7 @@ package tests
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/contain-cli/contain/internal/testtool"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,6 +66,7 @@ const burn = `i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done`
 // (from the cgroup, or from the rusage of what contain reaped as
 // subreaper), and names the source.
 func TestReportChargesEscapees(t *testing.T) {
+	testtool.Need(t, "perl", "perl-base")
 	// The work alone, measured the same way, is the yardstick.
 	alone := exec.Command("sh", "-c", burn+`; perl -e '$x = q(a) x 100_000_000'`)
 	if err := alone.Run(); err != nil {
