@@ -57,6 +57,7 @@ type runnerOS struct {
 	subreaper bool
 	waitFlags int   // WNOTHREAD: the guard, a child of another thread, is not waited for
 	shim      *shim // the subreaper between contain and COMMAND, where there is no cgroup
+	noShim    bool  // the shim could not be started
 }
 
 // disabledLayer reports whether CONTAIN_DISABLE (a comma-separated list)
@@ -113,7 +114,7 @@ func (r *runner) complete() bool { return r.strong() || r.subreaper || r.shim !=
 // no cgroup holds the session, and contain's main runs (only contain's
 // binary can be the shim).
 func (r *runner) useShim() bool {
-	return r.cg == nil && preparedByMain && !disabledLayer("shim")
+	return r.cg == nil && preparedByMain && !r.noShim && !disabledLayer("shim")
 }
 
 // started finishes what the start began: the shim is adopted by the
@@ -172,7 +173,19 @@ func (r *runner) start() error {
 	foreground := r.tty != nil && r.tty.foreground() == r.ownPgrp
 	for {
 		if r.useShim() {
-			return r.startShim(path, foreground)
+			err := r.startShim(path, foreground)
+			if err == nil || errors.As(err, new(*StartError)) {
+				return err
+			}
+			// Without the shim COMMAND is still contained while contain
+			// lives; only the crash promise rests on the scans again.
+			r.log("cannot start the shim: %v (starting COMMAND without it)", err)
+			if r.shim != nil {
+				r.shim.orders.Close()
+				unix.Kill(r.shim.pid, unix.SIGKILL) // a child not yet waited for
+			}
+			r.shim, r.noShim = nil, true
+			continue
 		}
 		dropShim() // started early for nothing: there is a cgroup
 		// When contain dies, COMMAND first gets the timeout signal, as
