@@ -3,10 +3,14 @@
 package tests
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestVerboseNested: inside another session every -v line names its
@@ -39,5 +43,29 @@ func TestVerboseSIGINTIgnored(t *testing.T) {
 	res = run(t, runOpts{}, "run", "-v", "--", "true")
 	if strings.Contains(res.stderr, "SIGINT was ignored") {
 		t.Errorf("said with SIGINT not ignored:\n%s", res.stderr)
+	}
+}
+
+// TestVerboseGuardQuiet: after a crash the guard says one line per signal
+// it sends to a process, not one more for the SIGCONT that resumes each
+// (44 lines for 22 processes before).
+func TestVerboseGuardQuiet(t *testing.T) {
+	dir := sharedDir(t)
+	cmd, stderr, wait := startContainLive(t, runOpts{}, "run", "-v", "--", "sh", "-c",
+		`for i in 1 2 3 4 5; do sleep 300 & done; echo > `+dir+`/ready; sleep 300`)
+	guard := guardPID(t, stderr)
+	waitFor(t, "the sleepers", 10*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(dir, "ready"))
+		return err == nil
+	})
+	cmd.Process.Signal(syscall.SIGKILL)
+	wait()
+	waitFor(t, "the guard's end", 5*time.Second, func() bool { return !alive(guard) })
+	out := stderr()
+	if n := strings.Count(out, "SIGCONT"); n > 0 {
+		t.Errorf("%d lines about SIGCONT:\n%s", n, out)
+	}
+	if n := strings.Count(out, "sent SIGTERM to"); n < 5 {
+		t.Errorf("%d lines about SIGTERM, want one per sleeper at least:\n%s", n, out)
 	}
 }
