@@ -47,8 +47,12 @@ func Reap(plan ReapPlan) ReapReport {
 	}
 	defer e.closeAll()
 	e.prepare()
-	e.addChoices(plan.Targets)
+	// What the cgroup or the tracker holds first: checked by its identity
+	// (start time, cgroup), not by its tag, which a process may have
+	// written over since it was listed (redis, nginx: their title), so
+	// that the guard and the shim never leave such a member alone.
 	e.addUntagged()
+	e.addChoices(plan.Targets)
 	e.stopNew()
 	for round := 0; round < 1000 && e.rescan(); round++ {
 	}

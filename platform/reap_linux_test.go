@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/contain-cli/contain/internal/testtool"
 	"github.com/contain-cli/contain/session"
 )
 
@@ -84,4 +85,50 @@ func catches(pid int, sig unix.Signal) bool {
 		}
 	}
 	return false
+}
+
+// TestReapTrackedBeforeTag: a member of the session that was listed by its
+// tag and then wrote its title over its environment (redis, nginx) is
+// still ended when the tracker holds it: the guard and the shim check what
+// their tracker found by its identity, not by a tag that is gone. Before,
+// the tag's check came first and left the nginx master alone ("it no
+// longer carries RUNNING_PROCESS_ORIGINATOR"), and it respawned workers.
+func TestReapTrackedBeforeTag(t *testing.T) {
+	const value = "TITLED:1"
+	testtool.Need(t, "perl", "perl-base")
+	cmd := exec.Command("perl", "-e", `$SIG{USR1} = sub { $0 = "titled " . ("x" x 100000) }; sleep 1 while 1`)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "RUNNING_PROCESS_ORIGINATOR=" + value}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	p := listed(t, cmd.Process.Pid, value)
+	for i := 0; !catches(p.PID, unix.SIGUSR1); i++ {
+		if i == 500 {
+			t.Fatal("perl does not catch SIGUSR1")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	unix.Kill(p.PID, unix.SIGUSR1)
+	for i := 0; ; i++ {
+		env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", p.PID))
+		if !strings.Contains(string(env), value) {
+			break
+		}
+		if i == 500 {
+			t.Fatal("perl did not write over its environment")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	track := newTracker(os.Getpid(), 0, 0, value)
+	track.remember(p.PID, p.Start)
+	r := Reap(ReapPlan{Targets: []session.Choice{{Process: p, Session: p.Value}}, Track: track,
+		Signal: unix.SIGTERM, Grace: 100 * time.Millisecond})
+	select {
+	case <-exited:
+	case <-time.After(2 * time.Second):
+		t.Fatalf("the tracked process was not ended: %+v", r.Processes)
+	}
 }
