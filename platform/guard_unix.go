@@ -233,12 +233,11 @@ func parseGuardOrders(b []byte) (guardOrders, error) {
 			}
 			o.value, o.grace, o.verbose, o.signal = f[1], grace, verbose, syscall.Signal(sig)
 		case f[0] == guardCommand && len(f) == 3:
-			pgrp, err1 := strconv.Atoi(f[1])
-			since, err2 := strconv.ParseUint(f[2], 10, 64)
-			if err := errors.Join(err1, err2); err != nil {
+			id, err := parseIdentity(f[1], f[2])
+			if err != nil {
 				return o, err
 			}
-			o.pgrp, o.since = pgrp, since
+			o.pgrp, o.since = id.pid, id.start
 		case f[0] == guardReport && len(f) >= 2:
 			var ro guardReportOrder
 			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, guardReport+" ")), &ro); err != nil {
@@ -246,24 +245,29 @@ func parseGuardOrders(b []byte) (guardOrders, error) {
 			}
 			o.report = &ro
 		case f[0] == guardShim && len(f) == 3:
-			pid, err1 := strconv.Atoi(f[1])
-			start, err2 := strconv.ParseUint(f[2], 10, 64)
-			if err := errors.Join(err1, err2); err != nil {
+			id, err := parseIdentity(f[1], f[2])
+			if err != nil {
 				return o, err
 			}
-			o.shim = identity{pid, start}
+			o.shim = id
 		case f[0] == guardMember && len(f) == 3:
-			pid, err1 := strconv.Atoi(f[1])
-			start, err2 := strconv.ParseUint(f[2], 10, 64)
-			if err := errors.Join(err1, err2); err != nil {
+			id, err := parseIdentity(f[1], f[2])
+			if err != nil {
 				return o, err
 			}
-			o.members = append(o.members, identity{pid, start})
+			o.members = append(o.members, id)
 		default:
 			return o, fmt.Errorf("unexpected line %q", line)
 		}
 	}
 	return o, nil
+}
+
+// parseIdentity reads "PID START" of an order line.
+func parseIdentity(pid, start string) (identity, error) {
+	p, err1 := strconv.Atoi(pid)
+	s, err2 := strconv.ParseUint(start, 10, 64)
+	return identity{p, s}, errors.Join(err1, err2)
 }
 
 // RunGuard is the guard's main: args are contain's PID and, when the

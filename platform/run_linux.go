@@ -126,7 +126,6 @@ func (r *runner) started() []string {
 	}
 	r.track.adopt(r.shim.pid, r.shim.start)
 	if r.guard != nil {
-		r.track.skip[r.guard.pid] = true
 		if err := r.guard.shimAt(r.shim.pid, r.shim.start); err != nil {
 			r.log("cannot tell the crash guard of the shim: %v", err)
 		}
@@ -351,7 +350,12 @@ func entryOf(pid int) (procEntry, bool) {
 	if err != nil {
 		return procEntry{}, false
 	}
-	return procEntry{PID: pid, PPID: st.PPID, Pgrp: st.PGRP, Sid: st.Session, Start: st.Start, Zombie: st.Zombie(), Comm: st.Comm}, true
+	return entryFrom(pid, st), true
+}
+
+// entryFrom is what the tracker keeps of a process's stat.
+func entryFrom(pid int, st procfs.Stat) procEntry {
+	return procEntry{PID: pid, PPID: st.PPID, Pgrp: st.PGRP, Sid: st.Session, Start: st.Start, Zombie: st.Zombie(), Comm: st.Comm}
 }
 
 // scanEntries lists every visible process for the tracker.
@@ -367,7 +371,7 @@ func scanEntries() ([]procEntry, error) {
 		if err != nil {
 			continue // gone since the listing
 		}
-		out = append(out, procEntry{PID: pid, PPID: st.PPID, Pgrp: st.PGRP, Sid: st.Session, Start: st.Start, Zombie: st.Zombie(), Comm: st.Comm})
+		out = append(out, entryFrom(pid, st))
 	}
 	return out, nil
 }

@@ -225,8 +225,7 @@ func (u *usage) add(ru *unix.Rusage) {
 type leftover struct {
 	id     identity
 	out    report.Leftover
-	signal string // the last signal contain sent it
-	sent   string // the last signal contain sent it before it was gone
+	signal string // the last signal contain sent it (before it was gone, once done)
 	done   bool
 }
 
@@ -452,13 +451,22 @@ func (r *runner) reapedOne(pid int, ws unix.WaitStatus, ru *unix.Rusage) {
 // reapReady reaps the children that have already ended and reports whether
 // any is still alive.
 func (r *runner) reapReady() (alive bool) {
+	return reapEnded(func(ws *unix.WaitStatus, ru *unix.Rusage) (int, error) {
+		return r.wait(ws, unix.WNOHANG, ru)
+	}, func(pid int, ws unix.WaitStatus, ru *unix.Rusage) {
+		r.reapedOne(pid, ws, ru)
+		r.log("reaped adopted process %d", pid)
+	})
+}
+
+// reapEnded reaps, with wait (which must not block), every child that has
+// ended, handing each to ended, and reports whether any child is still
+// alive. contain's reaper and the shim's share it.
+func reapEnded(wait func(*unix.WaitStatus, *unix.Rusage) (int, error), ended func(int, unix.WaitStatus, *unix.Rusage)) bool {
 	for {
 		var ws unix.WaitStatus
 		var ru unix.Rusage
-		wpid, err := r.wait(&ws, unix.WNOHANG, &ru)
-		if err == nil && wpid > 0 {
-			r.reapedOne(wpid, ws, &ru)
-		}
+		wpid, err := wait(&ws, &ru)
 		switch {
 		case err == unix.EINTR:
 		case err != nil:
@@ -466,7 +474,7 @@ func (r *runner) reapReady() (alive bool) {
 		case wpid == 0:
 			return true
 		default:
-			r.log("reaped adopted process %d", wpid)
+			ended(wpid, ws, &ru)
 		}
 	}
 }
@@ -856,11 +864,11 @@ func (r *runner) killGroup() {
 	r.noteGone(members)
 	cgKilled := r.groupKill()
 	for _, m := range members {
-		r.noteSignal(m, "SIGKILL")
+		before := r.noteSignal(m, "SIGKILL")
 		if err := r.signal(m, unix.SIGKILL); err == nil || cgKilled {
 			r.log("killed %d (%s)", m.pid, m.comm)
 		} else {
-			r.noteSignal(m, "")
+			r.noteSignal(m, before)
 		}
 	}
 }
@@ -917,12 +925,12 @@ func (r *runner) closeGroup() {
 				termed[identity{m.pid, m.start}] = true
 				// Recorded before it is sent: the reaper may see it end
 				// before this goroutine goes on.
-				r.noteSignal(m, "SIGTERM")
+				before := r.noteSignal(m, "SIGTERM")
 				r.log("sending SIGTERM to leftover %d (%s)", m.pid, m.comm)
 				if err := r.signal(m, unix.SIGTERM); err == nil {
 					r.signal(m, unix.SIGCONT)
 				} else {
-					r.noteSignal(m, "")
+					r.noteSignal(m, before)
 				}
 			}
 			if !r.anyLeft() {
@@ -1001,8 +1009,7 @@ func (r *runner) noteLeftovers(ms []member) {
 		if m.start == 0 {
 			why := "it ended before contain could read it"
 			o.Absent = map[string]string{"started": why, "left_process_group": why, "left_session": why}
-		}
-		if m.start != 0 {
+		} else {
 			r.trackMu.Lock()
 			o.FoundBy = r.track.foundBy(m.pid)
 			r.trackMu.Unlock()
@@ -1027,17 +1034,19 @@ func (r *runner) noteLeftovers(ms []member) {
 }
 
 // noteSignal records the last signal sent to a leftover.
-func (r *runner) noteSignal(m member, sig string) {
+// It returns what was recorded before, to be put back if the send fails.
+func (r *runner) noteSignal(m member, sig string) (before string) {
 	if r.facts == nil {
-		return
+		return ""
 	}
 	r.leftMu.Lock()
 	defer r.leftMu.Unlock()
 	for _, l := range r.left {
 		if l.id == (identity{m.pid, m.start}) && !l.done {
-			l.signal = sig
+			before, l.signal = l.signal, sig
 		}
 	}
+	return before
 }
 
 // noteGone records the end of each leftover not among live (nil: none is
@@ -1060,7 +1069,8 @@ func (r *runner) noteGone(live []member) {
 		}
 		l.done = true
 		l.out.EndedAfterSeconds = report.Seconds(now.Sub(r.facts.CommandEnded))
-		l.sent = l.signal // how it ended is read at the end: its status may come later
+		// How it ended is read at the end (finishFacts): its status may
+		// come later.
 	}
 }
 
@@ -1097,7 +1107,7 @@ func (r *runner) finishFacts() *Facts {
 	for _, l := range r.left {
 		if l.done {
 			ws, reaped := r.reaped[l.id.pid]
-			l.out.EndedBy = endedBy(l.sent, ws, reaped)
+			l.out.EndedBy = endedBy(l.signal, ws, reaped)
 		} else {
 			l.out.EndedBy = "still running"
 		}

@@ -29,7 +29,7 @@ const ShimCommand = "__shim"
 // whatever it does (fork, setsid, lose its parent), because an orphan is
 // re-parented to its nearest living subreaper ancestor, and the shim is
 // one for as long as it lives. When contain is killed, the shim lives on
-// (its own process group, every forwarded signal ignored), and walking
+// (its own process group, every forwarded signal caught and dropped), and walking
 // its subtree finds every process of the session with no window: nothing
 // depends on a scan having seen a process before contain died.
 //
@@ -68,7 +68,7 @@ type shimOrders struct {
 
 // The shim's lines to contain.
 const (
-	shimStarted = "start"  // start PID START: COMMAND runs
+	shimStarted = "start"  // start PID: COMMAND runs
 	shimFailed  = "error"  // error ERRNO: COMMAND could not be started
 	shimStopped = "stop"   // stop STATUS: COMMAND stopped
 	shimExited  = "exit"   // exit STATUS MORE: COMMAND ended; MORE 1: other processes live
@@ -188,7 +188,7 @@ func (r *runner) startShim(path string, foreground bool) error {
 	case len(f) == 2 && f[0] == shimFailed:
 		n, _ := strconv.Atoi(f[1])
 		return &StartError{Name: r.o.Args[0], Err: syscall.Errno(n)}
-	case len(f) == 3 && f[0] == shimStarted:
+	case len(f) == 2 && f[0] == shimStarted:
 		r.pid, _ = strconv.Atoi(f[1])
 		r.gaveTTY = foreground
 		return nil
@@ -280,7 +280,7 @@ func RunShim(args []string) int {
 		return 0 // contain ended before it said what to run
 	}
 	containPID := os.Getppid()
-	s := &shimRun{o: o, out: out, self: os.Getpid()}
+	s := &shimRun{o: o, out: out, self: os.Getpid(), statuses: map[int]unix.WaitStatus{}}
 	if o.Verbose {
 		s.log = func(format string, a ...any) {
 			fmt.Fprintf(Stderr(), "contain[%d]: shim: "+format+"\n", append([]any{containPID}, a...)...)
@@ -294,7 +294,7 @@ func RunShim(args []string) int {
 		fmt.Fprintf(out, "%s %d\n", shimFailed, int(errno))
 		return 0
 	}
-	fmt.Fprintf(out, "%s %d %d\n", shimStarted, s.cmd, s.since)
+	fmt.Fprintf(out, "%s %d\n", shimStarted, s.cmd)
 	// From now on nothing but SIGKILL ends the shim: not the signals
 	// contain forwards (an outer contain run's, whose session the shim is
 	// in), not the terminal's job control. They are caught and dropped,
@@ -402,13 +402,10 @@ func (s *shimRun) reap() {
 				fmt.Fprintf(s.out, "%s %d\n", shimStopped, int(ws))
 			}
 		case wpid == s.cmd:
-			s.mu.Lock()
-			if s.statuses == nil {
-				s.statuses = map[int]unix.WaitStatus{}
-			}
-			s.statuses[wpid] = ws
-			s.mu.Unlock()
-			more := s.reapReady()
+			s.keep(wpid, ws)
+			more := reapEnded(func(ws *unix.WaitStatus, _ *unix.Rusage) (int, error) {
+				return unix.Wait4(-1, ws, unix.WNOHANG, nil)
+			}, func(pid int, ws unix.WaitStatus, _ *unix.Rusage) { s.reaped(pid, ws) })
 			fmt.Fprintf(s.out, "%s %d %s\n", shimExited, int(ws), map[bool]string{true: "1", false: "0"}[more])
 			if !more {
 				return
@@ -419,34 +416,18 @@ func (s *shimRun) reap() {
 	}
 }
 
-// reapReady reaps the children that have ended, and reports whether any
-// is still alive.
-func (s *shimRun) reapReady() bool {
-	for {
-		var ws unix.WaitStatus
-		wpid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
-		switch {
-		case err == unix.EINTR:
-		case err != nil:
-			return false
-		case wpid == 0:
-			return true
-		default:
-			s.reaped(wpid, ws)
-		}
-	}
-}
-
 // reaped tells contain how a process other than COMMAND ended, and keeps
 // it for the report the shim writes if contain has died.
 func (s *shimRun) reaped(pid int, ws unix.WaitStatus) {
+	s.keep(pid, ws)
+	fmt.Fprintf(s.out, "%s %d %d\n", shimReaped, pid, int(ws))
+}
+
+// keep records how pid ended, for statusOf.
+func (s *shimRun) keep(pid int, ws unix.WaitStatus) {
 	s.mu.Lock()
-	if s.statuses == nil {
-		s.statuses = map[int]unix.WaitStatus{}
-	}
 	s.statuses[pid] = ws
 	s.mu.Unlock()
-	fmt.Fprintf(s.out, "%s %d %d\n", shimReaped, pid, int(ws))
 }
 
 // statusOf is how pid ended, as the shim reaped it. A process seen gone
