@@ -230,13 +230,35 @@ func containCmd(env []string, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.
 	return cmd, &stdout, &stderr
 }
 
+// startCmd starts cmd, retried up to twice when the new process failed to
+// initialise before running any of its code: Wine 8's CreateProcess then
+// returns ERROR_INTERNAL_ERROR ("Internal error"; its ntdll maps a child
+// that died during start-up without an exit code to
+// STATUS_INTERNAL_ERROR), 1 start in a few hundred on a loaded machine.
+// Windows itself never fails a start so; contain is not yet running then,
+// so a retry hides nothing of contain's. Any other error is returned.
+func startCmd(t *testing.T, cmd *exec.Cmd) error {
+	t.Helper()
+	for try := 1; ; try++ {
+		err := cmd.Start()
+		if err == nil || try == 3 || !errors.Is(err, windows.ERROR_INTERNAL_ERROR) {
+			return err
+		}
+		t.Logf("starting %s failed (%v); Wine's process start-up, not contain: trying again", cmd.Path, err)
+		fresh := exec.Command(cmd.Path, cmd.Args[1:]...)
+		fresh.Env, fresh.Dir, fresh.Stdin, fresh.Stdout, fresh.Stderr = cmd.Env, cmd.Dir, cmd.Stdin, cmd.Stdout, cmd.Stderr
+		fresh.SysProcAttr, fresh.WaitDelay = cmd.SysProcAttr, cmd.WaitDelay
+		*cmd = *fresh
+	}
+}
+
 // run runs contain to the end, within a minute.
 func run(t *testing.T, env []string, args ...string) result {
 	t.Helper()
 	cmd, stdout, stderr := containCmd(env, args...)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := cmd.Start(); err != nil {
+	if err := startCmd(t, cmd); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)

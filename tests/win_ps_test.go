@@ -19,7 +19,7 @@ func startTagged(t *testing.T, dir, h, name string, env ...string) recorded {
 	t.Helper()
 	cmd := exec.Command(self(t), name)
 	cmd.Env = helperEnv(h, dir, env...)
-	if err := cmd.Start(); err != nil {
+	if err := startCmd(t, cmd); err != nil {
 		t.Fatal(err)
 	}
 	go cmd.Wait()
@@ -67,7 +67,7 @@ func TestWinPsAndReap(t *testing.T) {
 	daemon := startTagged(t, dir, "sleep", "daemon", fmt.Sprintf("RUNNING_PROCESS_ORIGINATOR=%sDMN:%d", u, gone), "RUNNING_PROCESS_IS_DAEMON=1")
 	bad := startTagged(t, dir, "sleep", "bad", "RUNNING_PROCESS_ORIGINATOR="+u+"BAD")
 	live, _, _ := containCmd(helperEnv("sleep", dir), "run", "-o", u+"LIVE", "--", self(t), "live")
-	if err := live.Start(); err != nil {
+	if err := startCmd(t, live); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { live.Process.Kill() })

@@ -76,7 +76,7 @@ func TestWinTag(t *testing.T) {
 func runTree(t *testing.T, dir string, args ...string) (wait func() result, command, startb, detached recorded) {
 	t.Helper()
 	cmd, stdout, stderr := containCmd(helperEnv("tree", dir), args...)
-	if err := cmd.Start(); err != nil {
+	if err := startCmd(t, cmd); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan result, 1)
@@ -244,7 +244,7 @@ func TestWinTypedCtrlC(t *testing.T) {
 	}
 	dir := tmpDir(t)
 	cmd, stdout, stderr := containCmd(helperEnv("ctrlc", dir), "run", "-v", "--", self(t), "x")
-	if err := cmd.Start(); err != nil {
+	if err := startCmd(t, cmd); err != nil {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
@@ -334,7 +334,7 @@ func TestWinInsideForeignJob(t *testing.T) {
 	}
 	dir := tmpDir(t)
 	cmd, stdout, stderr := containCmd(helperEnv("tree", dir), "run", "--", self(t), "exit")
-	if err := cmd.Start(); err != nil {
+	if err := startCmd(t, cmd); err != nil {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
