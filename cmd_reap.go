@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/platform"
 	"github.com/contain-cli/contain/session"
 	"github.com/contain-cli/contain/tag"
@@ -88,7 +89,7 @@ func parseReap(c *cli.Context) (reapRequest, error) {
 	if err != nil {
 		return rq, err
 	}
-	if rq.sig, err = platform.ParseSignal(c.String("signal")); err != nil {
+	if rq.sig, err = signals.Parse(c.String("signal")); err != nil {
 		return rq, badUsage("--signal: %v", err)
 	}
 	if rq.grace, err = parseDuration(c.String("grace")); err != nil {
@@ -151,7 +152,7 @@ func doReap(c *cli.Context) error {
 
 	if rq.dryRun {
 		rep.DryRun = true
-		what := "would send " + platform.SignalName(rq.sig)
+		what := "would send " + signals.Name(rq.sig)
 		if rq.sig != syscall.SIGKILL {
 			what += ", then SIGKILL after " + rq.grace.String()
 		}

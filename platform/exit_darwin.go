@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/contain-cli/contain/internal/signals"
 	"golang.org/x/sys/unix"
 )
 
@@ -20,12 +21,12 @@ import (
 // caller's fallback; macExitable).
 func ExitBySignal(sig syscall.Signal) error {
 	if err := macExitable(sig, signal.Ignored(sig)); err != nil {
-		return fmt.Errorf("exit by %s on macOS: %w", SignalName(sig), err)
+		return fmt.Errorf("exit by %s on macOS: %w", signals.Name(sig), err)
 	}
 	signal.Reset(sig)
 	if err := unix.Kill(os.Getpid(), sig); err != nil {
 		return err
 	}
 	time.Sleep(time.Second) // the signal is on its way
-	return fmt.Errorf("still alive after %s", SignalName(sig))
+	return fmt.Errorf("still alive after %s", signals.Name(sig))
 }

@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/report"
 	"github.com/contain-cli/contain/session"
 )
@@ -406,7 +407,7 @@ func commandSignal(o guardOrders, log Logger) {
 		return
 	}
 	if err := signalMember(o.pgrp, o.since, o.signal, nil); err == nil {
-		log("sent %s to COMMAND %d", SignalName(o.signal), o.pgrp)
+		log("sent %s to COMMAND %d", signals.Name(o.signal), o.pgrp)
 	}
 }
 
@@ -465,9 +466,9 @@ func guardedReport(o guardOrders, pid int, began time.Time, rr ReapReport, accou
 		case strings.HasPrefix(p.Result, "killed with "):
 			sent = strings.TrimPrefix(p.Result, "killed with ")
 		case strings.HasPrefix(p.Result, "ended after the first signal"):
-			sent = SignalName(unix.SIGTERM)
+			sent = signals.Name(unix.SIGTERM)
 			if p.PID == o.pgrp && o.signal != 0 {
-				sent = SignalName(o.signal) // COMMAND's own, as contain died
+				sent = signals.Name(o.signal) // COMMAND's own, as contain died
 			}
 		}
 		switch {

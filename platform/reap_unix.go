@@ -5,6 +5,7 @@ package platform
 import (
 	"syscall"
 
+	"github.com/contain-cli/contain/internal/signals"
 	"golang.org/x/sys/unix"
 )
 
@@ -19,7 +20,7 @@ func opName(o op, sig syscall.Signal) string {
 	case opResume:
 		return "SIGCONT"
 	case opSignal:
-		return SignalName(sig)
+		return signals.Name(sig)
 	}
 	return "SIGKILL"
 }

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/procfs"
 	"github.com/contain-cli/contain/report"
 	"github.com/contain-cli/contain/tag"
@@ -43,7 +44,7 @@ var (
 // people and programs seldom send.
 func laterSignals() []os.Signal {
 	sigs := append(slices.Clone(unixLater), unix.SIGPOLL, unix.SIGPWR)
-	for s := rtMin + 1; s <= rtMax; s++ {
+	for s := signals.RTMin + 1; s <= signals.RTMax; s++ {
 		sigs = append(sigs, syscall.Signal(s))
 	}
 	return sigs

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/report"
 	"github.com/contain-cli/contain/tag"
 )
@@ -504,9 +505,9 @@ func (r *runner) waitMain() {
 			switch {
 			case stopRequest(sig):
 				if r.facts != nil && r.facts.ToldToStop == "" {
-					r.facts.ToldToStop = SignalName(sig)
+					r.facts.ToldToStop = signals.Name(sig)
 				}
-				r.log("received %s: forwarding it to the group", SignalName(sig))
+				r.log("received %s: forwarding it to the group", signals.Name(sig))
 				r.signalGroup(sig)
 				switch {
 				case stopC != nil || r.o.Grace == 0:
@@ -523,7 +524,7 @@ func (r *runner) waitMain() {
 					killC = time.After(r.o.KillAfter)
 				}
 			default:
-				r.log("received %s: forwarding it to the group", SignalName(sig))
+				r.log("received %s: forwarding it to the group", signals.Name(sig))
 				r.signalGroup(sig)
 			}
 		case <-timeoutC:
@@ -550,9 +551,9 @@ func (r *runner) waitMain() {
 func (r *runner) timeout(alarm bool) {
 	r.timedOut = true
 	if alarm {
-		r.log("received SIGALRM: timing out now, sending %s to the group", SignalName(r.o.Signal))
+		r.log("received SIGALRM: timing out now, sending %s to the group", signals.Name(r.o.Signal))
 	} else {
-		r.log("timeout after %v: sending %s to the group", r.o.Timeout, SignalName(r.o.Signal))
+		r.log("timeout after %v: sending %s to the group", r.o.Timeout, signals.Name(r.o.Signal))
 	}
 	if r.o.Signal == 0 {
 		return
@@ -576,7 +577,7 @@ func (r *runner) timeout(alarm bool) {
 // contain has it to give).
 func (r *runner) commandStopped(sig syscall.Signal) {
 	if r.tty == nil {
-		r.log("command stopped by %s", SignalName(sig))
+		r.log("command stopped by %s", signals.Name(sig))
 		return
 	}
 	jobControl := sig == unix.SIGTSTP || sig == unix.SIGTTIN || sig == unix.SIGTTOU
@@ -588,11 +589,11 @@ func (r *runner) commandStopped(sig syscall.Signal) {
 			}
 		}
 		if sig == unix.SIGTSTP || fg == r.pid {
-			r.log("command stopped by %s, but contain's process group is orphaned (no job control): continuing it", SignalName(sig))
+			r.log("command stopped by %s, but contain's process group is orphaned (no job control): continuing it", signals.Name(sig))
 			r.signalGroup(unix.SIGCONT)
 			return
 		}
-		r.log("command stopped by %s and the terminal is not contain's to give", SignalName(sig))
+		r.log("command stopped by %s and the terminal is not contain's to give", signals.Name(sig))
 		return
 	}
 	r.stopped = true
@@ -601,7 +602,7 @@ func (r *runner) commandStopped(sig syscall.Signal) {
 			r.log("cannot take the terminal back: %v", err)
 		}
 	}
-	r.log("command stopped by %s: stopping contain too", SignalName(sig))
+	r.log("command stopped by %s: stopping contain too", signals.Name(sig))
 	unix.Kill(r.self, selfStop(sig))
 }
 
@@ -828,7 +829,7 @@ func (r *runner) signal(m member, sig syscall.Signal) error {
 func (r *runner) signalGroup(sig syscall.Signal) {
 	for _, m := range r.notNested(r.members()) {
 		if err := r.signal(m, sig); err != nil && !errors.Is(err, unix.ESRCH) {
-			r.log("cannot send %s to %d (%s): %v", SignalName(sig), m.pid, m.comm, err)
+			r.log("cannot send %s to %d (%s): %v", signals.Name(sig), m.pid, m.comm, err)
 		}
 	}
 }
@@ -973,7 +974,7 @@ func (r *runner) pause(b *backoff, limit time.Duration) (stop bool) {
 		sig := s.(syscall.Signal)
 		switch {
 		case stopRequest(sig):
-			r.log("received %s while closing: killing the group", SignalName(sig))
+			r.log("received %s while closing: killing the group", signals.Name(sig))
 			return true
 		case sig == unix.SIGALRM: // COMMAND has ended: nothing to time out
 		default:
@@ -1083,7 +1084,7 @@ func endedBy(sent string, ws unix.WaitStatus, reaped bool) string {
 	var how string
 	switch {
 	case reaped && ws.Signaled():
-		return SignalName(ws.Signal())
+		return signals.Name(ws.Signal())
 	case reaped && ws.Exited():
 		how = fmt.Sprintf("exited %d", ws.ExitStatus())
 	default:

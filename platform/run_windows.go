@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/contain-cli/contain/internal/signals"
 	"golang.org/x/sys/windows"
 )
 
@@ -163,10 +164,10 @@ func (r *winRunner) stopRequest(ev uint32) bool {
 		r.log("received CTRL_C_EVENT: the command's process group has it too")
 		return false
 	case windows.CTRL_BREAK_EVENT:
-		r.log("received CTRL_BREAK_EVENT: %s", r.deliver(sigBreak))
+		r.log("received CTRL_BREAK_EVENT: %s", r.deliver(signals.Break))
 		return true
 	default:
-		r.log("received %s: %s", consoleEventName(ev), r.deliver(sigBreak))
+		r.log("received %s: %s", consoleEventName(ev), r.deliver(signals.Break))
 		r.o.Grace = min(r.o.Grace, closeGrace)
 		return true
 	}
@@ -252,7 +253,7 @@ func (r *winRunner) closeGroup(events <-chan uint32) {
 	r.noteLeftovers()
 	if r.o.Grace > 0 {
 		left := r.job.pids()
-		did := r.deliver(sigBreak)
+		did := r.deliver(signals.Break)
 		r.log("%d processes left in the job (%v): %s", len(left), left, did)
 		how := "CTRL_BREAK_EVENT"
 		if strings.HasSuffix(did, "terminated the job") {

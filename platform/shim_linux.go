@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/contain-cli/contain/internal/signals"
 	"golang.org/x/sys/unix"
 )
 
@@ -246,7 +247,7 @@ func (r *runner) shimGone(ws unix.WaitStatus) {
 func describeStatus(ws unix.WaitStatus) string {
 	switch {
 	case ws.Signaled():
-		return "killed by " + SignalName(ws.Signal())
+		return "killed by " + signals.Name(ws.Signal())
 	case ws.Exited():
 		return fmt.Sprintf("exit %d", ws.ExitStatus())
 	}
@@ -456,7 +457,7 @@ func (s *shimRun) closeAfterCrash(containPID int) {
 	s.log("contain %d has ended without closing its group: closing it (session %s)", containPID, s.o.Tag)
 	if s.cmdfd >= 0 && s.o.Signal != 0 {
 		if err := unix.PidfdSendSignal(s.cmdfd, syscall.Signal(s.o.Signal), nil, 0); err == nil {
-			s.log("sent %s to COMMAND %d", SignalName(syscall.Signal(s.o.Signal)), s.cmd)
+			s.log("sent %s to COMMAND %d", signals.Name(syscall.Signal(s.o.Signal)), s.cmd)
 		}
 	}
 	o := guardOrders{value: s.o.Tag, grace: s.o.Grace, verbose: s.o.Verbose, pgrp: s.cmd, since: s.since,

@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/platform"
 	"github.com/contain-cli/contain/report"
 )
@@ -39,7 +40,7 @@ func buildReport(o platform.RunOptions, began time.Time, res *platform.Result, c
 	e.Absent = map[string]string{}
 	e.ContainExitStatus = report.Ptr(code)
 	if endSignal != 0 {
-		e.ContainSignal = platform.SignalName(endSignal)
+		e.ContainSignal = signals.Name(endSignal)
 	}
 	switch {
 	case startErr != nil:
@@ -49,7 +50,7 @@ func buildReport(o platform.RunOptions, began time.Time, res *platform.Result, c
 	case res.Exited:
 		e.ExitCode = report.Ptr(res.Code)
 	case res.Signaled:
-		e.Signal = platform.SignalName(res.Signal)
+		e.Signal = signals.Name(res.Signal)
 	}
 	if res != nil && !o.Detach {
 		e.TimedOut = report.Ptr(res.TimedOut)

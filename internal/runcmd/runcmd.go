@@ -31,6 +31,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/platform"
 	"github.com/contain-cli/contain/report"
 	"github.com/contain-cli/contain/tag"
@@ -191,7 +192,7 @@ func Run(c Values, args []string, stdout, stderr io.Writer) error {
 		}
 		*d.dst = v
 	}
-	sig, err := platform.ParseSignal(c.String("signal"))
+	sig, err := signals.Parse(c.String("signal"))
 	if err != nil {
 		return runFailed("--signal: %v", err)
 	}

@@ -1,6 +1,6 @@
-//go:build linux || darwin
+//go:build unix
 
-package platform
+package signals
 
 import (
 	"syscall"
@@ -17,25 +17,25 @@ func TestParseSignal(t *testing.T) {
 		"WINCH": unix.SIGWINCH, "QUIT": unix.SIGQUIT, "ALRM": unix.SIGALRM,
 	}
 	for in, want := range good {
-		got, err := ParseSignal(in)
+		got, err := Parse(in)
 		if err != nil || got != want {
 			t.Errorf("ParseSignal(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
 	bad := []string{"", "NOPE", "SIG", "-1", "+1", "1.5", "TERM ", " TERM", "SIGSIGTERM", "99999999999999999999"}
 	for _, in := range bad {
-		if got, err := ParseSignal(in); err == nil {
+		if got, err := Parse(in); err == nil {
 			t.Errorf("ParseSignal(%q) = %v, want an error", in, got)
 		}
 	}
-	if _, err := ParseSignal("32"); maxSignal < 32 && err == nil {
+	if _, err := Parse("32"); maxSignal < 32 && err == nil {
 		t.Errorf("ParseSignal(32) accepted above the OS's last signal %d", maxSignal)
 	}
 }
 
 func TestSignalName(t *testing.T) {
 	for sig, want := range map[syscall.Signal]string{unix.SIGTERM: "SIGTERM", unix.SIGKILL: "SIGKILL", 0: "0"} {
-		if got := SignalName(sig); got != want {
+		if got := Name(sig); got != want {
 			t.Errorf("SignalName(%d) = %q, want %q", sig, got, want)
 		}
 	}

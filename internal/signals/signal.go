@@ -1,4 +1,9 @@
-package platform
+//go:build unix || windows
+
+// Package signals reads and names signals the way GNU timeout does, per OS:
+// POSIX names and numbers (Linux's real-time ones included), and on Windows
+// the few ways a process can be asked to stop.
+package signals
 
 import (
 	"fmt"
@@ -11,7 +16,7 @@ import (
 // without "SIG", in any case (TERM, SIGTERM, term), a number (15), or on
 // Linux a real-time signal (RTMIN+2, RTMAX-1). 0 is accepted: it sends
 // nothing.
-func ParseSignal(s string) (syscall.Signal, error) {
+func Parse(s string) (syscall.Signal, error) {
 	name := strings.ToUpper(s)
 	if name == "" {
 		return 0, fmt.Errorf("invalid signal %q", s)

@@ -1,6 +1,6 @@
-//go:build linux || darwin
+//go:build unix
 
-package platform
+package signals
 
 import (
 	"strconv"
@@ -26,7 +26,7 @@ func signalByName(name string) (syscall.Signal, bool) {
 }
 
 // SignalName names a signal for messages: SIGTERM, SIGRTMIN+2, or 0.
-func SignalName(sig syscall.Signal) string {
+func Name(sig syscall.Signal) string {
 	if sig == 0 {
 		return "0"
 	}

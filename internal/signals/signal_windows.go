@@ -1,4 +1,4 @@
-package platform
+package signals
 
 import (
 	"strconv"
@@ -14,10 +14,10 @@ import (
 //	0                     nothing is sent
 //
 // BREAK is the number the C runtime gives SIGBREAK.
-const sigBreak = syscall.Signal(21)
+const Break = syscall.Signal(21)
 
 var signalNames = map[string]syscall.Signal{
-	"INT": syscall.SIGINT, "TERM": syscall.SIGTERM, "BREAK": sigBreak, "KILL": syscall.SIGKILL,
+	"INT": syscall.SIGINT, "TERM": syscall.SIGTERM, "BREAK": Break, "KILL": syscall.SIGKILL,
 }
 
 const maxSignal = 21
@@ -42,7 +42,7 @@ func signalByName(name string) (syscall.Signal, bool) {
 }
 
 // SignalName names a signal for messages.
-func SignalName(sig syscall.Signal) string {
+func Name(sig syscall.Signal) string {
 	for n, s := range signalNames {
 		if s == sig {
 			return "SIG" + n

@@ -1,4 +1,4 @@
-package platform
+package signals
 
 import (
 	"strconv"
@@ -10,17 +10,17 @@ import (
 // timeout) see SIGRTMIN as 34; SIGRTMAX is 64.
 const (
 	maxSignal = 64
-	rtMin     = 34
-	rtMax     = 64
+	RTMin     = 34
+	RTMax     = 64
 )
 
 func realtimeSignal(name string) (syscall.Signal, bool) {
 	base, rest := 0, ""
 	switch {
 	case strings.HasPrefix(name, "RTMIN"):
-		base, rest = rtMin, name[len("RTMIN"):]
+		base, rest = RTMin, name[len("RTMIN"):]
 	case strings.HasPrefix(name, "RTMAX"):
-		base, rest = rtMax, name[len("RTMAX"):]
+		base, rest = RTMax, name[len("RTMAX"):]
 	default:
 		return 0, false
 	}
@@ -37,18 +37,18 @@ func realtimeSignal(name string) (syscall.Signal, bool) {
 	if rest[0] == '-' {
 		n = -n
 	}
-	if sig := base + n; sig >= rtMin && sig <= rtMax {
+	if sig := base + n; sig >= RTMin && sig <= RTMax {
 		return syscall.Signal(sig), true
 	}
 	return 0, false
 }
 
 func realtimeName(sig syscall.Signal) (string, bool) {
-	if sig < rtMin || sig > rtMax {
+	if sig < RTMin || sig > RTMax {
 		return "", false
 	}
-	if sig == rtMin {
+	if sig == RTMin {
 		return "SIGRTMIN", true
 	}
-	return "SIGRTMIN+" + strconv.Itoa(int(sig)-rtMin), true
+	return "SIGRTMIN+" + strconv.Itoa(int(sig)-RTMin), true
 }
