@@ -13,8 +13,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/text"
-	"github.com/contain-cli/contain/platform"
 	"github.com/contain-cli/contain/session"
 	"github.com/contain-cli/contain/tag"
 )
@@ -135,11 +135,11 @@ func filterWords(f session.Filter) string {
 
 // scanSessions lists the tagged processes and groups them into sessions.
 func scanSessions() ([]session.Session, map[string]int, error) {
-	l, err := platform.ListTagged()
+	l, err := proc.ListTagged()
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot list processes: %w", err)
 	}
-	return session.Group(l.Procs, platform.LookupOriginator), l.Unreadable, nil
+	return session.Group(l.Procs, proc.LookupOriginator), l.Unreadable, nil
 }
 
 // reportUnreadable says on stderr how many processes could not be read, and
@@ -156,8 +156,8 @@ func reportUnreadable(w io.Writer, unreadable map[string]int) {
 		parts = append(parts, fmt.Sprintf("%d: %s", n, reason))
 	}
 	hint := ""
-	if unreadable["permission denied"] > 0 && !platform.Privileged() {
-		hint = "; other users' processes need " + platform.PrivilegeName
+	if unreadable["permission denied"] > 0 && !proc.Privileged() {
+		hint = "; other users' processes need " + proc.PrivilegeName
 	}
 	fmt.Fprintf(w, "contain: skipped %s whose environment cannot be read (%s%s)\n",
 		plural(total, "process", "processes"), strings.Join(parts, ", "), hint)

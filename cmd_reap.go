@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/platform"
 	"github.com/contain-cli/contain/session"
@@ -122,7 +123,7 @@ func doReap(c *cli.Context) error {
 	if l.Registry != nil {
 		fmt.Fprintf(c.App.ErrWriter, "contain: some registries of contain's sessions cannot be read: %v\n", oneLine(l.Registry))
 	}
-	sessions := session.Group(l.Procs, platform.LookupOriginator)
+	sessions := session.Group(l.Procs, proc.LookupOriginator)
 	reportUnreadable(c.App.ErrWriter, l.Unreadable)
 	me := platform.Me()
 	chosen, skippedSessions := session.Select(sessions, rq.opts, me)
@@ -132,7 +133,7 @@ func doReap(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "contain: cannot look for leftover cgroups: %v\n", err)
 	}
 	var targets []session.Choice
-	rep := reapReport{SkippedSessions: skippedSessions, lookup: platform.LookupOriginator, filter: rq.opts.Filter}
+	rep := reapReport{SkippedSessions: skippedSessions, lookup: proc.LookupOriginator, filter: rq.opts.Filter}
 	for _, ch := range chosen {
 		if ch.Skip != "" {
 			// Left alone, so still running.

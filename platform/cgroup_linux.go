@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/contain-cli/contain/internal/proc"
 	"golang.org/x/sys/unix"
 )
 
@@ -26,7 +27,7 @@ type cgroup struct {
 // of it the mount shows (its root), from /proc/self/mountinfo. On hybrid
 // layouts it is /sys/fs/cgroup/unified, so it is never assumed.
 func cgroup2Mount() (mountPoint, root string, err error) {
-	b, err := readFile("/proc/self/mountinfo", make([]byte, 0, 8192))
+	b, err := proc.ReadFile("/proc/self/mountinfo", make([]byte, 0, 8192))
 	if err != nil {
 		return "", "", err
 	}
@@ -73,7 +74,7 @@ func unescapeMount(s string) string {
 
 // cgroupOf reads the unified-hierarchy ("0::") line of /proc/PID/cgroup.
 func cgroupOf(pid string) (string, error) {
-	b, err := readFile("/proc/"+pid+"/cgroup", make([]byte, 0, 512))
+	b, err := proc.ReadFile("/proc/"+pid+"/cgroup", make([]byte, 0, 512))
 	if err != nil {
 		return "", err
 	}
@@ -170,7 +171,7 @@ func makeCgroup(parent, own, name string) (*cgroup, error) {
 // populated reports whether any live process is in the group or below it;
 // zombies do not count.
 func (c *cgroup) populated() (bool, error) {
-	b, err := readFile(c.dir+"/cgroup.events", make([]byte, 0, 64))
+	b, err := proc.ReadFile(c.dir+"/cgroup.events", make([]byte, 0, 64))
 	if err != nil {
 		return false, err
 	}
@@ -217,7 +218,7 @@ func (c *cgroup) contains(pid int) error {
 	if p == c.rel || strings.HasPrefix(p, c.rel+"/") {
 		return nil
 	}
-	return errIdentity
+	return proc.ErrIdentity
 }
 
 // kill ends every process in the group at once (cgroup.kill, Linux 5.14+).
@@ -229,7 +230,7 @@ func (c *cgroup) kill() error {
 	}
 	pids, err := c.procs()
 	for _, pid := range pids {
-		signalPinned(pid, unix.SIGKILL, func() error { return c.contains(pid) })
+		proc.SignalPinned(pid, unix.SIGKILL, func() error { return c.contains(pid) })
 	}
 	return err
 }
@@ -260,7 +261,7 @@ func (c *cgroup) remove() error {
 // waitEmpty waits until no live process is in the group or below it, or
 // the deadline passes.
 func (c *cgroup) waitEmpty(deadline time.Time) {
-	b := newBackoff()
+	b := proc.NewBackoff()
 	for {
 		pop, err := c.populated()
 		if err != nil || !pop {
@@ -270,7 +271,7 @@ func (c *cgroup) waitEmpty(deadline time.Time) {
 		if left <= 0 {
 			return
 		}
-		time.Sleep(min(b.next(), left))
+		time.Sleep(min(b.Next(), left))
 	}
 }
 

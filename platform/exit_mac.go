@@ -1,10 +1,10 @@
-//go:build linux || darwin || windows
-
 package platform
 
 import (
 	"fmt"
 	"syscall"
+
+	"github.com/contain-cli/contain/internal/proc"
 )
 
 // The signals that the Go runtime dies of once no one is notified (macOS
@@ -26,9 +26,9 @@ const (
 func macExitable(sig syscall.Signal, ignored bool) error {
 	switch {
 	case sig != macSIGHUP && sig != macSIGINT && sig != macSIGTERM:
-		return fmt.Errorf("only HUP, INT and TERM: %w", ErrUnsupported)
+		return fmt.Errorf("only HUP, INT and TERM: %w", proc.ErrUnsupported)
 	case ignored:
-		return fmt.Errorf("it was ignored when contain started: %w", ErrUnsupported)
+		return fmt.Errorf("it was ignored when contain started: %w", proc.ErrUnsupported)
 	}
 	return nil
 }

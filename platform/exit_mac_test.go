@@ -4,6 +4,8 @@ import (
 	"errors"
 	"syscall"
 	"testing"
+
+	"github.com/contain-cli/contain/internal/proc"
 )
 
 // contain on macOS dies of HUP, INT and TERM, unless the signal was
@@ -20,7 +22,7 @@ func TestMacExitable(t *testing.T) {
 		{syscall.Signal(3), false, false}, {syscall.Signal(9), false, false}, {syscall.Signal(30), false, false},
 	} {
 		err := macExitable(c.sig, c.ignored)
-		if (err == nil) != c.ok || err != nil && !errors.Is(err, ErrUnsupported) {
+		if (err == nil) != c.ok || err != nil && !errors.Is(err, proc.ErrUnsupported) {
 			t.Errorf("macExitable(%d, ignored %v) = %v, want ok %v", c.sig, c.ignored, err, c.ok)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/report"
 	"github.com/contain-cli/contain/session"
@@ -206,10 +207,10 @@ type guardOrders struct {
 	verbose bool
 	pgrp    int // 0: unknown
 	since   uint64
-	members []identity
+	members []proc.ID
 	report  *guardReportOrder
-	shim    identity // pid 0: none
-	writer  string   // who writes the report: "guard" (""), or "shim"
+	shim    proc.ID // pid 0: none
+	writer  string  // who writes the report: "guard" (""), or "shim"
 }
 
 // parseGuardOrders reads the lines contain wrote to its guard. A line cut
@@ -234,11 +235,11 @@ func parseGuardOrders(b []byte) (guardOrders, error) {
 			}
 			o.value, o.grace, o.verbose, o.signal = f[1], grace, verbose, syscall.Signal(sig)
 		case f[0] == guardCommand && len(f) == 3:
-			id, err := parseIdentity(f[1], f[2])
+			id, err := proc.ParseID(f[1], f[2])
 			if err != nil {
 				return o, err
 			}
-			o.pgrp, o.since = id.pid, id.start
+			o.pgrp, o.since = id.PID, id.Start
 		case f[0] == guardReport && len(f) >= 2:
 			var ro guardReportOrder
 			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, guardReport+" ")), &ro); err != nil {
@@ -246,13 +247,13 @@ func parseGuardOrders(b []byte) (guardOrders, error) {
 			}
 			o.report = &ro
 		case f[0] == guardShim && len(f) == 3:
-			id, err := parseIdentity(f[1], f[2])
+			id, err := proc.ParseID(f[1], f[2])
 			if err != nil {
 				return o, err
 			}
 			o.shim = id
 		case f[0] == guardMember && len(f) == 3:
-			id, err := parseIdentity(f[1], f[2])
+			id, err := proc.ParseID(f[1], f[2])
 			if err != nil {
 				return o, err
 			}
@@ -262,13 +263,6 @@ func parseGuardOrders(b []byte) (guardOrders, error) {
 		}
 	}
 	return o, nil
-}
-
-// parseIdentity reads "PID START" of an order line.
-func parseIdentity(pid, start string) (identity, error) {
-	p, err1 := strconv.Atoi(pid)
-	s, err2 := strconv.ParseUint(start, 10, 64)
-	return identity{p, s}, errors.Join(err1, err2)
 }
 
 // RunGuard is the guard's main: args are contain's PID and, when the
@@ -313,10 +307,10 @@ func RunGuard(args []string) int {
 	if o.value == "" {
 		return 0 // contain ended before it started anything
 	}
-	if o.shim.pid != 0 {
+	if o.shim.PID != 0 {
 		// The shim, above every process of the session, closes it; what
 		// the guard finds afterwards is what the shim could not end.
-		log("contain %d has ended without closing its group: the shim %d closes it", pid, o.shim.pid)
+		log("contain %d has ended without closing its group: the shim %d closes it", pid, o.shim.PID)
 		waitGone(o.shim, shimWait)
 	} else {
 		log("contain %d has ended without closing its group: reaping session %s", pid, o.value)
@@ -330,11 +324,11 @@ func RunGuard(args []string) int {
 const shimWait = 5 * time.Second
 
 // waitGone waits until process id has ended, at most limit.
-func waitGone(id identity, limit time.Duration) {
+func waitGone(id proc.ID, limit time.Duration) {
 	deadline := time.Now().Add(limit)
-	b := newBackoff()
-	for lives(id) && time.Now().Before(deadline) {
-		time.Sleep(min(b.next(), time.Until(deadline)))
+	b := proc.NewBackoff()
+	for proc.Lives(id) && time.Now().Before(deadline) {
+		time.Sleep(min(b.Next(), time.Until(deadline)))
 	}
 }
 
@@ -356,13 +350,13 @@ func guardReap(o guardOrders, pid int, grace time.Duration, log Logger, statusOf
 	if err != nil {
 		log("%v", err)
 	}
-	track := newTracker(os.Getpid(), o.pgrp, o.since, o.value)
-	track.tagOf, track.sidOf = tagReader(o.value), sessionOf
+	track := proc.NewTracker(os.Getpid(), o.pgrp, o.since, o.value)
+	track.TagOf, track.SidOf = tagReader(o.value), proc.SessionOf
 	for _, m := range o.members {
-		track.remember(m.pid, m.start)
+		track.Remember(m.PID, m.Start)
 	}
-	if o.shim.pid != 0 {
-		track.adopt(o.shim.pid, o.shim.start)
+	if o.shim.PID != 0 {
+		track.Adopt(o.shim.PID, o.shim.Start)
 	}
 	began := time.Now()
 	// COMMAND has been sent its timeout signal (-s) as contain died: by
@@ -370,7 +364,7 @@ func guardReap(o guardOrders, pid int, grace time.Duration, log Logger, statusOf
 	// now. It is left the grace period to act on that signal alone; the
 	// others get SIGTERM; SIGKILL ends what is left of all.
 	plan := ReapPlan{Targets: targets, Rescan: scan, Cgroups: runCgroups(pid), Track: track,
-		Signal: unix.SIGTERM, Grace: grace, Log: log, Spare: identity{o.pgrp, o.since}}
+		Signal: unix.SIGTERM, Grace: grace, Log: log, Spare: proc.ID{PID: o.pgrp, Start: o.since}}
 	commandSignal(o, log)
 	var accounted *report.Resources
 	if o.report != nil && len(plan.Cgroups) > 0 {
@@ -391,7 +385,7 @@ func guardReap(o guardOrders, pid int, grace time.Duration, log Logger, statusOf
 	}
 	// After the shim, whose own report has every process it ended, the
 	// guard's replaces it only when the guard found something more.
-	if o.report != nil && (o.shim.pid == 0 || len(r.Processes) > 0 || len(r.Cgroups) > 0) {
+	if o.report != nil && (o.shim.PID == 0 || len(r.Processes) > 0 || len(r.Cgroups) > 0) {
 		rep := guardedReport(o, pid, began, r, accounted, statusOf)
 		if err := report.Write(o.report.Path, rep, os.Stderr); err != nil {
 			fmt.Fprintf(os.Stderr, "contain: guard: cannot write the report: %v\n", err)
@@ -406,7 +400,7 @@ func commandSignal(o guardOrders, log Logger) {
 	if runtime.GOOS != "darwin" || o.signal == 0 || o.pgrp == 0 {
 		return
 	}
-	if err := signalMember(o.pgrp, o.since, o.signal, nil); err == nil {
+	if err := proc.SignalMember(o.pgrp, o.since, o.signal, nil); err == nil {
 		log("sent %s to COMMAND %d", signals.Name(o.signal), o.pgrp)
 	}
 }
@@ -414,17 +408,17 @@ func commandSignal(o guardOrders, log Logger) {
 // guardedReport is the report of a run whose contain died: what the guard
 // found and did; what only contain knew is absent, with the reason.
 func guardedReport(o guardOrders, pid int, began time.Time, rr ReapReport, accounted *report.Resources, statusOf func(int) (unix.WaitStatus, bool)) *report.Report {
-	const gone = "contain was killed: only it knew"
+	const onlyContainKnew = "contain was killed: only it knew"
 	r := report.New(cmp.Or(o.writer, "guard"))
 	r.Command, r.ContainPID, r.Tag = o.report.Command, pid, o.value
 	r.Started, r.Ended = report.Time{Time: o.report.Started}, report.Time{Time: time.Now()}
 	r.WallSeconds = r.Ended.Sub(o.report.Started).Seconds()
-	r.Absent = map[string]string{"containment": gone + " the layers it had"}
+	r.Absent = map[string]string{"containment": onlyContainKnew + " the layers it had"}
 	r.Ending.Absent = map[string]string{
-		"exit_code":            gone + " how COMMAND ended, if it had",
+		"exit_code":            onlyContainKnew + " how COMMAND ended, if it had",
 		"contain_exit_status":  "contain was killed",
-		"timed_out":            gone + " whether the timeout had fired",
-		"killed_after_timeout": gone + " whether --kill-after had fired",
+		"timed_out":            onlyContainKnew + " whether the timeout had fired",
+		"killed_after_timeout": onlyContainKnew + " whether --kill-after had fired",
 	}
 	if accounted != nil {
 		r.Resources = *accounted
@@ -483,7 +477,7 @@ func guardedReport(o guardOrders, pid int, began time.Time, rr ReapReport, accou
 			l.Started = &report.Time{Time: p.Started}
 		}
 		l.Absent = map[string]string{
-			"ended_after_seconds": gone + " when COMMAND ended",
+			"ended_after_seconds": onlyContainKnew + " when COMMAND ended",
 			"left_process_group":  "not recorded after a crash: the guard ends processes without reading their process group",
 			"left_session":        "not recorded after a crash: the guard ends processes without reading their session",
 			"held_stdout":         "not recorded after a crash: contain's stdout went with contain",

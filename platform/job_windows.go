@@ -7,30 +7,15 @@ import (
 	"syscall"
 	"unsafe"
 
+	"github.com/contain-cli/contain/internal/proc"
 	"golang.org/x/sys/windows"
 )
 
-// Calls x/sys does not wrap.
+// A call x/sys does not wrap.
 var (
-	ntdll                     = windows.NewLazySystemDLL("ntdll.dll")
-	procNtResumeProcess       = ntdll.NewProc("NtResumeProcess")
-	procNtSuspendProcess      = ntdll.NewProc("NtSuspendProcess")
 	kernel32                  = windows.NewLazySystemDLL("kernel32.dll")
 	procSetConsoleCtrlHandler = kernel32.NewProc("SetConsoleCtrlHandler")
 )
-
-// ntCall calls an ntdll function that takes one handle and returns an
-// NTSTATUS.
-func ntCall(p *windows.LazyProc, h windows.Handle) error {
-	if err := p.Find(); err != nil {
-		return err
-	}
-	r, _, _ := p.Call(uintptr(h))
-	if r != 0 {
-		return windows.NTStatus(r)
-	}
-	return nil
-}
 
 // job is a Job Object that kills every process in it when its last handle
 // closes: when contain closes it, or when contain ends however it ends
@@ -94,11 +79,7 @@ func (j *job) pids() []int {
 	return out
 }
 
-// terminateCode is the exit code of the processes contain terminates, as
-// taskkill /F gives them.
-const terminateCode = 1
-
-func (j *job) terminate() error { return windows.TerminateJobObject(j.h, terminateCode) }
+func (j *job) terminate() error { return windows.TerminateJobObject(j.h, proc.TerminateCode) }
 
 func (j *job) close() { windows.CloseHandle(j.h) }
 
@@ -126,7 +107,7 @@ func startInJob(cmd *exec.Cmd, j *job, log Logger) (windows.Handle, error) {
 		if cerr := enableCtrlC(h); cerr != nil {
 			log("cannot let the command handle Ctrl-C: %v (it will ignore Ctrl-C, as in a new process group)", cerr)
 		}
-		if err = ntCall(procNtResumeProcess, h); err != nil {
+		if err = proc.Resume(h); err != nil {
 			err = fmt.Errorf("cannot resume %s: %w", cmd.Args[0], err)
 		}
 	}
@@ -148,7 +129,7 @@ func startInJob(cmd *exec.Cmd, j *job, log Logger) (windows.Handle, error) {
 // cleared, a Ctrl-C typed at the console still reaches COMMAND as it would
 // without contain.
 func enableCtrlC(h windows.Handle) error {
-	params, err := processParameters(h)
+	params, err := proc.ProcessParameters(h)
 	if err != nil {
 		return err
 	}

@@ -10,13 +10,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/report"
 	"github.com/contain-cli/contain/session"
 )
-
-// ErrUnsupported is returned where an OS feature is not written yet. It is
-// never hidden behind a silent half-measure.
-var ErrUnsupported = errors.New("not supported on this OS yet")
 
 // Logger receives what --verbose prints; it is never nil inside Run.
 type Logger func(format string, args ...any)
@@ -105,7 +102,7 @@ type ReapPlan struct {
 	// Track, if not nil, finds processes of the session whether tagged or
 	// not (the crash guard's: COMMAND's process group, what contain saw
 	// of the session, and what those started since).
-	Track *tracker
+	Track *proc.Tracker
 	// Accounted, if not nil, gets what a leftover cgroup accounted, read
 	// just before it is removed (the crash guard's report).
 	Accounted *report.Resources
@@ -114,7 +111,7 @@ type ReapPlan struct {
 	Log       Logger
 	// Spare, if set, is a process that gets no first signal (it was sent
 	// its own: COMMAND, after a crash), only the kill after the grace.
-	Spare identity
+	Spare proc.ID
 }
 
 // LeftoverCgroup is a cgroup contain-PID whose contain is gone.

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/session"
 )
 
@@ -38,7 +39,7 @@ import (
 // cannot exec meanwhile, and one that ended is not mistaken for the
 // process that took its PID.
 func Reap(plan ReapPlan) ReapReport {
-	e := &reaper{plan: plan, log: plan.Log, seen: map[identity]bool{}, budget: pinBudget()}
+	e := &reaper{plan: plan, log: plan.Log, seen: map[proc.ID]bool{}, budget: pinBudget()}
 	if testBudget > 0 {
 		e.budget = testBudget
 	}
@@ -58,7 +59,7 @@ func Reap(plan ReapPlan) ReapReport {
 	}
 	e.inBatches(e.live(), func(batch []*target) {
 		for _, t := range batch {
-			if spare := e.plan.Spare; spare.pid == 0 || t.out.PID != spare.pid || t.out.Start != spare.start {
+			if spare := e.plan.Spare; spare.PID == 0 || t.out.PID != spare.PID || t.out.Start != spare.Start {
 				e.do(t, opSignal)
 			}
 			e.do(t, opResume)
@@ -77,23 +78,11 @@ func Reap(plan ReapPlan) ReapReport {
 	return e.report()
 }
 
-// errGone: the process ended while it was being checked.
-var errGone = errors.New("process ended")
-
-// errIdentity means the PID now names another process than the one seen.
-var errIdentity = errors.New("process changed identity")
-
-// identity tells processes apart across PID reuse.
-type identity struct {
-	pid   int
-	start uint64
-}
-
 type reaper struct {
 	plan    ReapPlan
 	log     Logger
 	targets []*target
-	seen    map[identity]bool
+	seen    map[proc.ID]bool
 	stopped int // targets[:stopped] have been through stopNew
 	budget  int // how many pins may be open at once
 	cursor  int // where evict looks first
@@ -103,12 +92,12 @@ type reaper struct {
 // target is one process being reaped.
 type target struct {
 	out      Outcome
-	pin      pinned // nil when not pinned now: when done, or to save descriptors
-	checked  bool   // pinned and checked once: its identity was confirmed
-	frozen   bool   // stopped with its whole group (a frozen cgroup)
-	stopped  bool   // stopped by reap itself
-	unsure   bool   // its stop was not seen to take effect: checked again before each signal
-	busy     bool   // in the batch being worked on: its pin stays open
+	pin      proc.Pin // nil when not pinned now: when done, or to save descriptors
+	checked  bool     // pinned and checked once: its identity was confirmed
+	frozen   bool     // stopped with its whole group (a frozen cgroup)
+	stopped  bool     // stopped by reap itself
+	unsure   bool     // its stop was not seen to take effect: checked again before each signal
+	busy     bool     // in the batch being worked on: its pin stays open
 	termed   bool
 	killed   bool
 	done     bool // ended, or left alone
@@ -128,38 +117,10 @@ const (
 func (t *target) finish(result string, alive bool) {
 	t.out.Result, t.out.Alive, t.done = result, alive, true
 	if t.pin != nil {
-		t.pin.close()
+		t.pin.Close()
 		t.pin = nil
 	}
 }
-
-// pinned is one process held so that its PID cannot name another while
-// reap acts on it: a pidfd on Linux, a process handle on Windows. Each
-// call returns errGone once the process has ended.
-type pinned interface {
-	stop() error
-	resume() error
-	signal(sig syscall.Signal) error
-	kill() error
-	close()
-}
-
-// leftAlone is a pin's refusal to signal: where the OS has no pin that
-// holds a process (macOS), the process is checked again before each
-// signal, and one found changed (its tag) is left alone.
-type leftAlone struct{ err error }
-
-func (l *leftAlone) Error() string { return l.err.Error() }
-func (l *leftAlone) Unwrap() error { return l.err }
-
-// pinFailure is a process reap could not pin or check: it may still run.
-type pinFailure struct {
-	what string // "cannot be pinned", "cannot be checked"
-	err  error
-}
-
-func (f *pinFailure) Error() string { return f.what + ": " + f.err.Error() }
-func (f *pinFailure) Unwrap() error { return f.err }
 
 // settle keeps or finishes t as the OS's pin and check found it: err is
 // nil (pinned and verified: pin is kept), errGone, errIdentity (the PID
@@ -167,8 +128,8 @@ func (f *pinFailure) Unwrap() error { return f.err }
 // A process that was pinned and checked before and now fails the identity
 // check has ended (its PID was reused); one whose tag changed after reap
 // stopped it is resumed.
-func (t *target) settle(pin pinned, err error) {
-	var f *pinFailure
+func (t *target) settle(pin proc.Pin, err error) {
+	var f *proc.PinFailure
 	if err == nil {
 		t.pin, t.checked = pin, true
 		return
@@ -182,18 +143,18 @@ func (t *target) settle(pin pinned, err error) {
 	}
 	// A process reap stopped and now leaves alone runs again.
 	resumed := ""
-	if confirmed && t.stopped && !t.termed && !errors.Is(err, errGone) && !errors.Is(err, errIdentity) {
+	if confirmed && t.stopped && !t.termed && !errors.Is(err, proc.ErrGone) && !errors.Is(err, proc.ErrIdentity) {
 		resumed = " once stopped; resumed it"
-		if rerr := pin.resume(); rerr != nil && !errors.Is(rerr, errGone) {
+		if rerr := pin.Resume(); rerr != nil && !errors.Is(rerr, proc.ErrGone) {
 			resumed = " once stopped; cannot resume it: " + rerr.Error()
 		}
 	}
 	switch {
-	case errors.Is(err, errGone):
+	case errors.Is(err, proc.ErrGone):
 		t.finish(t.endedAfter(), false)
-	case errors.Is(err, errIdentity) && t.checked:
+	case errors.Is(err, proc.ErrIdentity) && t.checked:
 		t.finish(t.endedAfter(), false)
-	case errors.Is(err, errIdentity):
+	case errors.Is(err, proc.ErrIdentity):
 		t.finish(fmt.Sprintf("left alone: PID %d now names another process (started later)", t.out.PID), false)
 	case errors.As(err, &f):
 		t.finish(f.Error()+resumed, true)
@@ -201,7 +162,7 @@ func (t *target) settle(pin pinned, err error) {
 		t.finish("left alone: "+err.Error()+resumed, false)
 	}
 	if pin != nil {
-		pin.close()
+		pin.Close()
 	}
 }
 
@@ -212,7 +173,7 @@ func (e *reaper) add(t *target) {
 
 func (e *reaper) addChoices(choices []session.Choice) (added bool) {
 	for _, c := range choices {
-		id := identity{c.PID, c.Start}
+		id := proc.ID{PID: c.PID, Start: c.Start}
 		if c.Skip != "" || e.seen[id] {
 			continue
 		}
@@ -374,7 +335,7 @@ func (e *reaper) evict() bool {
 	for i := 0; i < n; i++ {
 		k := (e.cursor + i) % n
 		if t := e.targets[k]; t.pin != nil && !t.busy {
-			t.pin.close()
+			t.pin.Close()
 			t.pin = nil
 			e.cursor = (k + 1) % n
 			return true
@@ -396,22 +357,22 @@ func (e *reaper) do(t *target, o op) {
 	var err error
 	switch o {
 	case opStop:
-		err = t.pin.stop()
+		err = t.pin.Stop()
 	case opResume:
-		err = t.pin.resume()
+		err = t.pin.Resume()
 	case opSignal:
-		err = t.pin.signal(e.plan.Signal)
+		err = t.pin.Signal(e.plan.Signal)
 	case opKill:
-		err = t.pin.kill()
+		err = t.pin.Kill()
 	}
 	what := opName(o, e.plan.Signal)
 	switch {
 	case err == nil && o == opResume: // said with the stop or the signal
 	case err == nil:
 		e.log("sent %s to %d (%s)", what, t.out.PID, t.out.Comm)
-	case errors.Is(err, errGone):
+	case errors.Is(err, proc.ErrGone):
 		t.finish(t.endedAfter(), false)
-	case errors.As(err, new(*leftAlone)):
+	case errors.As(err, new(*proc.LeftAlone)):
 		t.finish("left alone: "+err.Error(), false)
 	default:
 		t.finish(fmt.Sprintf("cannot send %s: %v", what, err), true)
@@ -451,7 +412,7 @@ func (e *reaper) killAll() {
 // the pinned ones through their pins, the others by their identity.
 func (e *reaper) pollExited() (alive int) {
 	var live []*target
-	var pins []pinned
+	var pins []proc.Pin
 	for _, t := range e.targets {
 		switch {
 		case t.done:
@@ -464,7 +425,7 @@ func (e *reaper) pollExited() (alive int) {
 			alive++
 		}
 	}
-	for i, ended := range exitedPins(pins) {
+	for i, ended := range proc.ExitedPins(pins) {
 		if ended {
 			live[i].finish(live[i].endedAfter(), false)
 		} else {
@@ -476,13 +437,13 @@ func (e *reaper) pollExited() (alive int) {
 
 // waitExit waits until every target has exited or the deadline passes.
 func (e *reaper) waitExit(deadline time.Time) {
-	b := newBackoff()
+	b := proc.NewBackoff()
 	for e.pollExited() > 0 {
 		left := time.Until(deadline)
 		if left <= 0 {
 			return
 		}
-		time.Sleep(min(b.next(), left))
+		time.Sleep(min(b.Next(), left))
 	}
 }
 
@@ -504,7 +465,7 @@ func (e *reaper) report() ReapReport {
 func (e *reaper) closeAll() {
 	for _, t := range e.targets {
 		if t.pin != nil {
-			t.pin.close()
+			t.pin.Close()
 			t.pin = nil
 		}
 	}

@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/procfs"
 	"github.com/contain-cli/contain/session"
 	"github.com/contain-cli/contain/tag"
@@ -30,44 +30,6 @@ type frozenCgroup struct {
 	frozen bool
 	held   bool // a process was found in it
 	out    CgroupOutcome
-}
-
-// pidfd pins a process on Linux.
-type pidfd int
-
-func (fd pidfd) send(sig syscall.Signal) error {
-	err := unix.PidfdSendSignal(int(fd), sig, nil, 0)
-	if errors.Is(err, unix.ESRCH) {
-		return errGone
-	}
-	return err
-}
-
-func (fd pidfd) stop() error                     { return fd.send(unix.SIGSTOP) }
-func (fd pidfd) resume() error                   { return fd.send(unix.SIGCONT) }
-func (fd pidfd) signal(sig syscall.Signal) error { return fd.send(sig) }
-func (fd pidfd) kill() error                     { return fd.send(unix.SIGKILL) }
-func (fd pidfd) close()                          { unix.Close(int(fd)) }
-
-// exitedPins polls every pidfd at once: one readable has exited.
-func exitedPins(pins []pinned) []bool {
-	fds := make([]unix.PollFd, len(pins))
-	for i, p := range pins {
-		fds[i] = unix.PollFd{Fd: int32(p.(pidfd)), Events: unix.POLLIN}
-	}
-	if len(fds) > 0 {
-		for {
-			_, err := unix.Poll(fds, 0)
-			if err != unix.EINTR {
-				break
-			}
-		}
-	}
-	out := make([]bool, len(pins))
-	for i, fd := range fds {
-		out[i] = fd.Revents&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) != 0
-	}
-	return out
 }
 
 // prepare freezes the leftover cgroups.
@@ -107,42 +69,39 @@ func (e *reaper) choiceTarget(c session.Choice) *target {
 
 // openPin opens a pidfd for t. It keeps the PID from being reused for
 // anything else; check then tells whether it is still the process seen.
-func (e *reaper) openPin(t *target) (pinned, error) {
+func (e *reaper) openPin(t *target) (proc.Pin, error) {
 	fd, err := unix.PidfdOpen(t.out.PID, 0)
 	if err != nil {
 		if errors.Is(err, unix.ESRCH) {
-			return nil, errGone
+			return nil, proc.ErrGone
 		}
-		return nil, &pinFailure{"cannot be pinned", err}
+		return nil, &proc.PinFailure{What: "cannot be pinned", Err: err}
 	}
-	return pidfd(fd), nil
+	return proc.PidFD(fd), nil
 }
 
 // check reads t again, once its pidfd exists: same start time, not a
 // zombie, and what verify checks.
-func (e *reaper) check(t *target, _ pinned) error {
-	st, err := readStat(t.out.PID, e.buf)
+func (e *reaper) check(t *target, _ proc.Pin) error {
+	st, err := proc.ReadStat(t.out.PID, e.buf)
 	switch {
-	case gone(err):
-		return errGone
+	case proc.Gone(err):
+		return proc.ErrGone
 	case err != nil:
-		return &pinFailure{"cannot be checked", err}
+		return &proc.PinFailure{What: "cannot be checked", Err: err}
 	case st.Start != t.out.Start:
-		return errIdentity
+		return proc.ErrIdentity
 	case st.Zombie():
-		return errGone
+		return proc.ErrGone
 	}
 	return t.verify(st)
 }
 
-// gone: a read of /proc/PID failed because the process is gone.
-func gone(err error) bool { return errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ESRCH) }
-
 // ended reports whether t, not pinned now, has exited: its PID is gone, a
 // zombie, or another process's.
 func (e *reaper) ended(t *target) bool {
-	st, err := readStat(t.out.PID, e.buf)
-	return gone(err) || err == nil && (st.Start != t.out.Start || st.Zombie())
+	st, err := proc.ReadStat(t.out.PID, e.buf)
+	return proc.Gone(err) || err == nil && (st.Start != t.out.Start || st.Zombie())
 }
 
 // stopWait is how long reap waits for a batch of processes sent SIGSTOP to
@@ -154,12 +113,12 @@ const stopWait = 200 * time.Millisecond
 // SIGSTOP takes effect when the process next leaves the kernel, and an
 // execve under way completes first.
 func (e *reaper) waitStopped(ts []*target) {
-	b := newBackoff()
+	b := proc.NewBackoff()
 	deadline := time.Now().Add(stopWait)
 	for len(ts) > 0 {
 		var running []*target
 		for _, t := range ts {
-			st, err := readStat(t.out.PID, e.buf)
+			st, err := proc.ReadStat(t.out.PID, e.buf)
 			if err == nil && st.Start == t.out.Start && !st.Zombie() && st.State != 'T' && st.State != 't' {
 				running = append(running, t)
 			}
@@ -175,7 +134,7 @@ func (e *reaper) waitStopped(ts []*target) {
 			}
 			return
 		}
-		time.Sleep(b.next())
+		time.Sleep(b.Next())
 	}
 }
 
@@ -203,9 +162,9 @@ func pinBudget() int {
 // verifyTag checks that p still carries value.
 func (e *reaper) verifyTag(pid int, value string) func(procfs.Stat) error {
 	return func(procfs.Stat) error {
-		env, err := proc.Environ(pid, e.buf)
-		if gone(err) {
-			return errGone // exited (a zombie has no environment) since the stat
+		env, err := proc.FS.Environ(pid, e.buf)
+		if proc.Gone(err) {
+			return proc.ErrGone // exited (a zombie has no environment) since the stat
 		}
 		if err != nil {
 			return fmt.Errorf("its environment cannot be read again: %v", err)
@@ -239,11 +198,11 @@ func (e *reaper) addCgroupMembers() (added bool) {
 		}
 		c.held = c.held || len(pids) > 0
 		for _, pid := range pids {
-			st, err := readStat(pid, e.buf)
+			st, err := proc.ReadStat(pid, e.buf)
 			if err != nil || st.Zombie() {
 				continue
 			}
-			id := identity{pid, st.Start}
+			id := proc.ID{PID: pid, Start: st.Start}
 			if e.seen[id] {
 				continue
 			}
@@ -269,18 +228,18 @@ func (e *reaper) addTracked() (added bool) {
 	if e.plan.Track == nil {
 		return false
 	}
-	procs, err := scanEntries()
+	procs, err := proc.Scan()
 	if err != nil {
 		e.log("cannot scan /proc: %v", err)
 		return false
 	}
-	live, _ := e.plan.Track.update(procs)
+	live, _ := e.plan.Track.Update(procs)
 	for _, p := range live {
-		id := identity{p.PID, p.Start}
+		id := proc.ID{PID: p.PID, Start: p.Start}
 		if e.seen[id] {
 			continue
 		}
-		st, err := readStat(p.PID, e.buf)
+		st, err := proc.ReadStat(p.PID, e.buf)
 		if err != nil || st.Start != p.Start {
 			continue // gone since the scan
 		}
@@ -302,22 +261,22 @@ func (e *reaper) addTracked() (added bool) {
 // moments; a live process whose environment is really empty only costs the
 // wait.
 func (e *reaper) settledEnviron(pid int) ([]byte, error) {
-	b := newBackoff()
+	b := proc.NewBackoff()
 	for deadline := time.Now().Add(100 * time.Millisecond); ; {
-		st, err := readStat(pid, e.buf)
-		if gone(err) || err == nil && st.Zombie() {
-			return nil, errGone
+		st, err := proc.ReadStat(pid, e.buf)
+		if proc.Gone(err) || err == nil && st.Zombie() {
+			return nil, proc.ErrGone
 		}
-		env, err := proc.Environ(pid, e.buf)
+		env, err := proc.FS.Environ(pid, e.buf)
 		switch {
-		case gone(err):
-			return nil, errGone
+		case proc.Gone(err):
+			return nil, proc.ErrGone
 		case err != nil:
 			return nil, fmt.Errorf("its environment cannot be read again: %v", err)
 		case len(env) > 0 || time.Now().After(deadline):
 			return env, nil
 		}
-		time.Sleep(b.next())
+		time.Sleep(b.Next())
 	}
 }
 
@@ -325,10 +284,10 @@ func (e *reaper) settledEnviron(pid int) ([]byte, error) {
 func describe(st procfs.Stat) session.Process {
 	t := procfs.Tagged{Stat: st}
 	var uidErr, bootErr error
-	t.UID, uidErr = proc.UID(st.PID, nil)
-	t.Argv, _ = proc.Cmdline(st.PID, nil)
-	boot, bootErr := bootTime(proc)
-	p := processOf(t, boot)
+	t.UID, uidErr = proc.FS.UID(st.PID, nil)
+	t.Argv, _ = proc.FS.Cmdline(st.PID, nil)
+	boot, bootErr := proc.BootTime(proc.FS)
+	p := proc.ProcessOf(t, boot)
 	if uidErr != nil {
 		p.User = "" // unknown, not root
 	}
@@ -357,15 +316,15 @@ func (e *reaper) freeze(lc LeftoverCgroup) {
 		e.log("cannot freeze cgroup %s: %v (stopping its processes instead)", c.dir, err)
 		return
 	}
-	b := newBackoff()
+	b := proc.NewBackoff()
 	for deadline := time.Now().Add(200 * time.Millisecond); time.Now().Before(deadline); {
-		ev, err := readFile(filepath.Join(c.dir, "cgroup.events"), e.buf)
+		ev, err := proc.ReadFile(filepath.Join(c.dir, "cgroup.events"), e.buf)
 		if err == nil && strings.Contains(string(ev), "frozen 1") {
 			c.frozen = true
 			e.log("froze cgroup %s", c.dir)
 			return
 		}
-		time.Sleep(b.next())
+		time.Sleep(b.Next())
 	}
 	e.log("cgroup %s is not frozen yet (stopping its processes too)", c.dir)
 }
@@ -477,11 +436,11 @@ func inspectCgroup(dir string, pid int) (LeftoverCgroup, bool) {
 	var earliest uint64
 	found := false
 	for _, p := range procs {
-		if st, err := readStat(p, nil); err == nil && (!found || st.Start < earliest) {
+		if st, err := proc.ReadStat(p, nil); err == nil && (!found || st.Start < earliest) {
 			earliest, found = st.Start, true
 		}
 	}
-	o, err := LookupOriginator(pid)
+	o, err := proc.LookupOriginator(pid)
 	switch {
 	case err != nil:
 		return lc, false // cannot tell: never reap

@@ -11,18 +11,13 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/testtool"
 	"github.com/contain-cli/contain/session"
 )
 
 // sleeper runs long, for the tests that reap it.
 var sleeper = []string{"sleep", "30"}
-
-// stopped reports whether pid is stopped (state T).
-func stopped(pid int) bool {
-	s, _ := readStat(pid, nil)
-	return s.State == 'T'
-}
 
 // TestReapChecksTagOnceStopped: a process that execs with another
 // session's tag between reap's check and its stop is not signalled: once
@@ -70,7 +65,7 @@ func TestReapChecksTagOnceStopped(t *testing.T) {
 		t.Fatal("the process of the other session was killed")
 	case <-time.After(100 * time.Millisecond):
 	}
-	if s, _ := readStat(p.PID, nil); s.State == 'T' {
+	if s, _ := proc.ReadStat(p.PID, nil); s.State == 'T' {
 		t.Fatal("the process of the other session was left stopped")
 	}
 }
@@ -122,8 +117,8 @@ func TestReapTrackedBeforeTag(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	track := newTracker(os.Getpid(), 0, 0, value)
-	track.remember(p.PID, p.Start)
+	track := proc.NewTracker(os.Getpid(), 0, 0, value)
+	track.Remember(p.PID, p.Start)
 	r := Reap(ReapPlan{Targets: []session.Choice{{Process: p, Session: p.Value}}, Track: track,
 		Signal: unix.SIGTERM, Grace: 100 * time.Millisecond})
 	select {

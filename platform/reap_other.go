@@ -5,6 +5,8 @@ package platform
 import (
 	"fmt"
 	"runtime"
+
+	"github.com/contain-cli/contain/internal/proc"
 )
 
 // Reap is not written for this OS yet: it kills nothing and says so for
@@ -13,7 +15,7 @@ func Reap(plan ReapPlan) ReapReport {
 	var r ReapReport
 	for _, c := range plan.Targets {
 		r.Processes = append(r.Processes, Outcome{Process: c.Process, Session: c.Session,
-			Result: fmt.Sprintf("reap on %s: %v", runtime.GOOS, ErrUnsupported), Alive: true})
+			Result: fmt.Sprintf("reap on %s: %v", runtime.GOOS, proc.ErrUnsupported), Alive: true})
 	}
 	return r
 }

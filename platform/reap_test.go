@@ -3,12 +3,15 @@
 package platform
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/session"
 )
 
@@ -44,7 +47,7 @@ func TestReapVerifiesIdentity(t *testing.T) {
 			t.Fatalf("%s: the process was signalled", c.name)
 		case <-time.After(50 * time.Millisecond):
 		}
-		if stopped(p.PID) {
+		if proc.Stopped(p.PID) {
 			t.Fatalf("%s: the process was stopped", c.name)
 		}
 	}
@@ -64,7 +67,7 @@ func TestReapVerifiesIdentity(t *testing.T) {
 func listed(t *testing.T, pid int, value string) session.Process {
 	t.Helper()
 	for i := 0; i < 200; i++ {
-		l, err := ListTagged()
+		l, err := proc.ListTagged()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,6 +117,41 @@ func TestReapInBatches(t *testing.T) {
 		case <-done:
 		case <-time.After(2 * time.Second):
 			t.Fatalf("process %d is still running", targets[i].PID)
+		}
+	}
+}
+
+// refusingPin is a pin that refuses every signal with err.
+type refusingPin struct{ err error }
+
+func (p refusingPin) Stop() error { return p.err }
+
+func (p refusingPin) Resume() error { return p.err }
+
+func (p refusingPin) Signal(syscall.Signal) error { return p.err }
+
+func (p refusingPin) Kill() error { return p.err }
+
+func (p refusingPin) Close() {}
+
+// TestReapLeftAloneAtSignal: the core reports a process a pin refuses to
+// signal because it changed (macOS's check before each kill) as left
+// alone, not as a failure; a pin that cannot check is a failure.
+func TestReapLeftAloneAtSignal(t *testing.T) {
+	for _, c := range []struct {
+		err   error
+		want  string
+		alive bool
+	}{
+		{&proc.LeftAlone{Err: errors.New(`its tag changed to "X:2"`)}, `left alone: its tag changed to "X:2"`, false},
+		{&proc.PinFailure{What: "cannot be checked", Err: syscall.ENOMEM}, "cannot send " + opName(opKill, 0) + ": cannot be checked: " + syscall.ENOMEM.Error(), true},
+		{proc.ErrGone, "killed with " + opName(opKill, 0), false},
+	} {
+		e := &reaper{log: nopLog}
+		tg := &target{out: Outcome{Process: session.Process{PID: 5}}, pin: refusingPin{c.err}, killed: true}
+		e.do(tg, opKill)
+		if tg.out.Result != c.want || tg.out.Alive != c.alive || !tg.done {
+			t.Errorf("%v: %q alive %v, want %q alive %v", c.err, tg.out.Result, tg.out.Alive, c.want, c.alive)
 		}
 	}
 }

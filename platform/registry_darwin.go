@@ -3,7 +3,8 @@ package platform
 import (
 	"time"
 
-	"github.com/contain-cli/contain/platform/procargs"
+	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/internal/proc/procargs"
 	"github.com/contain-cli/contain/session"
 	"github.com/contain-cli/contain/tag"
 )
@@ -11,7 +12,7 @@ import (
 // envOf reads what pid's environment says of sessions (kern.procargs2):
 // nothing when it cannot be read, is hidden, or was written over.
 func envOf(pid int) envRead {
-	raw, err := darwin.args(pid)
+	raw, err := proc.Darwin.Args(pid)
 	if err != nil {
 		return envRead{}
 	}
@@ -34,13 +35,13 @@ func envOf(pid int) envRead {
 
 // describeEntry is what ps shows of a process a scan found; false when it
 // is gone.
-func describeEntry(e procEntry) (session.Process, bool) {
-	p, found, err := darwin.lookup(e.PID)
-	if err != nil || !found || p.Start != e.Start || p.zombie() {
+func describeEntry(e proc.Entry) (session.Process, bool) {
+	p, found, err := proc.Darwin.Lookup(e.PID)
+	if err != nil || !found || p.Start != e.Start || p.Zombie() {
 		return session.Process{}, false
 	}
-	q := session.Process{PID: p.PID, PPID: p.PPID, Start: p.Start, Started: time.UnixMicro(int64(p.Start)), UID: p.RUID, User: darwin.user(p.RUID), Comm: p.Comm}
-	if a, _ := darwin.readArgs(p); a != nil {
+	q := session.Process{PID: p.PID, PPID: p.PPID, Start: p.Start, Started: time.UnixMicro(int64(p.Start)), UID: p.RUID, User: proc.Darwin.User(p.RUID), Comm: p.Comm}
+	if a, _ := proc.Darwin.ReadArgs(p); a != nil {
 		q.Argv = a.Argv
 	}
 	return q, true
@@ -50,7 +51,7 @@ func describeEntry(e procEntry) (session.Process, bool) {
 // before each kill(2) (its start time, and that it took no other
 // session's tag); its environment is not asked to show the tag.
 func (e *reaper) registeredTarget(c session.Choice) *target {
-	return &target{out: Outcome{Process: c.Process, Session: c.Session}, targetOS: targetOS{verify: func(now macProc) error {
+	return &target{out: Outcome{Process: c.Process, Session: c.Session}, targetOS: targetOS{verify: func(now proc.MacProc) error {
 		return registeredCheck(envOf(now.PID), c.Session)
 	}}}
 }

@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/procfs"
 	"github.com/contain-cli/contain/session"
 )
@@ -8,7 +9,7 @@ import (
 // envOf reads what pid's environment says of sessions: nothing when it
 // cannot be read (gone, undumpable, another user's) or was written over.
 func envOf(pid int) envRead {
-	env, err := proc.Environ(pid, nil)
+	env, err := proc.FS.Environ(pid, nil)
 	if err != nil {
 		return envRead{}
 	}
@@ -17,8 +18,8 @@ func envOf(pid int) envRead {
 
 // describeEntry is what ps shows of a process a scan found; false when it
 // is gone.
-func describeEntry(e procEntry) (session.Process, bool) {
-	st, err := readStat(e.PID, nil)
+func describeEntry(e proc.Entry) (session.Process, bool) {
+	st, err := proc.ReadStat(e.PID, nil)
 	if err != nil || st.Start != e.Start || st.Zombie() {
 		return session.Process{}, false
 	}

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/procfs"
 	"github.com/contain-cli/contain/session"
 )
@@ -43,7 +44,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 
 // writeRegistry writes a registry file as contain run would, for the
 // session value of contain origin.
-func writeRegistry(t *testing.T, value string, origin identity, members ...identity) string {
+func writeRegistry(t *testing.T, value string, origin proc.ID, members ...proc.ID) string {
 	t.Helper()
 	dirs := registryDirs()
 	fd, err := openRegistryDir(dirs[0], true)
@@ -52,32 +53,32 @@ func writeRegistry(t *testing.T, value string, origin identity, members ...ident
 	}
 	closeFD(fd)
 	var b strings.Builder
-	fmt.Fprintf(&b, "contain registry 1\nsession %s %d\n", value, origin.start)
+	fmt.Fprintf(&b, "contain registry 1\nsession %s %d\n", value, origin.Start)
 	for i, m := range members {
 		kind := "member"
 		if i == 0 {
 			kind = "command"
 		}
-		fmt.Fprintf(&b, "%s %d %d\n", kind, m.pid, m.start)
+		fmt.Fprintf(&b, "%s %d %d\n", kind, m.PID, m.Start)
 	}
-	path := filepath.Join(dirs[0], registryName(origin.pid, origin.start))
+	path := filepath.Join(dirs[0], registryName(origin.PID, origin.Start))
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return path
 }
 
-func idOf(t *testing.T, pid int) identity {
+func idOf(t *testing.T, pid int) proc.ID {
 	t.Helper()
-	st, err := readStat(pid, nil)
+	st, err := proc.ReadStat(pid, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return identity{pid, st.Start}
+	return proc.ID{PID: pid, Start: st.Start}
 }
 
 func overwritten(pid int) bool {
-	env, err := proc.Environ(pid, nil)
+	env, err := proc.FS.Environ(pid, nil)
 	return err == nil && procfs.Overwritten(env)
 }
 
@@ -96,8 +97,8 @@ func TestReapRegistered(t *testing.T) {
 		t.Fatal(err)
 	}
 	pidMax, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	gone := identity{pidMax + 7, 12345} // contain run, ended
-	value := fmt.Sprintf("%s:%d", tool, gone.pid)
+	ended := proc.ID{PID: pidMax + 7, Start: 12345} // contain run, ended
+	value := fmt.Sprintf("%s:%d", tool, ended.PID)
 	tagged := []string{"PATH=" + os.Getenv("PATH"), "RUNNING_PROCESS_ORIGINATOR=" + value}
 
 	cleared := startProc(t, []string{"PATH=" + os.Getenv("PATH")}, "sleep", "30")
@@ -113,7 +114,7 @@ func TestReapRegistered(t *testing.T) {
 		return child > 0
 	})
 	t.Cleanup(func() { unix.Kill(child, unix.SIGKILL) })
-	members := []identity{idOf(t, cleared), idOf(t, titled), idOf(t, shell)}
+	members := []proc.ID{idOf(t, cleared), idOf(t, titled), idOf(t, shell)}
 	var redis int
 	if _, err := exec.LookPath("redis-server"); err == nil {
 		cmd := exec.Command("redis-server", "--daemonize", "yes", "--port", "0", "--unixsocket", dir+"/r.sock",
@@ -135,12 +136,12 @@ func TestReapRegistered(t *testing.T) {
 	}
 	// A recycled PID: listed with another start time.
 	stranger := startProc(t, []string{"PATH=" + os.Getenv("PATH")}, "sleep", "30")
-	members = append(members, identity{stranger, idOf(t, stranger).start - 1})
-	orphanedPath := writeRegistry(t, value, gone, members...)
+	members = append(members, proc.ID{PID: stranger, Start: idOf(t, stranger).Start - 1})
+	orphanedPath := writeRegistry(t, value, ended, members...)
 	// A registry whose contain runs: never used.
 	running := idOf(t, startProc(t, []string{"PATH=" + os.Getenv("PATH")}, "sleep", "30"))
 	spared := startProc(t, []string{"PATH=" + os.Getenv("PATH")}, "sleep", "30")
-	liveValue := fmt.Sprintf("%s:%d", tool, running.pid)
+	liveValue := fmt.Sprintf("%s:%d", tool, running.PID)
 	livePath := writeRegistry(t, liveValue, running, idOf(t, spared))
 
 	o := session.Options{Filter: session.Filter{Tools: []string{tool}}}
@@ -181,7 +182,7 @@ func TestReapRegistered(t *testing.T) {
 		o.Filter = session.Filter{Values: []string{value}}
 		return Choose(o, Me())
 	}
-	ids := map[int]identity{}
+	ids := map[int]proc.ID{}
 	for pid := range want {
 		ids[pid] = idOf(t, pid)
 	}
@@ -192,10 +193,10 @@ func TestReapRegistered(t *testing.T) {
 		}
 	}
 	for pid := range want {
-		waitUntil(t, fmt.Sprintf("%d to end", pid), func() bool { return !lives(ids[pid]) })
+		waitUntil(t, fmt.Sprintf("%d to end", pid), func() bool { return !proc.Lives(ids[pid]) })
 	}
 	for _, pid := range []int{stranger, spared} {
-		if st, err := readStat(pid, nil); err != nil || st.Zombie() || st.State == 'T' {
+		if st, err := proc.ReadStat(pid, nil); err != nil || st.Zombie() || st.State == 'T' {
 			t.Errorf("%d, left alone, is %c (%v)", pid, st.State, err)
 		}
 	}

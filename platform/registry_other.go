@@ -5,6 +5,8 @@ package platform
 import (
 	"fmt"
 	"runtime"
+
+	"github.com/contain-cli/contain/internal/proc"
 )
 
 // registry: there is none on this OS. On Windows a job object ends every
@@ -14,14 +16,14 @@ import (
 type registry struct{}
 
 func openRegistry(string, int, uint64) (*registry, error) {
-	return nil, fmt.Errorf("registry on %s: %w", runtime.GOOS, ErrUnsupported)
+	return nil, fmt.Errorf("registry on %s: %w", runtime.GOOS, proc.ErrUnsupported)
 }
 
 func (r *registry) member(int, uint64) error { return nil }
 func (r *registry) remove()                  {}
 
 // ListForReap is ListTagged: there are no registries here.
-func ListForReap() (Listing, error) { return ListTagged() }
+func ListForReap() (proc.Listing, error) { return proc.ListTagged() }
 
 // PruneRegistries: there are no registries here.
 func PruneRegistries() (int, error) { return 0, nil }

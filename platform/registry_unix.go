@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/procfs"
 	"github.com/contain-cli/contain/session"
 	"github.com/contain-cli/contain/tag"
@@ -81,7 +82,7 @@ func openRegistry(value string, commandPID int, commandStart uint64) (*registry,
 	if commandPID <= 1 || commandStart == 0 {
 		return nil, fmt.Errorf("registry: no COMMAND (PID %d, start %d)", commandPID, commandStart)
 	}
-	start := startOf(pid)
+	start := proc.StartOf(pid)
 	if start == 0 {
 		return nil, fmt.Errorf("registry: cannot read contain's own start time")
 	}
@@ -164,6 +165,16 @@ func registryName(pid int, start uint64) string {
 	return registryPrefix + strconv.Itoa(pid) + "." + strconv.FormatUint(start, 10)
 }
 
+// registryOrigin reads the contain run that a registry's name names.
+func registryOrigin(name string) (proc.ID, bool) {
+	pid, start, ok := strings.Cut(strings.TrimPrefix(name, registryPrefix), ".")
+	if !ok {
+		return proc.ID{}, false
+	}
+	id, err := proc.ParseID(pid, start)
+	return id, err == nil
+}
+
 // registryDirs lists where this user's registries are kept, the one
 // contain run writes to first: $XDG_RUNTIME_DIR/contain (set to an
 // absolute path), then /tmp/contain-UID.
@@ -223,10 +234,16 @@ func registryDirSafe(mode uint32, owner, me int) error {
 type registryFile struct {
 	dir     string
 	name    string
-	value   string     // the session's tag
-	origin  identity   // contain run
-	members []identity // COMMAND first
+	value   string    // the session's tag
+	origin  proc.ID   // contain run
+	members []proc.ID // COMMAND first
+	// headless: contain died between creating the file and writing its
+	// header. It names no process; PruneRegistries removes it.
+	headless bool
 }
+
+// errHeadless is a registry whose header was never written whole.
+var errHeadless = errors.New("its header was never written")
 
 // parseRegistry reads a registry's lines. The first two must be the
 // header and the session; a line cut short (no newline: contain died
@@ -236,6 +253,10 @@ func parseRegistry(b []byte) (registryFile, error) {
 	var r registryFile
 	lines := strings.Split(string(b), "\n")
 	lines = lines[:len(lines)-1] // the last is "" or cut short
+	if len(lines) == 0 && strings.HasPrefix(registryHeader, string(b)) ||
+		len(lines) == 1 && lines[0] == registryHeader && !strings.Contains(string(b[len(registryHeader)+1:]), "\n") {
+		return r, errHeadless
+	}
 	if len(lines) < 2 || lines[0] != registryHeader {
 		return r, errors.New("not a contain registry")
 	}
@@ -251,7 +272,7 @@ func parseRegistry(b []byte) (registryFile, error) {
 	if err != nil || start == 0 {
 		return r, fmt.Errorf("session: bad start time %q", f[2])
 	}
-	r.value, r.origin = f[1], identity{pid, start}
+	r.value, r.origin = f[1], proc.ID{PID: pid, Start: start}
 	for _, line := range lines[2:] {
 		f := strings.Fields(line)
 		if len(f) != 3 || f[0] != registryCommand && f[0] != registryMember {
@@ -262,7 +283,7 @@ func parseRegistry(b []byte) (registryFile, error) {
 		if err1 != nil || err2 != nil || pid <= 1 || pid > tag.MaxPID || start == 0 {
 			continue
 		}
-		r.members = append(r.members, identity{pid, start})
+		r.members = append(r.members, proc.ID{PID: pid, Start: start})
 	}
 	return r, nil
 }
@@ -320,6 +341,14 @@ func readRegistryDir(dir string) ([]registryFile, error) {
 		if err == nil {
 			r, err = parseRegistry(b)
 		}
+		if errors.Is(err, errHeadless) {
+			id, ok := registryOrigin(name)
+			if !ok || proc.Lives(id) {
+				continue // its contain is alive, and writing it
+			}
+			out = append(out, registryFile{dir: dir, name: name, origin: id, headless: true})
+			continue
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", filepath.Join(dir, name), err))
 			continue
@@ -358,8 +387,8 @@ func readRegistryAt(dfd int, name string) ([]byte, error) {
 // cannot be told, it counts as running: a registry is never used to
 // signal anything while its contain may live.
 func registryAlive(r registryFile) bool {
-	o, err := LookupOriginator(r.origin.pid)
-	return err != nil || o.Exists && !o.Zombie && o.Start == r.origin.start
+	o, err := proc.LookupOriginator(r.origin.PID)
+	return err != nil || o.Exists && !o.Zombie && o.Start == r.origin.Start
 }
 
 // envRead is what a process's environment says of sessions.
@@ -412,16 +441,18 @@ func registered(known []session.Process, live map[int]string) ([]session.Process
 	}
 	var orphaned []registryFile
 	for _, r := range regs {
-		if registryAlive(r) {
-			stop[r.origin.pid] = true
-			continue
+		switch {
+		case r.headless:
+		case registryAlive(r):
+			stop[r.origin.PID] = true
+		default:
+			orphaned = append(orphaned, r)
 		}
-		orphaned = append(orphaned, r)
 	}
 	if len(orphaned) == 0 {
 		return nil, err
 	}
-	entries, serr := scanEntries()
+	entries, serr := proc.Scan()
 	if serr != nil {
 		return nil, errors.Join(err, serr)
 	}
@@ -430,22 +461,22 @@ func registered(known []session.Process, live map[int]string) ([]session.Process
 
 // walkRegistered is registered's choice over one scan of every process:
 // env reads a process's environment, describe what ps shows of it.
-func walkRegistered(orphaned []registryFile, entries []procEntry, known []session.Process, stop map[int]bool,
-	env func(pid int) envRead, describe func(procEntry) (session.Process, bool)) []session.Process {
-	byPID := make(map[int]procEntry, len(entries))
-	children := map[int][]procEntry{}
+func walkRegistered(orphaned []registryFile, entries []proc.Entry, known []session.Process, stop map[int]bool,
+	env func(pid int) envRead, describe func(proc.Entry) (session.Process, bool)) []session.Process {
+	byPID := make(map[int]proc.Entry, len(entries))
+	children := map[int][]proc.Entry{}
 	for _, e := range entries {
 		byPID[e.PID] = e
 		children[e.PPID] = append(children[e.PPID], e)
 	}
-	isKnown := make(map[identity]bool, len(known))
+	isKnown := make(map[proc.ID]bool, len(known))
 	for _, p := range known {
-		isKnown[identity{p.PID, p.Start}] = true
+		isKnown[proc.ID{PID: p.PID, Start: p.Start}] = true
 	}
-	listed := map[identity]bool{}
+	listed := map[proc.ID]bool{}
 	var out []session.Process
 	type step struct {
-		e      procEntry
+		e      proc.Entry
 		daemon bool // a daemon's descendant
 	}
 	// inside tells whether e is in the subtree of the originator of a live
@@ -455,12 +486,12 @@ func walkRegistered(orphaned []registryFile, entries []procEntry, known []sessio
 	// started before r's run (an outer contain run, the subreaper that
 	// adopted r's orphans) holds r's session, and does not make its
 	// processes its own.
-	inside := func(r registryFile, e procEntry) bool {
+	inside := func(r registryFile, e proc.Entry) bool {
 		// A scan is not one instant: parents read at different moments
 		// could make a loop; no chain is longer than the scan.
 		p, ok := byPID[e.PPID]
 		for n := 0; ok && p.PID > 1 && n < len(entries); n++ {
-			if stop[p.PID] && p.Start >= r.origin.start {
+			if stop[p.PID] && p.Start >= r.origin.Start {
 				return true
 			}
 			p, ok = byPID[p.PPID]
@@ -470,15 +501,15 @@ func walkRegistered(orphaned []registryFile, entries []procEntry, known []sessio
 	for _, r := range orphaned {
 		var queue []step
 		for _, m := range r.members {
-			if e, ok := byPID[m.pid]; ok && e.Start == m.start && !e.Zombie && !inside(r, e) {
+			if e, ok := byPID[m.PID]; ok && e.Start == m.Start && !e.Zombie && !inside(r, e) {
 				queue = append(queue, step{e: e})
 			}
 		}
-		visited := map[identity]bool{}
+		visited := map[proc.ID]bool{}
 		for len(queue) > 0 {
 			s := queue[0]
 			queue = queue[1:]
-			id := identity{s.e.PID, s.e.Start}
+			id := proc.ID{PID: s.e.PID, Start: s.e.Start}
 			if visited[id] || stop[s.e.PID] || s.e.PID <= 1 {
 				continue
 			}
@@ -512,12 +543,12 @@ func walkRegistered(orphaned []registryFile, entries []procEntry, known []sessio
 // contain run has ended (Registered processes): reap finds those even
 // when their environment cannot show the tag. A registry that cannot be
 // read is said in Listing.Registry; the rest is used.
-func ListForReap() (Listing, error) {
-	l, err := ListTagged()
+func ListForReap() (proc.Listing, error) {
+	l, err := proc.ListTagged()
 	if err != nil {
 		return l, err
 	}
-	live := session.LiveOriginators(session.Group(l.Procs, LookupOriginator))
+	live := session.LiveOriginators(session.Group(l.Procs, proc.LookupOriginator))
 	reg, err := registered(l.Procs, live)
 	l.Procs = append(l.Procs, reg...)
 	l.Registry = err
@@ -550,9 +581,9 @@ func PruneRegistries() (int, error) {
 }
 
 // anyLives reports whether one of ids runs.
-func anyLives(ids []identity) bool {
+func anyLives(ids []proc.ID) bool {
 	for _, id := range ids {
-		if lives(id) {
+		if proc.Lives(id) {
 			return true
 		}
 	}

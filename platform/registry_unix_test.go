@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/session"
 )
 
@@ -22,8 +23,8 @@ func TestParseRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []identity{{4300, 910}, {4301, 911}, {4306, 914}} // 4307's line was cut short
-	if r.value != "CONTAIN:4242" || r.origin != (identity{4242, 900}) || !reflect.DeepEqual(r.members, want) {
+	want := []proc.ID{{PID: 4300, Start: 910}, {PID: 4301, Start: 911}, {PID: 4306, Start: 914}} // 4307's line was cut short
+	if r.value != "CONTAIN:4242" || r.origin != (proc.ID{PID: 4242, Start: 900}) || !reflect.DeepEqual(r.members, want) {
 		t.Errorf("parseRegistry = %+v, want CONTAIN:4242 (4242, 900) and %v", r, want)
 	}
 	for what, bad := range map[string]string{
@@ -126,8 +127,8 @@ func TestRegistryWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []identity{{4301, 911}, {4302, 912}} {
-		if err := r.member(m.pid, m.start); err != nil {
+	for _, m := range []proc.ID{{PID: 4301, Start: 911}, {PID: 4302, Start: 912}} {
+		if err := r.member(m.PID, m.Start); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -135,9 +136,9 @@ func TestRegistryWrite(t *testing.T) {
 	if err != nil || len(regs) != 1 {
 		t.Fatalf("readRegistries = %+v, %v", regs, err)
 	}
-	me := identity{os.Getpid(), startOf(os.Getpid())}
-	want := registryFile{dir: filepath.Join(xdg, "contain"), name: registryName(me.pid, me.start), value: value, origin: me,
-		members: []identity{{4300, 910}, {4301, 911}, {4302, 912}}}
+	me := proc.ID{PID: os.Getpid(), Start: proc.StartOf(os.Getpid())}
+	want := registryFile{dir: filepath.Join(xdg, "contain"), name: registryName(me.PID, me.Start), value: value, origin: me,
+		members: []proc.ID{{PID: 4300, Start: 910}, {PID: 4301, Start: 911}, {PID: 4302, Start: 912}}}
 	if !reflect.DeepEqual(regs[0], want) {
 		t.Errorf("read back %+v, want %+v", regs[0], want)
 	}
@@ -172,10 +173,10 @@ func TestRegistryWrite(t *testing.T) {
 // originator started before the session (an outer contain run that
 // adopted its orphans).
 func TestWalkRegistered(t *testing.T) {
-	e := func(pid, ppid int, start uint64) procEntry {
-		return procEntry{PID: pid, PPID: ppid, Pgrp: pid, Start: start}
+	e := func(pid, ppid int, start uint64) proc.Entry {
+		return proc.Entry{PID: pid, PPID: ppid, Pgrp: pid, Start: start}
 	}
-	entries := []procEntry{
+	entries := []proc.Entry{
 		e(100, 1, 50),   // COMMAND
 		e(101, 100, 51), // a child, not listed
 		e(102, 1, 52),   // listed: a daemonized member (its env written over)
@@ -200,8 +201,8 @@ func TestWalkRegistered(t *testing.T) {
 		e(116, 1, 64), // listed, a zombie by now
 	}
 	entries[len(entries)-1].Zombie = true
-	reg := registryFile{value: "CONTAIN:99", origin: identity{99, 10},
-		members: []identity{{100, 50}, {102, 52}, {104, 54}, {110, 59}, {116, 64}, {4000, 1}, {118, 66}, {120, 68}}}
+	reg := registryFile{value: "CONTAIN:99", origin: proc.ID{PID: 99, Start: 10},
+		members: []proc.ID{{PID: 100, Start: 50}, {PID: 102, Start: 52}, {PID: 104, Start: 54}, {PID: 110, Start: 59}, {PID: 116, Start: 64}, {PID: 4000, Start: 1}, {PID: 118, Start: 66}, {PID: 120, Start: 68}}}
 	env := func(pid int) envRead {
 		switch pid {
 		case 106, 107:
@@ -213,7 +214,7 @@ func TestWalkRegistered(t *testing.T) {
 		}
 		return envRead{} // unreadable or written over
 	}
-	describe := func(p procEntry) (session.Process, bool) {
+	describe := func(p proc.Entry) (session.Process, bool) {
 		return session.Process{PID: p.PID, Start: p.Start}, true
 	}
 	known := []session.Process{{PID: 113, Start: 61, Value: "CONTAIN:99"}}
@@ -254,5 +255,55 @@ func TestRegistryOtherUsersXDG(t *testing.T) {
 	}
 	if _, err := readRegistryDir("/root/contain"); err != nil {
 		t.Errorf("reading /root/contain: %v", err)
+	}
+}
+
+// TestRegistryHeadless: a registry without its whole header (contain
+// creates the file, then writes the header) is passed over without a word
+// while its contain lives; once it is gone, it is no error either, names
+// no process, and PruneRegistries removes it. A file with another header
+// is still reported.
+func TestRegistryHeadless(t *testing.T) {
+	xdg := t.TempDir()
+	t.Setenv("XDG_RUNTIME_DIR", xdg)
+	dir := filepath.Join(xdg, "contain")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	self := proc.ID{PID: os.Getpid(), Start: proc.StartOf(os.Getpid())}
+	if self.Start == 0 {
+		t.Fatal("cannot read this process's start time")
+	}
+	write := func(name, content string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(registryName(self.PID, self.Start), "")
+	if got, err := readRegistryDir(dir); err != nil || len(got) != 0 {
+		t.Fatalf("the registry of a live contain, still empty: %v, %v; want nothing", got, err)
+	}
+	for i, content := range []string{"", registryHeader[:5], registryHeader + "\n", registryHeader + "\n" + registrySession + " X:"} {
+		write(registryName(self.PID, self.Start+1+uint64(i)), content) // the same PID, another start: gone
+	}
+	got, err := readRegistryDir(dir)
+	if err != nil || len(got) != 4 {
+		t.Fatalf("the registries of a contain that is gone, cut in their header: %+v, %v; want 4, headless", got, err)
+	}
+	for _, r := range got {
+		if !r.headless || r.value != "" || len(r.members) != 0 || r.origin.PID != self.PID || r.origin.Start <= self.Start {
+			t.Errorf("%+v: want headless, naming only its contain", r)
+		}
+	}
+	if n, err := PruneRegistries(); n < 4 || err != nil {
+		t.Errorf("PruneRegistries = %d, %v; want the 4 headless ones removed", n, err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 1 {
+		t.Errorf("left after pruning: %v, want only the live contain's", left)
+	}
+	write(registryName(self.PID, self.Start+9), "not a registry\n")
+	if _, err := readRegistryDir(dir); err == nil || !strings.Contains(err.Error(), "not a contain registry") {
+		t.Errorf("a file with another header: %v, want it reported", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/windows"
 
+	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/report"
 )
 
@@ -34,15 +35,15 @@ func (r *winRunner) noteLeftovers() {
 				"held_stdout":  "not read on Windows",
 				"held_stderr":  "not read on Windows",
 			}}}
-		if start, _, err := creationTime(h); err == nil {
-			l.out.Started = &report.Time{Time: filetimeToTime(start)}
+		if start, _, err := proc.CreationTime(h); err == nil {
+			l.out.Started = &report.Time{Time: proc.FiletimeToTime(start)}
 		}
-		if _, cmdline, err := readEnvironment(h); err == nil {
+		if _, cmdline, err := proc.ReadEnvironment(h); err == nil {
 			if argv, err := windows.DecomposeCommandLine(cmdline); err == nil {
 				l.out.Argv = argv
 			}
 		}
-		if g, err := processGroup(pid); err == nil {
+		if g, err := proc.ProcessGroup(pid); err == nil {
 			l.out.LeftProcessGroup = report.Ptr(g != uint32(r.cmd.Process.Pid))
 		}
 		r.left = append(r.left, l)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"slices"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -93,46 +92,6 @@ func (r *runner) groupPopulated() bool { return false }
 func (r *runner) groupEmptied() bool   { return true }
 func (r *runner) groupRemove()         {}
 
-// parentOf is pid's parent.
-func parentOf(pid int) (int, error) {
-	p, found, err := darwin.lookup(pid)
-	if err == nil && !found {
-		err = unix.ESRCH
-	}
-	return p.PPID, err
-}
-
-// lives reports whether process id is alive: not gone, not a zombie, and
-// its PID not taken by another.
-func lives(id identity) bool {
-	p, found, err := darwin.lookup(id.pid)
-	return err == nil && found && p.Start == id.start && !p.zombie()
-}
-
-// startOf is pid's start time (0 if it cannot be read).
-func startOf(pid int) uint64 {
-	p, _, _ := darwin.lookup(pid)
-	return p.Start
-}
-
-// entryOf: macOS has no cgroup whose members the scans could miss.
-func entryOf(int) (procEntry, bool) { return procEntry{}, false }
-
-// scanEntries lists every process for the tracker.
-func scanEntries() ([]procEntry, error) {
-	procs, err := darwin.all()
-	return entries(procs), err
-}
-
-// readTag reads pid's tag (buf is not needed on macOS).
-func readTag(pid int, _ []byte) (string, bool, error) { return darwin.readTag(pid) }
-
-// signalMember sends sig to pid after reading it again: the same start
-// time, not a zombie, and verify.
-func signalMember(pid int, start uint64, sig syscall.Signal, verify func() error) error {
-	return darwin.signalSeen(pid, start, sig, verify)
-}
-
 // detachAttr starts a detached COMMAND in a new session.
 func detachAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
 
@@ -140,27 +99,6 @@ const detachedWhere = "in a new session"
 
 // maxRSSBytes: macOS gives ru_maxrss in bytes.
 func maxRSSBytes(ru *unix.Rusage) uint64 { return uint64(max(ru.Maxrss, 0)) }
-
-// startWall: P_starttime is microseconds since the epoch.
-func startWall(start, _ uint64, _ time.Time) time.Time { return time.UnixMicro(int64(start)) }
-
-// argvOf reads pid's arguments (nil if they cannot be read).
-func argvOf(pid int) []string {
-	p, found, err := darwin.lookup(pid)
-	if err != nil || !found {
-		return nil
-	}
-	if a, _ := darwin.readArgs(p); a != nil {
-		return a.Argv
-	}
-	return nil
-}
-
-// heldStdio: macOS shows another process's descriptors only through
-// libproc, which contain does not use.
-func heldStdio(int) (out, err *bool, why string) {
-	return nil, nil, "macOS shows another process's descriptors only through libproc"
-}
 
 // groupResources: macOS has no cgroup.
 func (r *runner) groupResources(*report.Resources) bool { return false }

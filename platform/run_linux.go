@@ -2,7 +2,6 @@ package platform
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -12,9 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/contain-cli/contain/internal/signals"
-	"github.com/contain-cli/contain/procfs"
 	"github.com/contain-cli/contain/report"
-	"github.com/contain-cli/contain/tag"
 )
 
 // forwarded are the signals contain passes on to the whole group: every
@@ -125,7 +122,7 @@ func (r *runner) started() []string {
 	if r.shim == nil {
 		return nil
 	}
-	r.track.adopt(r.shim.pid, r.shim.start)
+	r.track.Adopt(r.shim.pid, r.shim.start)
 	if r.guard != nil {
 		if err := r.guard.shimAt(r.shim.pid, r.shim.start); err != nil {
 			r.log("cannot tell the crash guard of the shim: %v", err)
@@ -323,92 +320,6 @@ func (r *runner) groupRemove() {
 	r.cg = nil
 }
 
-// parentOf is pid's parent.
-func parentOf(pid int) (int, error) {
-	st, err := readStat(pid, make([]byte, 1024))
-	return st.PPID, err
-}
-
-// lives reports whether process id is alive: not gone, not a zombie, and
-// its PID not taken by another.
-func lives(id identity) bool {
-	st, err := readStat(id.pid, nil)
-	return err == nil && st.Start == id.start && !st.Zombie()
-}
-
-// startOf is pid's start time (0 if it cannot be read).
-func startOf(pid int) uint64 {
-	st, err := readStat(pid, nil)
-	if err != nil {
-		return 0
-	}
-	return st.Start
-}
-
-// entryOf reads one process as a scan would see it.
-func entryOf(pid int) (procEntry, bool) {
-	st, err := readStat(pid, nil)
-	if err != nil {
-		return procEntry{}, false
-	}
-	return entryFrom(pid, st), true
-}
-
-// entryFrom is what the tracker keeps of a process's stat.
-func entryFrom(pid int, st procfs.Stat) procEntry {
-	return procEntry{PID: pid, PPID: st.PPID, Pgrp: st.PGRP, Sid: st.Session, Start: st.Start, Zombie: st.Zombie(), Comm: st.Comm}
-}
-
-// scanEntries lists every visible process for the tracker.
-func scanEntries() ([]procEntry, error) {
-	pids, err := proc.PIDs()
-	if err != nil {
-		return nil, err
-	}
-	buf := make([]byte, 1024)
-	out := make([]procEntry, 0, len(pids))
-	for _, pid := range pids {
-		st, err := readStat(pid, buf)
-		if err != nil {
-			continue // gone since the listing
-		}
-		out = append(out, entryFrom(pid, st))
-	}
-	return out, nil
-}
-
-// readTag reads the tag of pid: ok is false when its environment cannot
-// be read or holds none.
-func readTag(pid int, buf []byte) (value string, ok bool, err error) {
-	env, err := proc.Environ(pid, buf)
-	if err != nil {
-		return "", false, err
-	}
-	value, ok = procfs.Getenv(env, tag.Var)
-	return value, ok, nil
-}
-
-// signalMember sends sig to pid through a pidfd, after checking that the
-// PID still names the process seen (start time, and verify).
-func signalMember(pid int, start uint64, sig syscall.Signal, verify func() error) error {
-	buf := make([]byte, 1024)
-	return signalPinned(pid, sig, func() error {
-		if start != 0 {
-			st, err := readStat(pid, buf)
-			if err != nil {
-				return err
-			}
-			if st.Start != start {
-				return errIdentity
-			}
-		}
-		if verify != nil {
-			return verify()
-		}
-		return nil
-	})
-}
-
 // detachAttr starts a detached COMMAND in a new session.
 func detachAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
 
@@ -416,41 +327,6 @@ const detachedWhere = "in a new session"
 
 // maxRSSBytes: Linux gives ru_maxrss in KiB.
 func maxRSSBytes(ru *unix.Rusage) uint64 { return uint64(max(ru.Maxrss, 0)) * 1024 }
-
-// startWall turns a start time in clock ticks into wall-clock time, from
-// COMMAND's, whose start (ref, in ticks) was seen at refWall: /proc/stat's
-// boot time has whole seconds only.
-func startWall(start, ref uint64, refWall time.Time) time.Time {
-	return refWall.Add(time.Duration(int64(start)-int64(ref)) * (time.Second / procfs.TicksPerSecond))
-}
-
-// argvOf reads pid's arguments (nil if they cannot be read).
-func argvOf(pid int) []string {
-	argv, _ := proc.Cmdline(pid, nil)
-	return argv
-}
-
-// heldStdio reports whether pid holds contain's stdout or stderr open:
-// one of its descriptors is the same file (a pipe a reader waits on to end).
-func heldStdio(pid int) (out, err *bool, why string) {
-	dir := fmt.Sprintf("/proc/%d/fd", pid)
-	entries, rerr := os.ReadDir(dir)
-	if rerr != nil {
-		return nil, nil, fmt.Sprintf("cannot read %s: %v", dir, rerr)
-	}
-	o, e := false, false
-	so, _ := os.Stdout.Stat()
-	se, _ := os.Stderr.Stat()
-	for _, d := range entries {
-		st, serr := os.Stat(dir + "/" + d.Name())
-		if serr != nil {
-			continue
-		}
-		o = o || so != nil && os.SameFile(st, so)
-		e = e || se != nil && os.SameFile(st, se)
-	}
-	return &o, &e, ""
-}
 
 // groupResources fills in what the cgroup accounted, and reports whether
 // there was one.

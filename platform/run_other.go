@@ -5,13 +5,15 @@ package platform
 import (
 	"fmt"
 	"runtime"
+
+	"github.com/contain-cli/contain/internal/proc"
 )
 
 // Run is not written for this OS yet. It refuses rather than start COMMAND
 // without the guarantees contain promises (see DESIGN.md for the plan:
 // kqueue and a guard on macOS, Job Objects on Windows).
 func Run(o RunOptions) (Result, error) {
-	return Result{}, fmt.Errorf("run on %s: %w", runtime.GOOS, ErrUnsupported)
+	return Result{}, fmt.Errorf("run on %s: %w", runtime.GOOS, proc.ErrUnsupported)
 }
 
 // PrepareRun does nothing where Run is not written yet.

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/report"
 	"github.com/contain-cli/contain/tag"
@@ -189,9 +190,9 @@ type runner struct {
 	timedOut bool
 
 	trackMu sync.Mutex
-	track   *tracker          // every process COMMAND started, as scans see them
-	told    map[identity]bool // members the guard was told of
-	watched chan struct{}     // closed when the watcher, if any, has stopped
+	track   *proc.Tracker    // every process COMMAND started, as scans see them
+	told    map[proc.ID]bool // members the guard was told of
+	watched chan struct{}    // closed when the watcher, if any, has stopped
 
 	sigs   chan os.Signal
 	events chan waitEvent // from the reaper: COMMAND stopped or ended
@@ -224,7 +225,7 @@ func (u *usage) add(ru *unix.Rusage) {
 
 // leftover is a process alive when COMMAND ended, as the report shows it.
 type leftover struct {
-	id     identity
+	id     proc.ID
 	out    report.Leftover
 	signal string // the last signal contain sent it (before it was gone, once done)
 	done   bool
@@ -280,7 +281,7 @@ func (r *runner) run() (Result, error) {
 		r.groupRemove()
 		return Result{}, err
 	}
-	since := startOf(r.pid)
+	since := proc.StartOf(r.pid)
 	// Without a cgroup, what the scans find is also written where contain
 	// reap can read it should contain, its shim and its guard all be
 	// killed: a process that wrote over its environment shows no tag.
@@ -292,11 +293,11 @@ func (r *runner) run() (Result, error) {
 			defer reg.remove()
 		}
 	}
-	r.track = newTracker(r.self, r.pid, since, r.o.Tag)
-	r.track.tagOf, r.track.sidOf = tagReader(r.o.Tag), sessionOf
-	r.told = map[identity]bool{}
+	r.track = proc.NewTracker(r.self, r.pid, since, r.o.Tag)
+	r.track.TagOf, r.track.SidOf = tagReader(r.o.Tag), proc.SessionOf
+	r.told = map[proc.ID]bool{}
 	if r.guard != nil {
-		r.track.skip[r.guard.pid] = true
+		r.track.Skip[r.guard.pid] = true
 		if err := r.guard.command(r.pid, since); err != nil {
 			r.log("cannot tell the crash guard COMMAND's process group: %v", err)
 		}
@@ -624,7 +625,7 @@ func orphanedPgrp(pgrp int) bool {
 			psid, err := unix.Getsid(pid)
 			return err != nil || psid != sid
 		}
-		ppid, err := parentOf(pid)
+		ppid, err := proc.ParentOf(pid)
 		if err != nil {
 			return false
 		}
@@ -665,21 +666,21 @@ func (r *runner) restoreTerminal() {
 type member struct {
 	pid   int
 	comm  string
-	start uint64    // 0: found only through the cgroup
-	entry procEntry // as the scan saw it (zero for the cgroup's)
+	start uint64     // 0: found only through the cgroup
+	entry proc.Entry // as the scan saw it (zero for the cgroup's)
 }
 
 // tagReader reads processes' tags for the tracker.
-func tagReader(value string) func(int) tagRead {
-	return func(pid int) tagRead {
-		v, ok, err := readTag(pid, nil)
+func tagReader(value string) func(int) proc.TagRead {
+	return func(pid int) proc.TagRead {
+		v, ok, err := proc.ReadTag(pid, nil)
 		switch {
 		case err != nil:
-			return tagUnknown
+			return proc.TagUnknown
 		case ok && v == value:
-			return tagOurs
+			return proc.TagOurs
 		}
-		return tagOther
+		return proc.TagOther
 	}
 }
 
@@ -701,14 +702,14 @@ func (r *runner) watch() (stop func()) {
 		return func() {}
 	}
 	done, stopped := make(chan struct{}), make(chan struct{})
-	w := newWaker(r.log)
-	w.follow(r.pid)
+	w := proc.NewWaker(r.log)
+	w.Follow(r.pid)
 	go func() {
 		defer close(stopped)
-		defer w.close()
+		defer w.Close()
 		// The first scan comes trackFirst after the start: before, there
 		// is only COMMAND, and a command that ends at once costs nothing.
-		if !w.wait(trackFirst, trackFirst, done) {
+		if !w.Wait(trackFirst, trackFirst, done) {
 			return
 		}
 		d := trackFirst
@@ -717,7 +718,7 @@ func (r *runner) watch() (stop func()) {
 			if _, added := r.scanAll(); len(added) > 0 {
 				d = trackFirst
 				for _, p := range added {
-					w.follow(p.PID)
+					w.Follow(p.PID)
 				}
 			} else {
 				d = min(d*3/2, trackEvery)
@@ -726,7 +727,7 @@ func (r *runner) watch() (stop func()) {
 			// machine has and however fast COMMAND forks: the scan's
 			// CPU time (a loaded machine stretches its wall time).
 			least := trackShare * (cpuTime() - began)
-			if !w.wait(least, max(d, least), done) {
+			if !w.Wait(least, max(d, least), done) {
 				return
 			}
 		}
@@ -741,14 +742,14 @@ func (r *runner) watch() (stop func()) {
 // found for the first time. The guard is told of the members outside
 // COMMAND's process group, once each: those in it the guard finds by the
 // group.
-func (r *runner) scanAll() (live, added []procEntry) {
-	procs, err := scanEntries()
+func (r *runner) scanAll() (live, added []proc.Entry) {
+	procs, err := proc.Scan()
 	if err != nil {
 		r.log("cannot list processes: %v", err)
 	}
 	r.trackMu.Lock()
 	defer r.trackMu.Unlock()
-	live, added = r.track.update(procs)
+	live, added = r.track.Update(procs)
 	r.peak = max(r.peak, len(live))
 	for _, p := range added {
 		if err := r.reg.member(p.PID, p.Start); err != nil {
@@ -759,7 +760,7 @@ func (r *runner) scanAll() (live, added []procEntry) {
 		return live, added
 	}
 	for _, p := range live {
-		id := identity{p.PID, p.Start}
+		id := proc.ID{PID: p.PID, Start: p.Start}
 		if p.Pgrp == r.pid || r.told[id] {
 			continue
 		}
@@ -800,10 +801,10 @@ func (r *runner) members() []member {
 		// tracker keeps it, so that the next scan does not take it for
 		// gone nor the close signal it twice.
 		m := member{pid: pid}
-		if e, ok := entryOf(pid); ok {
+		if e, ok := proc.EntryOf(pid); ok {
 			m = member{pid: pid, comm: e.Comm, start: e.Start, entry: e}
 			r.trackMu.Lock()
-			r.track.rememberAs(pid, e.Start, "cgroup")
+			r.track.RememberAs(pid, e.Start, "cgroup")
 			r.trackMu.Unlock()
 		}
 		out = append(out, m)
@@ -815,9 +816,9 @@ func (r *runner) members() []member {
 // process that was seen (through a pidfd on Linux).
 func (r *runner) signal(m member, sig syscall.Signal) error {
 	if m.start == 0 {
-		return signalMember(m.pid, 0, sig, func() error { return r.groupHolds(m.pid) })
+		return proc.SignalMember(m.pid, 0, sig, func() error { return r.groupHolds(m.pid) })
 	}
-	return signalMember(m.pid, m.start, sig, nil)
+	return proc.SignalMember(m.pid, m.start, sig, nil)
 }
 
 // signalGroup sends sig to every process of the group, once each, except
@@ -844,7 +845,7 @@ func (r *runner) notNested(members []member) []member {
 	buf := make([]byte, 0, 4096)
 	out := members[:0:0]
 	for _, m := range members {
-		if v, ok, err := readTag(m.pid, buf); err == nil && ok && v != r.o.Tag {
+		if v, ok, err := proc.ReadTag(m.pid, buf); err == nil && ok && v != r.o.Tag {
 			if _, pid, err := tag.Parse(v); err == nil && pid != m.pid && in[pid] {
 				continue
 			}
@@ -910,20 +911,20 @@ func (r *runner) closeGroup() {
 	}
 	defer r.noteGone(nil)
 	r.noteLeftovers(r.members())
-	wait := newBackoff()
+	wait := proc.NewBackoff()
 	if r.o.Grace > 0 {
 		deadline := time.Now().Add(r.o.Grace)
-		termed := make(map[identity]bool) // comm changes on exec; these do not
+		termed := make(map[proc.ID]bool) // comm changes on exec; these do not
 	grace:
 		for {
 			ms := r.members()
 			r.noteLeftovers(ms)
 			r.noteGone(ms)
 			for _, m := range ms {
-				if termed[identity{m.pid, m.start}] {
+				if termed[proc.ID{PID: m.pid, Start: m.start}] {
 					continue
 				}
-				termed[identity{m.pid, m.start}] = true
+				termed[proc.ID{PID: m.pid, Start: m.start}] = true
 				// Recorded before it is sent: the reaper may see it end
 				// before this goroutine goes on.
 				before := r.noteSignal(m, "SIGTERM")
@@ -946,7 +947,7 @@ func (r *runner) closeGroup() {
 			}
 		}
 	}
-	wait = newBackoff()
+	wait = proc.NewBackoff()
 	for r.anyLeft() {
 		r.killGroup()
 		r.pause(wait, time.Second)
@@ -956,8 +957,8 @@ func (r *runner) closeGroup() {
 // pause waits until the last child is reaped, a stop request comes (then
 // it returns true) or the next backoff step, whichever is first; other
 // signals are forwarded.
-func (r *runner) pause(b *backoff, limit time.Duration) (stop bool) {
-	d := min(b.next(), max(limit, time.Millisecond))
+func (r *runner) pause(b *proc.Backoff, limit time.Duration) (stop bool) {
+	d := min(b.Next(), max(limit, time.Millisecond))
 	t := time.NewTimer(d)
 	defer t.Stop()
 	noKids := r.noKids
@@ -993,17 +994,17 @@ func (r *runner) noteLeftovers(ms []member) {
 	sid, _ := unix.Getsid(0) // COMMAND's session is contain's
 	r.leftMu.Lock()
 	defer r.leftMu.Unlock()
-	known := make(map[identity]bool, len(r.left))
+	known := make(map[proc.ID]bool, len(r.left))
 	for _, l := range r.left {
 		known[l.id] = true
 	}
 	for _, m := range ms {
-		if known[identity{m.pid, m.start}] {
+		if known[proc.ID{PID: m.pid, Start: m.start}] {
 			continue
 		}
-		l := &leftover{id: identity{m.pid, m.start}}
+		l := &leftover{id: proc.ID{PID: m.pid, Start: m.start}}
 		o := &l.out
-		o.PID, o.Argv, o.FoundBy = m.pid, argvOf(m.pid), "cgroup"
+		o.PID, o.Argv, o.FoundBy = m.pid, proc.ArgvOf(m.pid), "cgroup"
 		if o.Argv == nil {
 			o.Argv = []string{}
 		}
@@ -1012,9 +1013,9 @@ func (r *runner) noteLeftovers(ms []member) {
 			o.Absent = map[string]string{"started": why, "left_process_group": why, "left_session": why}
 		} else {
 			r.trackMu.Lock()
-			o.FoundBy = r.track.foundBy(m.pid)
+			o.FoundBy = r.track.FoundBy(m.pid)
 			r.trackMu.Unlock()
-			o.Started = &report.Time{Time: startWall(m.start, r.track.since, r.facts.Started)}
+			o.Started = &report.Time{Time: proc.StartWall(m.start, r.track.Since, r.facts.Started)}
 			o.LeftProcessGroup = report.Ptr(m.entry.Pgrp != r.pid)
 			msid := m.entry.Sid
 			if msid == 0 {
@@ -1023,7 +1024,7 @@ func (r *runner) noteLeftovers(ms []member) {
 			o.LeftSession = report.Ptr(msid != sid)
 		}
 		var why string
-		o.HeldStdout, o.HeldStderr, why = heldStdio(m.pid)
+		o.HeldStdout, o.HeldStderr, why = proc.HeldStdio(m.pid)
 		if why != "" {
 			if o.Absent == nil {
 				o.Absent = map[string]string{}
@@ -1043,7 +1044,7 @@ func (r *runner) noteSignal(m member, sig string) (before string) {
 	r.leftMu.Lock()
 	defer r.leftMu.Unlock()
 	for _, l := range r.left {
-		if l.id == (identity{m.pid, m.start}) && !l.done {
+		if l.id == (proc.ID{PID: m.pid, Start: m.start}) && !l.done {
 			before, l.signal = l.signal, sig
 		}
 	}
@@ -1057,9 +1058,9 @@ func (r *runner) noteGone(live []member) {
 	if r.facts == nil {
 		return
 	}
-	alive := map[identity]bool{}
+	alive := map[proc.ID]bool{}
 	for _, m := range live {
-		alive[identity{m.pid, m.start}] = true
+		alive[proc.ID{PID: m.pid, Start: m.start}] = true
 	}
 	now := time.Now()
 	r.leftMu.Lock()
@@ -1107,7 +1108,7 @@ func (r *runner) finishFacts() *Facts {
 	defer r.leftMu.Unlock()
 	for _, l := range r.left {
 		if l.done {
-			ws, reaped := r.reaped[l.id.pid]
+			ws, reaped := r.reaped[l.id.PID]
 			l.out.EndedBy = endedBy(l.signal, ws, reaped)
 		} else {
 			l.out.EndedBy = "still running"

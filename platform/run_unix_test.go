@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/testtool"
 )
 
@@ -52,7 +53,7 @@ sleep 0.5 # scans see every escapee while COMMAND is their ancestor
 	if !res.Exited || res.Code != 0 {
 		t.Errorf("result %+v, want exit 0", res)
 	}
-	procs, err := scanEntries()
+	procs, err := proc.Scan()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/signals"
 	"golang.org/x/sys/windows"
 )
@@ -218,7 +219,7 @@ func (r *winRunner) groupExists() bool {
 	}
 	gid := uint32(r.cmd.Process.Pid)
 	for _, pid := range r.job.pids() {
-		if g, err := processGroup(pid); err == nil && g == gid {
+		if g, err := proc.ProcessGroup(pid); err == nil && g == gid {
 			return true
 		}
 	}
@@ -265,7 +266,7 @@ func (r *winRunner) closeGroup(events <-chan uint32) {
 		r.noteGone(how)
 	}
 	defer r.noteGone("TerminateJobObject")
-	b := newBackoff()
+	b := proc.NewBackoff()
 	for {
 		n, err := r.job.active()
 		if err != nil {
@@ -275,14 +276,14 @@ func (r *winRunner) closeGroup(events <-chan uint32) {
 			return
 		}
 		r.terminate(syscall.SIGKILL)
-		time.Sleep(b.next())
+		time.Sleep(b.Next())
 	}
 }
 
 // waitEmpty waits until the job is empty (true), the deadline passes or a
 // stop request comes (false).
 func (r *winRunner) waitEmpty(deadline time.Time, events <-chan uint32) bool {
-	b := newBackoff()
+	b := proc.NewBackoff()
 	for {
 		if n, err := r.job.active(); n == 0 && err == nil {
 			return true
@@ -297,7 +298,7 @@ func (r *winRunner) waitEmpty(deadline time.Time, events <-chan uint32) bool {
 				r.log("told to stop while closing: terminating the job")
 				return false
 			}
-		case <-time.After(min(b.next(), left)):
+		case <-time.After(min(b.Next(), left)):
 		}
 	}
 }
@@ -354,7 +355,7 @@ func markClosed() {
 // underWine reports whether contain runs under Wine, whose ntdll exports
 // wine_get_version.
 func underWine() bool {
-	wine.once.Do(func() { wine.is = ntdll.NewProc("wine_get_version").Find() == nil })
+	wine.once.Do(func() { wine.is = windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil })
 	return wine.is
 }
 

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/signals"
 	"golang.org/x/sys/unix"
 )
@@ -151,7 +152,7 @@ func forkShim() (*shim, error) {
 		sr.Close()
 		return nil, err
 	}
-	return &shim{pid: pid, start: startOf(pid), orders: ow, status: sr, lines: bufio.NewReader(sr), done: make(chan struct{})}, nil
+	return &shim{pid: pid, start: proc.StartOf(pid), orders: ow, status: sr, lines: bufio.NewReader(sr), done: make(chan struct{})}, nil
 }
 
 // startShim has the shim (the early one, or one started now) start
@@ -236,7 +237,7 @@ func (r *runner) shimGone(ws unix.WaitStatus) {
 		return
 	}
 	r.log("the shim %d ended (%s) before COMMAND did", r.shim.pid, describeStatus(ws))
-	if ppid, err := parentOf(r.pid); err == nil && ppid == r.self {
+	if ppid, err := proc.ParentOf(r.pid); err == nil && ppid == r.self {
 		return
 	}
 	r.log("COMMAND %d is no child of contain: its status is lost", r.pid)
@@ -378,7 +379,7 @@ func (s *shimRun) start() error {
 		if err != nil {
 			return err
 		}
-		s.cmd, s.since = pid, startOf(pid)
+		s.cmd, s.since = pid, proc.StartOf(pid)
 		s.cmdfd, err = unix.PidfdOpen(pid, 0)
 		if err != nil {
 			s.cmdfd = -1

@@ -24,7 +24,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/contain-cli/contain/platform"
+	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/report"
 )
 
@@ -151,7 +151,7 @@ func TestDarwinCrash(t *testing.T) {
 	guard, _ := strconv.Atoi(m[1])
 	time.Sleep(700 * time.Millisecond) // the cleared escapee's parent has exited, a scan has seen it
 	began := time.Now()
-	if _, err := platform.ListTagged(); err != nil {
+	if _, err := proc.ListTagged(); err != nil {
 		t.Fatal(err)
 	}
 	scan := time.Since(began)

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/platform"
 )
 
@@ -46,7 +47,7 @@ func TestStartStatus(t *testing.T) {
 		{&platform.StartError{Name: "x", Err: &os.PathError{Op: "fork/exec", Path: "x", Err: syscall.EACCES}}, 126},
 		{&platform.StartError{Name: "x", Err: syscall.ENOEXEC}, 126},
 		{fmt.Errorf("cgroup: %w", syscall.ENOENT), 125},
-		{fmt.Errorf("contain run: %w", platform.ErrUnsupported), 125},
+		{fmt.Errorf("contain run: %w", proc.ErrUnsupported), 125},
 		{errors.New("anything else"), 125},
 	}
 	for _, c := range cases {

@@ -7,11 +7,14 @@
 package testtool
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // Required reports whether a missing program fails the test instead of
@@ -65,4 +68,40 @@ func Missing(t testing.TB, why string) {
 		return
 	}
 	t.Skip(why)
+}
+
+// sleeperArg marks the run of a test binary that is the sleeper.
+const sleeperArg = "contain-sleeper"
+
+// Sleeper is argv that runs this test binary asleep for 30 s, for the tests
+// that find or reap it by its tag: the package's TestSleeper must call
+// Sleep. Not /bin/sleep: macOS hides the environment of Apple's binaries
+// from other processes.
+func Sleeper() []string {
+	return []string{os.Args[0], "-test.run=^TestSleeper$", "-test.count=1", sleeperArg}
+}
+
+// Sleep is the body of a package's TestSleeper: it sleeps when this run is
+// the sleeper, and skips the test otherwise.
+func Sleep(t *testing.T) {
+	if flag.Arg(0) != sleeperArg {
+		t.Skip("only the sleeper of the tests that find or reap it")
+	}
+	time.Sleep(30 * time.Second)
+	os.Exit(0)
+}
+
+// StartSleeper starts the Sleeper with attr and env added, and ends it when
+// the test does.
+func StartSleeper(t *testing.T, attr *syscall.SysProcAttr, env ...string) *exec.Cmd {
+	t.Helper()
+	argv := Sleeper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = attr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd
 }

@@ -1,4 +1,4 @@
-package platform
+package proc
 
 import (
 	"errors"
@@ -14,7 +14,7 @@ import (
 // ListTagged reads the environment of every visible process and returns
 // those that carry RUNNING_PROCESS_ORIGINATOR.
 func ListTagged() (Listing, error) {
-	return listTagged(proc)
+	return listTagged(FS)
 }
 
 func listTagged(fs procfs.FS) (Listing, error) {
@@ -22,19 +22,19 @@ func listTagged(fs procfs.FS) (Listing, error) {
 	if err != nil {
 		return Listing{}, err
 	}
-	boot, err := bootTime(fs)
+	boot, err := BootTime(fs)
 	if err != nil {
 		return Listing{}, err
 	}
 	l := Listing{Unreadable: sc.Unreadable, Procs: make([]session.Process, 0, len(sc.Procs))}
 	for _, p := range sc.Procs {
-		l.Procs = append(l.Procs, processOf(p, boot))
+		l.Procs = append(l.Procs, ProcessOf(p, boot))
 	}
 	return l, nil
 }
 
 // processOf is what ps shows of a process read from /proc.
-func processOf(p procfs.Tagged, boot time.Time) session.Process {
+func ProcessOf(p procfs.Tagged, boot time.Time) session.Process {
 	return session.Process{
 		PID: p.PID, PPID: p.PPID, Start: p.Start, Started: procfs.StartTime(boot, p.Start),
 		UID: p.UID, User: userName(p.UID), Argv: p.Argv, Comm: p.Comm, Value: p.Value, Daemon: p.Daemon,
@@ -47,8 +47,8 @@ var boot struct {
 	err  error
 }
 
-func bootTime(fs procfs.FS) (time.Time, error) {
-	if fs != proc {
+func BootTime(fs procfs.FS) (time.Time, error) {
+	if fs != FS {
 		return fs.BootTime()
 	}
 	boot.once.Do(func() { boot.t, boot.err = fs.BootTime() })
@@ -58,7 +58,7 @@ func bootTime(fs procfs.FS) (time.Time, error) {
 // LookupOriginator tells what process PID names now: whether it exists, is
 // a zombie, and when it started.
 func LookupOriginator(pid int) (session.Originator, error) {
-	st, err := readStat(pid, make([]byte, 0, 512))
+	st, err := ReadStat(pid, make([]byte, 0, 512))
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return session.Originator{}, nil
@@ -74,7 +74,7 @@ func Ancestors() map[int]bool {
 	buf := make([]byte, 0, 512)
 	for pid := os.Getppid(); pid > 0 && !out[pid]; {
 		out[pid] = true
-		st, err := readStat(pid, buf)
+		st, err := ReadStat(pid, buf)
 		if err != nil {
 			break
 		}

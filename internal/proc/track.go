@@ -1,6 +1,4 @@
-//go:build linux || darwin || windows
-
-package platform
+package proc
 
 import (
 	"runtime"
@@ -10,7 +8,7 @@ import (
 // procEntry is one process as a scan of the whole system sees it: the
 // primitive that the tracker asks of each OS (/proc on Linux,
 // kern.proc.all on macOS).
-type procEntry struct {
+type Entry struct {
 	PID, PPID, Pgrp int
 	Sid             int    // 0: not in the scan (macOS); the tracker asks sidOf when it matters
 	Start           uint64 // in the OS's unit; with PID, the process's identity
@@ -62,48 +60,48 @@ type procEntry struct {
 // no tag (cleared, or hidden by macOS). Scans come often while COMMAND
 // runs (trackEvery, and on macOS at every fork), and the closing of the
 // group stops nothing before it has scanned again.
-type tracker struct {
+type Tracker struct {
 	self int          // contain: never a member
-	skip map[int]bool // the crash guard, and the like
+	Skip map[int]bool // the crash guard, and the like
 	// adopters are the processes whose children are members though they
 	// are none themselves: contain (self), which adopts orphans as
 	// subreaper, and the shim between contain and COMMAND (PID → start;
 	// 0: not checked).
 	adopters map[int]uint64
-	since    uint64            // COMMAND's start: nothing older is a member
+	Since    uint64            // COMMAND's start: nothing older is a member
 	ordered  bool              // start times never go back (Linux: ticks since boot)
 	value    string            // the session's tag value ("": no tag sweep)
-	tagOf    func(int) tagRead // the tag of a process
-	sidOf    func(int) (int, error)
+	TagOf    func(int) TagRead // the tag of a process
+	SidOf    func(int) (int, error)
 
 	members  map[int]uint64 // PID → start time
 	groups   map[int]uint64 // process groups led by a member, or that were: ID → the leader's start
 	sessions map[int]uint64 // sessions, the same way
-	tags     map[identity]bool
-	sids     map[identity]sidRead
+	tags     map[ID]bool
+	sids     map[ID]sidRead
 	why      map[int]string // how each member was found, for the report
 	// Where start times are not ordered: whether a scan was taken, and
 	// the processes the first one showed started before COMMAND.
 	scanned bool
-	before  map[identity]bool
+	before  map[ID]bool
 }
 
 // tag is what a process's environment says of the session.
-type tagRead int
+type TagRead int
 
 const (
-	tagUnknown tagRead = iota // hidden, unreadable, or gone
-	tagOther                  // no tag, or another session's
-	tagOurs
+	TagUnknown TagRead = iota // hidden, unreadable, or gone
+	TagOther                  // no tag, or another session's
+	TagOurs
 )
 
 // newTracker starts tracking from COMMAND (PID pid, started at since),
 // which leads its own process group.
-func newTracker(self, pid int, since uint64, value string) *tracker {
-	t := &tracker{self: self, skip: map[int]bool{}, adopters: map[int]uint64{self: 0}, since: since,
+func NewTracker(self, pid int, since uint64, value string) *Tracker {
+	t := &Tracker{self: self, Skip: map[int]bool{}, adopters: map[int]uint64{self: 0}, Since: since,
 		ordered: runtime.GOOS == "linux", value: value,
 		members: map[int]uint64{}, groups: map[int]uint64{}, sessions: map[int]uint64{},
-		tags: map[identity]bool{}, sids: map[identity]sidRead{}, why: map[int]string{}, before: map[identity]bool{}}
+		tags: map[ID]bool{}, sids: map[ID]sidRead{}, why: map[int]string{}, before: map[ID]bool{}}
 	if pid > 0 {
 		t.members[pid] = since
 		t.groups[pid] = since
@@ -115,20 +113,20 @@ func newTracker(self, pid int, since uint64, value string) *tracker {
 // adopt makes the children of process pid (started at start) members,
 // and never pid itself: the shim, a subreaper between contain and
 // COMMAND that holds every orphan of the session.
-func (t *tracker) adopt(pid int, start uint64) {
+func (t *Tracker) Adopt(pid int, start uint64) {
 	if pid > 1 {
 		t.adopters[pid] = start
-		t.skip[pid] = true
+		t.Skip[pid] = true
 	}
 }
 
 // remember adds a process known to be a member (the guard learns them
 // from contain).
-func (t *tracker) remember(pid int, start uint64) { t.rememberAs(pid, start, "tracked") }
+func (t *Tracker) Remember(pid int, start uint64) { t.RememberAs(pid, start, "tracked") }
 
 // rememberAs adds a process known to be a member, and how it was found.
-func (t *tracker) rememberAs(pid int, start uint64, why string) {
-	if pid > 1 && pid != t.self && !t.skip[pid] {
+func (t *Tracker) RememberAs(pid int, start uint64, why string) {
+	if pid > 1 && pid != t.self && !t.Skip[pid] {
 		t.members[pid] = start
 		t.why[pid] = why
 	}
@@ -137,23 +135,23 @@ func (t *tracker) rememberAs(pid int, start uint64, why string) {
 // update takes a new scan and returns the live members (zombies left out),
 // oldest first, and those among them that this scan found for the first
 // time.
-func (t *tracker) update(procs []procEntry) (live, added []procEntry) {
-	byPID := make(map[int]*procEntry, len(procs))
-	order := make([]*procEntry, 0, len(procs))
+func (t *Tracker) Update(procs []Entry) (live, added []Entry) {
+	byPID := make(map[int]*Entry, len(procs))
+	order := make([]*Entry, 0, len(procs))
 	first := !t.scanned
 	t.scanned = true
 	for i := range procs {
 		p := &procs[i]
 		byPID[p.PID] = p
-		if p.PID <= 1 || p.PID == t.self || t.skip[p.PID] {
+		if p.PID <= 1 || p.PID == t.self || t.Skip[p.PID] {
 			continue
 		}
-		if p.Start < t.since {
+		if p.Start < t.Since {
 			if t.ordered {
 				continue // started before COMMAND
 			}
 			if _, member := t.members[p.PID]; first && !member {
-				t.before[identity{p.PID, p.Start}] = true
+				t.before[ID{p.PID, p.Start}] = true
 			}
 		}
 		order = append(order, p)
@@ -243,13 +241,13 @@ func (t *tracker) update(procs []procEntry) (live, added []procEntry) {
 
 // belongs decides whether p, not yet a member, is one: how it was found,
 // or "".
-func (t *tracker) belongs(p *procEntry) string {
+func (t *Tracker) belongs(p *Entry) string {
 	// The parent is the member remembered: update has dropped every member
 	// whose PID this scan shows with another start time, or not at all.
 	if start, ok := t.members[p.PPID]; ok && (!t.ordered || start <= p.Start) {
 		return "descendant"
 	}
-	before := t.before[identity{p.PID, p.Start}]
+	before := t.before[ID{p.PID, p.Start}]
 	if _, ok := t.adopters[p.PPID]; ok && !before {
 		return "descendant" // COMMAND, or an orphan that contain or the shim adopted
 	}
@@ -271,10 +269,10 @@ func (t *tracker) belongs(p *procEntry) string {
 }
 
 // foundBy is how member pid was found.
-func (t *tracker) foundBy(pid int) string { return t.why[pid] }
+func (t *Tracker) FoundBy(pid int) string { return t.why[pid] }
 
 // leads records the group and session that member p leads.
-func (t *tracker) leads(p *procEntry) {
+func (t *Tracker) leads(p *Entry) {
 	if p.Pgrp == p.PID {
 		t.groups[p.PID] = p.Start
 		// setsid makes a process lead both; only then can it lead a
@@ -286,17 +284,17 @@ func (t *tracker) leads(p *procEntry) {
 }
 
 // sid is p's session, from the scan or asked once per process.
-func (t *tracker) sid(p *procEntry) int {
-	if p.Sid != 0 || t.sidOf == nil {
+func (t *Tracker) sid(p *Entry) int {
+	if p.Sid != 0 || t.SidOf == nil {
 		return p.Sid
 	}
 	// Only setsid changes a process's session, and it changes the
 	// process group too: an answer holds while the group is the same.
-	id := identity{p.PID, p.Start}
+	id := ID{p.PID, p.Start}
 	if s, ok := t.sids[id]; ok && s.pgrp == p.Pgrp {
 		return s.sid
 	}
-	s, err := t.sidOf(p.PID)
+	s, err := t.SidOf(p.PID)
 	if err != nil {
 		return 0
 	}
@@ -311,30 +309,30 @@ type sidRead struct{ sid, pgrp int }
 // tagged reports whether p carries the session's tag. Each process is
 // read once: only an exec changes an environment, and whatever a member
 // execs stays a member.
-func (t *tracker) tagged(p *procEntry) bool {
-	if t.value == "" || t.tagOf == nil {
+func (t *Tracker) tagged(p *Entry) bool {
+	if t.value == "" || t.TagOf == nil {
 		return false
 	}
-	id := identity{p.PID, p.Start}
+	id := ID{p.PID, p.Start}
 	if ours, ok := t.tags[id]; ok {
 		return ours
 	}
 	// Unknown (hidden, denied, gone) stays unknown: a process of another
 	// user is not read again at every scan.
-	ours := t.tagOf(p.PID) == tagOurs
+	ours := t.TagOf(p.PID) == TagOurs
 	t.tags[id] = ours
 	return ours
 }
 
 // forget drops the cached reads of processes no longer seen, so that a
 // long run does not grow without bound.
-func (t *tracker) forget(procs []procEntry) {
+func (t *Tracker) forget(procs []Entry) {
 	if len(t.tags)+len(t.sids)+len(t.before) < 4*len(procs)+1024 {
 		return
 	}
-	seen := make(map[identity]bool, len(procs))
+	seen := make(map[ID]bool, len(procs))
 	for _, p := range procs {
-		seen[identity{p.PID, p.Start}] = true
+		seen[ID{p.PID, p.Start}] = true
 	}
 	for id := range t.before {
 		if !seen[id] {

@@ -1,4 +1,4 @@
-package platform
+package proc
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/windows"
 
-	"github.com/contain-cli/contain/platform/peb"
+	"github.com/contain-cli/contain/internal/proc/peb"
 )
 
 // errWOW64 marks a 32-bit process: its own (32-bit) process parameters are
@@ -22,7 +22,7 @@ var errNoPEB = errors.New("no process environment block")
 
 // processParameters finds the address of another process's
 // RTL_USER_PROCESS_PARAMETERS through its PEB.
-func processParameters(h windows.Handle) (uintptr, error) {
+func ProcessParameters(h windows.Handle) (uintptr, error) {
 	var wow uintptr
 	if err := windows.NtQueryInformationProcess(h, windows.ProcessWow64Information, unsafe.Pointer(&wow), uint32(unsafe.Sizeof(wow)), nil); err == nil && wow != 0 {
 		return 0, errWOW64
@@ -59,7 +59,7 @@ func readMemory(h windows.Handle, addr uintptr, dst unsafe.Pointer, n uintptr) e
 
 // creationTime reads a process's creation time (FILETIME: 100 ns since
 // 1601) and whether it has exited.
-func creationTime(h windows.Handle) (start uint64, exited bool, err error) {
+func CreationTime(h windows.Handle) (start uint64, exited bool, err error) {
 	var c, e, k, u windows.Filetime
 	if err := windows.GetProcessTimes(h, &c, &e, &k, &u); err != nil {
 		return 0, false, fmt.Errorf("GetProcessTimes: %w", err)
@@ -69,19 +69,19 @@ func creationTime(h windows.Handle) (start uint64, exited bool, err error) {
 }
 
 // filetimeToTime converts a FILETIME value to wall-clock time.
-func filetimeToTime(ft uint64) time.Time {
+func FiletimeToTime(ft uint64) time.Time {
 	f := windows.Filetime{LowDateTime: uint32(ft), HighDateTime: uint32(ft >> 32)}
 	return time.Unix(0, f.Nanoseconds())
 }
 
 // processGroup reads the console process group a process belongs to.
-func processGroup(pid int) (uint32, error) {
+func ProcessGroup(pid int) (uint32, error) {
 	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION|windows.PROCESS_VM_READ, false, uint32(pid))
 	if err != nil {
 		return 0, err
 	}
 	defer windows.CloseHandle(h)
-	params, err := processParameters(h)
+	params, err := ProcessParameters(h)
 	if err != nil {
 		return 0, err
 	}
@@ -96,8 +96,8 @@ func processGroup(pid int) (uint32, error) {
 // meanwhile (SetEnvironmentVariable allocates a new one and swaps the
 // pointer): a read counts only if the pointer and size are the same after
 // it as before.
-func readEnvironment(h windows.Handle) (env []string, cmdline string, err error) {
-	params, err := processParameters(h)
+func ReadEnvironment(h windows.Handle) (env []string, cmdline string, err error) {
+	params, err := ProcessParameters(h)
 	if err != nil {
 		return nil, "", err
 	}
@@ -206,3 +206,33 @@ func currentUser() (owner, bool) {
 	})
 	return self.owner, self.elevated
 }
+
+// Calls x/sys does not wrap.
+var (
+	ntdll                = windows.NewLazySystemDLL("ntdll.dll")
+	procNtResumeProcess  = ntdll.NewProc("NtResumeProcess")
+	procNtSuspendProcess = ntdll.NewProc("NtSuspendProcess")
+)
+
+// ntCall calls an ntdll function that takes one handle and returns an
+// NTSTATUS.
+func ntCall(p *windows.LazyProc, h windows.Handle) error {
+	if err := p.Find(); err != nil {
+		return err
+	}
+	r, _, _ := p.Call(uintptr(h))
+	if r != 0 {
+		return windows.NTStatus(r)
+	}
+	return nil
+}
+
+// Resume resumes every thread of the process h (NtResumeProcess).
+func Resume(h windows.Handle) error { return ntCall(procNtResumeProcess, h) }
+
+// TerminateCode is the exit code of the processes contain terminates, as
+// taskkill /F gives them.
+const TerminateCode = 1
+
+// Stopped is false: a suspended process shows no state that contain reads.
+func Stopped(int) bool { return false }

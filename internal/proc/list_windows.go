@@ -1,4 +1,4 @@
-package platform
+package proc
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/sys/windows"
 
-	"github.com/contain-cli/contain/platform/peb"
+	"github.com/contain-cli/contain/internal/proc/peb"
 	"github.com/contain-cli/contain/session"
 	"github.com/contain-cli/contain/tag"
 )
@@ -41,7 +41,7 @@ func snapshot() ([]entry, error) {
 func systemProcess(pid int) bool { return pid == 0 || pid == 4 }
 
 // readAccess is what reading a process's identity and tag needs.
-const readAccess = windows.PROCESS_QUERY_LIMITED_INFORMATION | windows.PROCESS_VM_READ | windows.SYNCHRONIZE
+const ReadAccess = windows.PROCESS_QUERY_LIMITED_INFORMATION | windows.PROCESS_VM_READ | windows.SYNCHRONIZE
 
 // ListTagged reads the environment of every process this user may open
 // (its PEB, through ReadProcessMemory) and returns those that carry
@@ -61,7 +61,7 @@ func ListTagged() (Listing, error) {
 		switch {
 		case err == nil:
 			l.Procs = append(l.Procs, p)
-		case errors.Is(err, errUntagged), errors.Is(err, errNoPEB), errors.Is(err, errGone):
+		case errors.Is(err, errUntagged), errors.Is(err, errNoPEB), errors.Is(err, ErrGone):
 		default:
 			l.Unreadable[unreadableReason(err)]++
 		}
@@ -87,10 +87,10 @@ var errUntagged = errors.New("not tagged")
 
 // describeProcess opens e and reads what ps shows of it, or errUntagged.
 func describeProcess(e entry) (session.Process, error) {
-	h, err := windows.OpenProcess(readAccess, false, uint32(e.pid))
+	h, err := windows.OpenProcess(ReadAccess, false, uint32(e.pid))
 	if err != nil {
 		if errors.Is(err, windows.ERROR_INVALID_PARAMETER) {
-			return session.Process{}, errGone
+			return session.Process{}, ErrGone
 		}
 		return session.Process{}, err
 	}
@@ -100,14 +100,14 @@ func describeProcess(e entry) (session.Process, error) {
 
 // readProcess reads, through h, the identity and tag of process e.
 func readProcess(h windows.Handle, e entry) (session.Process, error) {
-	start, exited, err := creationTime(h)
+	start, exited, err := CreationTime(h)
 	if err != nil {
 		return session.Process{}, err
 	}
 	if exited {
-		return session.Process{}, errGone
+		return session.Process{}, ErrGone
 	}
-	env, cmdline, err := readEnvironment(h)
+	env, cmdline, err := ReadEnvironment(h)
 	if err != nil {
 		return session.Process{}, err
 	}
@@ -115,7 +115,7 @@ func readProcess(h windows.Handle, e entry) (session.Process, error) {
 	if !tagged {
 		return session.Process{}, errUntagged
 	}
-	p := session.Process{PID: e.pid, PPID: e.ppid, Start: start, Started: filetimeToTime(start), UID: -1, Comm: e.exe, Value: value}
+	p := session.Process{PID: e.pid, PPID: e.ppid, Start: start, Started: FiletimeToTime(start), UID: -1, Comm: e.exe, Value: value}
 	d, _ := tag.Lookup(env, tag.DaemonVar)
 	p.Daemon = d == "1"
 	if cmdline != "" {
@@ -141,7 +141,7 @@ func LookupOriginator(pid int) (session.Originator, error) {
 		return session.Originator{}, err
 	}
 	defer windows.CloseHandle(h)
-	start, exited, err := creationTime(h)
+	start, exited, err := CreationTime(h)
 	if err != nil {
 		return session.Originator{}, err
 	}
@@ -162,13 +162,13 @@ func Ancestors() map[int]bool {
 		parent[e.pid] = e.ppid
 	}
 	child := os.Getpid()
-	childStart, ok := startOf(child)
+	childStart, ok := StartOf(child)
 	for ok {
 		pid, known := parent[child]
 		if !known || pid == 0 || out[pid] {
 			break
 		}
-		start, ok2 := startOf(pid)
+		start, ok2 := StartOf(pid)
 		if !ok2 || start > childStart {
 			break
 		}
@@ -179,7 +179,7 @@ func Ancestors() map[int]bool {
 }
 
 // startOf reads a process's creation time.
-func startOf(pid int) (uint64, bool) {
+func StartOf(pid int) (uint64, bool) {
 	o, err := LookupOriginator(pid)
 	return o.Start, err == nil && o.Exists
 }

@@ -1,4 +1,4 @@
-package platform
+package proc
 
 // These tests run only on macOS (the CI workflow's runners): each checks
 // one kernel behaviour that list_darwin.go and reap_darwin.go rely on and
@@ -17,23 +17,19 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/contain-cli/contain/internal/testtool"
 	"github.com/contain-cli/contain/session"
+	"golang.org/x/sys/unix"
 )
 
-// startSleeper starts the sleeper with env added, and ends it when the test
-// does.
+// sleeper runs long, for the tests that find it (testtool.Sleeper).
+var sleeper = testtool.Sleeper()
+
+// TestSleeper is the sleeper when run as it.
+func TestSleeper(t *testing.T) { testtool.Sleep(t) }
+
 func startSleeper(t *testing.T, attr *syscall.SysProcAttr, env ...string) *exec.Cmd {
-	t.Helper()
-	cmd := exec.Command(sleeper[0], sleeper[1:]...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = attr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return cmd
+	return testtool.StartSleeper(t, attr, env...)
 }
 
 // TestDarwinListTagged: kern.proc.all and kern.procargs2 give a tagged
@@ -43,7 +39,19 @@ func TestDarwinListTagged(t *testing.T) {
 	value := "DARWINPS:" + strconv.Itoa(os.Getpid())
 	before := time.Now()
 	cmd := startSleeper(t, nil, "RUNNING_PROCESS_ORIGINATOR="+value, "RUNNING_PROCESS_IS_DAEMON=1")
-	p := listed(t, cmd.Process.Pid, value)
+	var p session.Process
+	for i := 0; i < 200 && p.PID == 0; i++ { // until it has exec'd
+		l, err := ListTagged()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range l.Procs {
+			if q.PID == cmd.Process.Pid && q.Value == value {
+				p = q
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if !reflect.DeepEqual(p.Argv, sleeper) {
 		t.Errorf("argv %q, want %q", p.Argv, sleeper)
 	}
@@ -65,7 +73,7 @@ func TestDarwinLookup(t *testing.T) {
 	if err != nil || !o.Exists || o.Zombie || o.Start == 0 || o.Start > uint64(time.Now().UnixMicro()) {
 		t.Errorf("self: %+v %v", o, err)
 	}
-	_, rawErr := darwin.one(99999)
+	_, rawErr := Darwin.one(99999)
 	t.Logf("kern.proc.pid of a missing PID: %v (expected EIO)", rawErr)
 	if !errors.Is(rawErr, unix.EIO) {
 		t.Errorf("kern.proc.pid of a missing PID: %v, not EIO", rawErr)
@@ -101,14 +109,14 @@ func TestDarwinZombie(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	procs, err := darwin.all()
+	procs, err := Darwin.All()
 	if err != nil {
 		t.Fatal(err)
 	}
 	found := false
 	for _, p := range procs {
 		if p.PID == pid {
-			found = p.zombie()
+			found = p.Zombie()
 		}
 	}
 	if !found {
@@ -125,9 +133,9 @@ func TestDarwinStopped(t *testing.T) {
 	cmd := startSleeper(t, nil)
 	pid := cmd.Process.Pid
 	unix.Kill(pid, unix.SIGSTOP)
-	for i := 0; !stopped(pid); i++ {
+	for i := 0; !Stopped(pid); i++ {
 		if i == 200 {
-			p, _, err := darwin.lookup(pid)
+			p, _, err := Darwin.Lookup(pid)
 			t.Fatalf("p_stat %d after SIGSTOP (%v)", p.Stat, err)
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -139,7 +147,7 @@ func TestDarwinStopped(t *testing.T) {
 // with EINVAL unless contain is root; Apple's /bin/sleep of the same user
 // may have its environment hidden. Either way it is counted, not guessed.
 func TestDarwinRefusedAndHidden(t *testing.T) {
-	_, err := darwin.args(1)
+	_, err := Darwin.Args(1)
 	t.Logf("kern.procargs2 of launchd as uid %d: %v", os.Geteuid(), err)
 	if os.Geteuid() != 0 && !errors.Is(err, unix.EINVAL) {
 		t.Errorf("kern.procargs2 of launchd: %v, want EINVAL", err)
@@ -172,43 +180,6 @@ func TestDarwinRefusedAndHidden(t *testing.T) {
 	t.Logf("/bin/sleep's environment is hidden, as DESIGN.md says")
 	if l.Unreadable[reasonHidden] == 0 {
 		t.Error("/bin/sleep is neither listed nor counted as hidden")
-	}
-}
-
-// TestDarwinReapProcessGroup: a process group's members are reaped without
-// a tag (the crash guard's plan), found by the tracker.
-func TestDarwinReapProcessGroup(t *testing.T) {
-	cmd := startSleeper(t, &syscall.SysProcAttr{Setpgid: true})
-	pid := cmd.Process.Pid
-	o, err := LookupOriginator(pid)
-	if err != nil || !o.Exists {
-		t.Fatal(o, err)
-	}
-	r := Reap(ReapPlan{Track: newTracker(os.Getpid(), pid, o.Start, ""), Signal: unix.SIGTERM, Grace: time.Second})
-	if len(r.Processes) != 1 || r.Processes[0].PID != pid || r.Processes[0].Alive {
-		t.Errorf("%+v", r.Processes)
-	}
-	for i := 0; !darwin.ended(pid, o.Start); i++ {
-		if i == 300 {
-			t.Fatal("the group's process still runs")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// TestDarwinReapLeavesRecycled: a choice whose start time differs by one
-// microsecond is another process: left alone, not signalled.
-func TestDarwinReapLeavesRecycled(t *testing.T) {
-	value := "DARWINREAP:" + strconv.Itoa(os.Getpid())
-	cmd := startSleeper(t, nil, "RUNNING_PROCESS_ORIGINATOR="+value)
-	p := listed(t, cmd.Process.Pid, value)
-	p.Start++
-	r := Reap(ReapPlan{Targets: []session.Choice{{Process: p, Session: value}}, Signal: unix.SIGTERM, Grace: time.Second})
-	if len(r.Processes) != 1 || r.Processes[0].Alive {
-		t.Errorf("%+v", r.Processes)
-	}
-	if err := unix.Kill(cmd.Process.Pid, 0); err != nil || stopped(cmd.Process.Pid) {
-		t.Errorf("the process was touched: %v, stopped %v", err, stopped(cmd.Process.Pid))
 	}
 }
 
@@ -254,12 +225,12 @@ func TestDarwinProcArgs2(t *testing.T) {
 	}
 	_, err = unix.SysctlRaw("kern.procargs2", pid)
 	t.Logf("SysctlRaw: %v", err)
-	p, found, err := darwin.lookup(pid)
+	p, found, err := Darwin.Lookup(pid)
 	if err != nil || !found {
 		t.Fatal(found, err)
 	}
 	began := time.Now()
-	if a, reason := darwin.readArgs(p); a != nil || reason != reasonTooLarge {
+	if a, reason := Darwin.ReadArgs(p); a != nil || reason != reasonTooLarge {
 		t.Errorf("readArgs = %v, %q; want %q", a, reason, reasonTooLarge)
 	}
 	if d := time.Since(began); d > 15*time.Millisecond {

@@ -1,6 +1,4 @@
-//go:build linux || darwin || windows
-
-package platform
+package proc
 
 // What `contain ps` and `contain reap` do on macOS, over plain values: the
 // darwin files (list_darwin.go, reap_darwin.go) only fill macSys with the
@@ -14,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/contain-cli/contain/platform/procargs"
+	"github.com/contain-cli/contain/internal/proc/procargs"
 	"github.com/contain-cli/contain/session"
 	"github.com/contain-cli/contain/tag"
 )
@@ -27,7 +25,7 @@ const (
 )
 
 // macProc is what one kinfo_proc record says of a process.
-type macProc struct {
+type MacProc struct {
 	PID, PPID, PGID int
 	Start           uint64 // P_starttime, microseconds since the epoch: with PID, its identity
 	Stat            int8   // P_stat
@@ -36,8 +34,8 @@ type macProc struct {
 	Comm            string // P_comm (at most 16 bytes)
 }
 
-func (p macProc) zombie() bool  { return p.Stat == macSZOMB }
-func (p macProc) stopped() bool { return p.Stat == macSSTOP }
+func (p MacProc) Zombie() bool  { return p.Stat == macSZOMB }
+func (p MacProc) Stopped() bool { return p.Stat == macSSTOP }
 
 // macMicros turns a P_starttime Timeval into microseconds since the epoch.
 func macMicros(sec int64, usec int32) uint64 {
@@ -59,13 +57,13 @@ func macComm(b []byte) string {
 
 // macSys is what ps and reap ask of macOS. The darwin files fill it with
 // system calls; tests fill it with fakes.
-type macSys struct {
-	all    func() ([]macProc, error)               // sysctl kern.proc.all (zombies included)
-	one    func(pid int) (macProc, error)          // sysctl kern.proc.pid.PID
-	args   func(pid int) ([]byte, error)           // sysctl kern.procargs2.PID
+type MacSys struct {
+	All    func() ([]MacProc, error)               // sysctl kern.proc.all (zombies included)
+	one    func(pid int) (MacProc, error)          // sysctl kern.proc.pid.PID
+	Args   func(pid int) ([]byte, error)           // sysctl kern.procargs2.PID
 	exists func(pid int) error                     // kill(pid, 0)
 	kill   func(pid int, sig syscall.Signal) error // kill(pid, sig)
-	user   func(uid int) string                    // a user's name, or its number
+	User   func(uid int) string                    // a user's name, or its number
 	euid   int                                     // contain's effective user
 	root   bool                                    // contain may read and signal every process
 	sleep  func(time.Duration)                     // time.Sleep; tests make it instant
@@ -77,7 +75,7 @@ type macSys struct {
 // ESRCH; since both could also mean that the record could not be read,
 // kill(pid, 0) decides: only ESRCH from it says the PID is free. Anything
 // else is an error, and the caller assumes nothing.
-func (m *macSys) lookup(pid int) (p macProc, found bool, err error) {
+func (m *MacSys) Lookup(pid int) (p MacProc, found bool, err error) {
 	p, err = m.one(pid)
 	switch {
 	case err == nil && p.PID == pid:
@@ -85,12 +83,12 @@ func (m *macSys) lookup(pid int) (p macProc, found bool, err error) {
 	case err == nil:
 		err = fmt.Errorf("kern.proc.pid.%d returned PID %d", pid, p.PID)
 	case !errors.Is(err, syscall.EIO) && !errors.Is(err, syscall.ESRCH):
-		return macProc{}, false, err
+		return MacProc{}, false, err
 	}
 	if xerr := m.exists(pid); errors.Is(xerr, syscall.ESRCH) {
-		return macProc{}, false, nil
+		return MacProc{}, false, nil
 	}
-	return macProc{}, false, fmt.Errorf("PID %d exists but cannot be read: %w", pid, err)
+	return MacProc{}, false, fmt.Errorf("PID %d exists but cannot be read: %w", pid, err)
 }
 
 // Reasons ps counts a process it could not read under.
@@ -152,10 +150,10 @@ func readProcArgs2(buf []byte, read func([]byte) (int, error), size func() (int,
 // same bytes (a process does not exec twice in a row unnoticed; and a
 // right buffer can fail the name check, see Plausible). The error is
 // kern.procargs2's, errArgsTooLarge, or *garbled.
-func (m *macSys) decodeArgs(pid int, comm string) (procargs.Args, error) {
+func (m *MacSys) decodeArgs(pid int, comm string) (procargs.Args, error) {
 	var last []byte
 	for try := 0; ; try++ {
-		raw, err := m.args(pid)
+		raw, err := m.Args(pid)
 		if err != nil {
 			return procargs.Args{}, err
 		}
@@ -178,17 +176,17 @@ func (m *macSys) decodeArgs(pid int, comm string) (procargs.Args, error) {
 // and returns those that carry RUNNING_PROCESS_ORIGINATOR. A zombie (no
 // environment left) and a process that ends while it is read are left
 // out; one whose environment is hidden or refused is counted by reason.
-func (m *macSys) listTagged() (Listing, error) {
-	procs, err := m.all()
+func (m *MacSys) listTagged() (Listing, error) {
+	procs, err := m.All()
 	if err != nil {
 		return Listing{}, fmt.Errorf("sysctl kern.proc.all: %w", err)
 	}
 	l := Listing{Unreadable: map[string]int{}}
 	for _, p := range procs {
-		if p.PID <= 0 || p.zombie() {
+		if p.PID <= 0 || p.Zombie() {
 			continue // kernel_task has no environment; a zombie none left
 		}
-		a, reason := m.readArgs(p)
+		a, reason := m.ReadArgs(p)
 		if reason != "" {
 			l.Unreadable[reason]++
 			continue
@@ -196,7 +194,7 @@ func (m *macSys) listTagged() (Listing, error) {
 		if a == nil {
 			continue // gone meanwhile
 		}
-		if q, ok := macProcess(p, *a, m.user); ok {
+		if q, ok := macProcess(p, *a, m.User); ok {
 			l.Procs = append(l.Procs, q)
 		}
 	}
@@ -206,7 +204,7 @@ func (m *macSys) listTagged() (Listing, error) {
 // readArgs reads p's arguments and environment: nil and no reason when p
 // is gone, or why they cannot be read (decodeArgs reads again what may
 // have changed while it was read).
-func (m *macSys) readArgs(p macProc) (*procargs.Args, string) {
+func (m *MacSys) ReadArgs(p MacProc) (*procargs.Args, string) {
 	a, err := m.decodeArgs(p.PID, p.Comm)
 	var g *garbled
 	switch {
@@ -218,7 +216,7 @@ func (m *macSys) readArgs(p macProc) (*procargs.Args, string) {
 		// Known at once, without the wait for an exit below.
 		return nil, reasonTooLarge
 	case errors.As(err, &g):
-		if m.ended(p.PID, p.Start) {
+		if m.Ended(p.PID, p.Start) {
 			return nil, ""
 		}
 		return nil, reasonGarbled
@@ -226,7 +224,7 @@ func (m *macSys) readArgs(p macProc) (*procargs.Args, string) {
 	reason := m.refusal(p, err)
 	// A process contain may read is refused mostly while it exits: give
 	// it a moment to end before counting it.
-	if reason != reasonDenied && m.exits(p.PID, p.Start) || m.ended(p.PID, p.Start) {
+	if reason != reasonDenied && m.exits(p.PID, p.Start) || m.Ended(p.PID, p.Start) {
 		return nil, ""
 	}
 	return nil, reason
@@ -235,7 +233,7 @@ func (m *macSys) readArgs(p macProc) (*procargs.Args, string) {
 // refusal names why kern.procargs2 refused p, which still runs. XNU says
 // EINVAL for almost everything: another user's process (it compares the
 // effective user IDs, root excepted), a process without arguments yet.
-func (m *macSys) refusal(p macProc, err error) string {
+func (m *MacSys) refusal(p MacProc, err error) string {
 	switch {
 	case errors.Is(err, syscall.EPERM), errors.Is(err, syscall.EACCES):
 		return reasonDenied
@@ -250,31 +248,31 @@ func (m *macSys) refusal(p macProc, err error) string {
 // ended reports whether the process seen as (pid, start) has exited: no
 // process has that PID, it is a zombie, or another process has it now.
 // When that cannot be told, it has not.
-func (m *macSys) ended(pid int, start uint64) bool {
-	now, found, err := m.lookup(pid)
-	return err == nil && (!found || now.Start != start || now.zombie())
+func (m *MacSys) Ended(pid int, start uint64) bool {
+	now, found, err := m.Lookup(pid)
+	return err == nil && (!found || now.Start != start || now.Zombie())
 }
 
 // exits reports whether the process seen as (pid, start), whose arguments
 // could not be read, turns out to be exiting: ended within a few
 // milliseconds. (kern.procargs2 refuses a process on its way out before
 // it is a zombie; a live one that is refused only costs the wait.)
-func (m *macSys) exits(pid int, start uint64) bool {
-	b := newBackoff()
+func (m *MacSys) exits(pid int, start uint64) bool {
+	b := NewBackoff()
 	for deadline := m.now().Add(20 * time.Millisecond); ; {
-		if m.ended(pid, start) {
+		if m.Ended(pid, start) {
 			return true
 		}
 		if m.now().After(deadline) {
 			return false
 		}
-		m.sleep(b.next())
+		m.sleep(b.Next())
 	}
 }
 
 // macProcess is what ps shows of p, given its decoded procargs2, and
 // whether it carries the tag.
-func macProcess(p macProc, a procargs.Args, user func(int) string) (session.Process, bool) {
+func macProcess(p MacProc, a procargs.Args, user func(int) string) (session.Process, bool) {
 	value, ok := procargs.Getenv(a.Env, tag.Var)
 	if !ok {
 		return session.Process{}, false
@@ -287,20 +285,20 @@ func macProcess(p macProc, a procargs.Args, user func(int) string) (session.Proc
 }
 
 // lookupOriginator tells what process pid names now.
-func (m *macSys) lookupOriginator(pid int) (session.Originator, error) {
-	p, found, err := m.lookup(pid)
+func (m *MacSys) lookupOriginator(pid int) (session.Originator, error) {
+	p, found, err := m.Lookup(pid)
 	if err != nil || !found {
 		return session.Originator{}, err
 	}
-	return session.Originator{Exists: true, Zombie: p.zombie(), Start: p.Start}, nil
+	return session.Originator{Exists: true, Zombie: p.Zombie(), Start: p.Start}, nil
 }
 
 // ancestors lists ppid, its parent, and so on up to launchd.
-func (m *macSys) ancestors(ppid int) map[int]bool {
+func (m *MacSys) ancestors(ppid int) map[int]bool {
 	out := map[int]bool{}
 	for pid := ppid; pid > 0 && !out[pid]; {
 		out[pid] = true
-		p, found, err := m.lookup(pid)
+		p, found, err := m.Lookup(pid)
 		if err != nil || !found {
 			break
 		}
@@ -311,10 +309,10 @@ func (m *macSys) ancestors(ppid int) map[int]bool {
 
 // entries turns kern.proc.all records into the tracker's scan. macOS
 // gives no session with them: the tracker asks (getsid) when it matters.
-func entries(procs []macProc) []procEntry {
-	out := make([]procEntry, len(procs))
+func MacEntries(procs []MacProc) []Entry {
+	out := make([]Entry, len(procs))
 	for i, p := range procs {
-		out[i] = procEntry{PID: p.PID, PPID: p.PPID, Pgrp: p.PGID, Start: p.Start, Zombie: p.zombie(), Comm: p.Comm}
+		out[i] = Entry{PID: p.PID, PPID: p.PPID, Pgrp: p.PGID, Start: p.Start, Zombie: p.Zombie(), Comm: p.Comm}
 	}
 	return out
 }
@@ -325,7 +323,7 @@ var errEnvHidden = errors.New("environment hidden by macOS")
 
 // readTag reads pid's tag from kern.procargs2: ok is false when it holds
 // none; an error when the environment cannot be read, hidden included.
-func (m *macSys) readTag(pid int) (value string, ok bool, err error) {
+func (m *MacSys) readTag(pid int) (value string, ok bool, err error) {
 	a, err := m.decodeArgs(pid, "")
 	switch {
 	case err != nil:
@@ -340,13 +338,13 @@ func (m *macSys) readTag(pid int) (value string, ok bool, err error) {
 // signalSeen sends sig to pid if it is still the process seen (start
 // time), not a zombie, and verify holds; a process that has ended gives
 // ESRCH.
-func (m *macSys) signalSeen(pid int, start uint64, sig syscall.Signal, verify func() error) error {
-	p := &macPin{sys: m, pid: pid, start: start}
+func (m *MacSys) signalSeen(pid int, start uint64, sig syscall.Signal, verify func() error) error {
+	p := &MacPin{sys: m, pid: pid, start: start}
 	if verify != nil {
-		p.verify = func(macProc) error { return verify() }
+		p.verify = func(MacProc) error { return verify() }
 	}
 	err := p.send(sig, true)
-	if errors.Is(err, errGone) {
+	if errors.Is(err, ErrGone) {
 		return syscall.ESRCH
 	}
 	return err
@@ -356,8 +354,8 @@ func (m *macSys) signalSeen(pid int, start uint64, sig syscall.Signal, verify fu
 // time: that it still carries value. A hidden environment cannot be read
 // and is not held against it: its PID and start time name the process
 // that was seen with the tag.
-func (m *macSys) tagCheck(value string) func(macProc) error {
-	return func(now macProc) error {
+func (m *MacSys) TagCheck(value string) func(MacProc) error {
+	return func(now MacProc) error {
 		a, err := m.decodeArgs(now.PID, now.Comm)
 		if err == nil {
 			if a.EnvHidden {
@@ -376,7 +374,7 @@ func (m *macSys) tagCheck(value string) func(macProc) error {
 			return fmt.Errorf("its environment cannot be read again: %v", err)
 		}
 		if m.exits(now.PID, now.Start) {
-			return errGone
+			return ErrGone
 		}
 		return fmt.Errorf("its environment cannot be read again: %v", err)
 	}
@@ -388,11 +386,11 @@ func (m *macSys) tagCheck(value string) func(macProc) error {
 // PID is handed out again only after every other PID up to 99998, so the
 // few microseconds between the check and the kill leave no room for a
 // new process to take it.
-type macPin struct {
-	sys    *macSys
+type MacPin struct {
+	sys    *MacSys
 	pid    int
 	start  uint64
-	verify func(now macProc) error // its tag, or its process group; nil: none
+	verify func(now MacProc) error // its tag, or its process group; nil: none
 	// stoppedIt: a SIGSTOP of reap's reached it. One that fails a check
 	// later is resumed before it is left alone.
 	stoppedIt bool
@@ -403,17 +401,17 @@ type macPin struct {
 // PID names a process started at another time; a *pinFailure when it
 // cannot be read; or why it is to be left alone. full false checks its
 // identity only.
-func (p *macPin) check(full bool) error {
-	now, found, err := p.sys.lookup(p.pid)
+func (p *MacPin) Check(full bool) error {
+	now, found, err := p.sys.Lookup(p.pid)
 	switch {
 	case err != nil:
-		return &pinFailure{"cannot be checked", err}
+		return &PinFailure{"cannot be checked", err}
 	case !found:
-		return errGone
+		return ErrGone
 	case now.Start != p.start:
-		return errIdentity
-	case now.zombie():
-		return errGone
+		return ErrIdentity
+	case now.Zombie():
+		return ErrGone
 	case full && p.verify != nil:
 		return p.verify(now)
 	}
@@ -424,28 +422,28 @@ func (p *macPin) check(full bool) error {
 // signals it at once. A process checked before whose PID now names
 // another has ended (errGone). One that fails verify is resumed if reap
 // stopped it, and left alone (*leftAlone).
-func (p *macPin) send(sig syscall.Signal, full bool) error {
-	err := p.check(full)
-	var f *pinFailure
+func (p *MacPin) send(sig syscall.Signal, full bool) error {
+	err := p.Check(full)
+	var f *PinFailure
 	switch {
-	case errors.Is(err, errIdentity):
-		return errGone
+	case errors.Is(err, ErrIdentity):
+		return ErrGone
 	case err == nil:
 		err = p.sys.kill(p.pid, sig)
 		if errors.Is(err, syscall.ESRCH) {
-			return errGone
+			return ErrGone
 		}
 		return err
-	case errors.Is(err, errGone), errors.As(err, &f):
+	case errors.Is(err, ErrGone), errors.As(err, &f):
 		return err
 	case !p.stoppedIt:
-		return &leftAlone{err}
+		return &LeftAlone{Err: err}
 	}
-	if rerr := p.send(macSIGCONT, false); rerr != nil && !errors.Is(rerr, errGone) {
-		return &leftAlone{fmt.Errorf("%w once stopped; cannot resume it: %v", err, rerr)}
+	if rerr := p.send(macSIGCONT, false); rerr != nil && !errors.Is(rerr, ErrGone) {
+		return &LeftAlone{Err: fmt.Errorf("%w once stopped; cannot resume it: %v", err, rerr)}
 	}
 	p.stoppedIt = false
-	return &leftAlone{fmt.Errorf("%w once stopped; resumed it", err)}
+	return &LeftAlone{Err: fmt.Errorf("%w once stopped; resumed it", err)}
 }
 
 // macOS's signal numbers for stop and continue (SIGSTOP, SIGCONT), which
@@ -456,7 +454,7 @@ const (
 	macSIGKILL = syscall.Signal(9)
 )
 
-func (p *macPin) stop() error {
+func (p *MacPin) Stop() error {
 	err := p.send(macSIGSTOP, true)
 	if err == nil {
 		p.stoppedIt = true
@@ -466,7 +464,7 @@ func (p *macPin) stop() error {
 
 // resume checks the identity only: a process whose tag changed after reap
 // stopped it is resumed all the same.
-func (p *macPin) resume() error {
+func (p *MacPin) Resume() error {
 	err := p.send(macSIGCONT, false)
 	if err == nil {
 		p.stoppedIt = false
@@ -474,16 +472,16 @@ func (p *macPin) resume() error {
 	return err
 }
 
-func (p *macPin) signal(sig syscall.Signal) error { return p.send(sig, true) }
-func (p *macPin) kill() error                     { return p.send(macSIGKILL, true) }
-func (p *macPin) close()                          {}
+func (p *MacPin) Signal(sig syscall.Signal) error { return p.send(sig, true) }
+func (p *MacPin) Kill() error                     { return p.send(macSIGKILL, true) }
+func (p *MacPin) Close()                          {}
 
 // exitedPins tells, for each pin, whether its process has ended.
-func (m *macSys) exitedPins(pins []pinned) []bool {
+func (m *MacSys) exitedPins(pins []Pin) []bool {
 	out := make([]bool, len(pins))
 	for i, p := range pins {
-		mp := p.(*macPin)
-		out[i] = m.ended(mp.pid, mp.start)
+		mp := p.(*MacPin)
+		out[i] = m.Ended(mp.pid, mp.start)
 	}
 	return out
 }
@@ -495,8 +493,8 @@ const stopWaitMac = 200 * time.Millisecond
 // waitStopped waits until each of pids (with their start times) is
 // stopped, gone or a zombie, and returns those that are not by the
 // deadline.
-func (m *macSys) waitStopped(pids []int, starts []uint64) (running []int) {
-	b := newBackoff()
+func (m *MacSys) WaitStopped(pids []int, starts []uint64) (running []int) {
+	b := NewBackoff()
 	deadline := m.now().Add(stopWaitMac)
 	type seen struct {
 		pid   int
@@ -509,8 +507,8 @@ func (m *macSys) waitStopped(pids []int, starts []uint64) (running []int) {
 	for {
 		var still []seen
 		for _, s := range todo {
-			now, found, err := m.lookup(s.pid)
-			if err != nil || found && now.Start == s.start && !now.zombie() && !now.stopped() {
+			now, found, err := m.Lookup(s.pid)
+			if err != nil || found && now.Start == s.start && !now.Zombie() && !now.Stopped() {
 				still = append(still, s)
 			}
 		}
@@ -518,10 +516,16 @@ func (m *macSys) waitStopped(pids []int, starts []uint64) (running []int) {
 		if len(todo) == 0 || m.now().After(deadline) {
 			break
 		}
-		m.sleep(b.next())
+		m.sleep(b.Next())
 	}
 	for _, s := range todo {
 		running = append(running, s.pid)
 	}
 	return running
+}
+
+// Pin pins pid, started at start, for reap: verify (its tag, or its
+// process group; nil: none) is checked again before every signal.
+func (m *MacSys) Pin(pid int, start uint64, verify func(now MacProc) error) *MacPin {
+	return &MacPin{sys: m, pid: pid, start: start, verify: verify}
 }

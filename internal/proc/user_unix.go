@@ -1,6 +1,6 @@
-//go:build linux || darwin
+//go:build unix
 
-package platform
+package proc
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package platform
+package proc
 
 import (
 	"fmt"
@@ -9,19 +9,19 @@ import (
 )
 
 // proc is the live /proc tree.
-var proc = procfs.FS{Root: "/proc"}
+var FS = procfs.FS{Root: "/proc"}
 
 // readFile reads a whole /proc or cgroup file into buf.
-func readFile(path string, buf []byte) ([]byte, error) { return procfs.ReadFile(path, buf) }
+func ReadFile(path string, buf []byte) ([]byte, error) { return procfs.ReadFile(path, buf) }
 
 // readStat reads /proc/PID/stat, using buf.
-func readStat(pid int, buf []byte) (procfs.Stat, error) { return proc.Stat(pid, buf) }
+func ReadStat(pid int, buf []byte) (procfs.Stat, error) { return FS.Stat(pid, buf) }
 
 // signalPinned sends sig to pid through a pidfd opened first. verify runs
 // after the pidfd pins the process; the send succeeding afterwards proves
 // the PID was not recycled in between (a process keeps its PID until it is
 // reaped).
-func signalPinned(pid int, sig unix.Signal, verify func() error) error {
+func SignalPinned(pid int, sig unix.Signal, verify func() error) error {
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
 		return err

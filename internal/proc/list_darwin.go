@@ -1,4 +1,4 @@
-package platform
+package proc
 
 import (
 	"os"
@@ -10,13 +10,13 @@ import (
 )
 
 // darwin is macOS itself, for the logic of macos.go.
-var darwin = &macSys{
-	all:    allProcs,
+var Darwin = &MacSys{
+	All:    allProcs,
 	one:    oneProc,
-	args:   procArgs2,
+	Args:   procArgs2,
 	exists: func(pid int) error { return unix.Kill(pid, 0) },
 	kill:   unix.Kill,
-	user:   userName,
+	User:   userName,
 	euid:   os.Geteuid(),
 	root:   os.Geteuid() == 0,
 	sleep:  time.Sleep,
@@ -24,8 +24,8 @@ var darwin = &macSys{
 }
 
 // kinfoOf is what contain reads of one kinfo_proc record.
-func kinfoOf(k *unix.KinfoProc) macProc {
-	return macProc{
+func kinfoOf(k *unix.KinfoProc) MacProc {
+	return MacProc{
 		PID:   int(k.Proc.P_pid),
 		PPID:  int(k.Eproc.Ppid),
 		PGID:  int(k.Eproc.Pgid),
@@ -38,12 +38,12 @@ func kinfoOf(k *unix.KinfoProc) macProc {
 }
 
 // allProcs lists every process, zombies included.
-func allProcs() ([]macProc, error) {
+func allProcs() ([]MacProc, error) {
 	ks, err := unix.SysctlKinfoProcSlice("kern.proc.all")
 	if err != nil {
 		return nil, err
 	}
-	out := make([]macProc, len(ks))
+	out := make([]MacProc, len(ks))
 	for i := range ks {
 		out[i] = kinfoOf(&ks[i])
 	}
@@ -52,10 +52,10 @@ func allProcs() ([]macProc, error) {
 
 // oneProc reads one process's record. With no such PID the kernel returns
 // no record, which x/sys reports as EIO (macSys.lookup makes sure).
-func oneProc(pid int) (macProc, error) {
+func oneProc(pid int) (MacProc, error) {
 	k, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
 	if err != nil {
-		return macProc{}, err
+		return MacProc{}, err
 	}
 	return kinfoOf(k), nil
 }
@@ -63,11 +63,11 @@ func oneProc(pid int) (macProc, error) {
 // ListTagged reads the environment of every process (kern.procargs2) and
 // returns those that carry RUNNING_PROCESS_ORIGINATOR. Those whose
 // environment the kernel refuses or hides are counted by reason.
-func ListTagged() (Listing, error) { return darwin.listTagged() }
+func ListTagged() (Listing, error) { return Darwin.listTagged() }
 
 // LookupOriginator tells what process PID names now: whether it exists, is
 // a zombie, and when it started (microseconds).
-func LookupOriginator(pid int) (session.Originator, error) { return darwin.lookupOriginator(pid) }
+func LookupOriginator(pid int) (session.Originator, error) { return Darwin.lookupOriginator(pid) }
 
 // Ancestors lists contain's parent, its parent, and so on up to launchd.
-func Ancestors() map[int]bool { return darwin.ancestors(os.Getppid()) }
+func Ancestors() map[int]bool { return Darwin.ancestors(os.Getppid()) }

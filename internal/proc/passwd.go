@@ -1,4 +1,4 @@
-package platform
+package proc
 
 import (
 	"bytes"

@@ -3,13 +3,14 @@ package platform
 import (
 	"os"
 
+	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/session"
 )
 
 // Me is who is reaping, for session.Select: this contain, its ancestors,
 // its user, and whether it may act on other users' processes.
 func Me() session.Reaper {
-	return session.Reaper{PID: os.Getpid(), Ancestors: Ancestors(), UID: os.Getuid(), SID: CurrentOwner(), Root: Privileged()}
+	return session.Reaper{PID: os.Getpid(), Ancestors: proc.Ancestors(), UID: os.Getuid(), SID: proc.CurrentOwner(), Root: proc.Privileged()}
 }
 
 // Choose lists the tagged processes now, and those that the registries of
@@ -20,16 +21,6 @@ func Choose(o session.Options, r session.Reaper) ([]session.Choice, error) {
 	if err != nil {
 		return nil, err
 	}
-	chosen, _ := session.Select(session.Group(l.Procs, LookupOriginator), o, r)
+	chosen, _ := session.Select(session.Group(l.Procs, proc.LookupOriginator), o, r)
 	return chosen, nil
-}
-
-// Listing is every visible tagged process, and how many processes could not
-// be read, by reason (they may carry the tag; they are not guessed at).
-type Listing struct {
-	Procs      []session.Process
-	Unreadable map[string]int
-	// Registry says why some of contain's registries could not be read
-	// (ListForReap); nil when all were.
-	Registry error
 }

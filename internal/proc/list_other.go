@@ -1,6 +1,6 @@
 //go:build !linux && !windows && !darwin
 
-package platform
+package proc
 
 import (
 	"fmt"

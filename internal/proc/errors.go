@@ -1,0 +1,9 @@
+package proc
+
+import (
+	"errors"
+)
+
+// ErrUnsupported is returned where an OS feature is not written yet. It is
+// never hidden behind a silent half-measure.
+var ErrUnsupported = errors.New("not supported on this OS yet")

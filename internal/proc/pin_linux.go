@@ -1,0 +1,54 @@
+package proc
+
+import (
+	"errors"
+	"io/fs"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// pidfd pins a process on Linux.
+type PidFD int
+
+func (fd PidFD) send(sig syscall.Signal) error {
+	err := unix.PidfdSendSignal(int(fd), sig, nil, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return ErrGone
+	}
+	return err
+}
+
+func (fd PidFD) Stop() error { return fd.send(unix.SIGSTOP) }
+
+func (fd PidFD) Resume() error { return fd.send(unix.SIGCONT) }
+
+func (fd PidFD) Signal(sig syscall.Signal) error { return fd.send(sig) }
+
+func (fd PidFD) Kill() error { return fd.send(unix.SIGKILL) }
+
+func (fd PidFD) Close() { unix.Close(int(fd)) }
+
+// exitedPins polls every pidfd at once: one readable has exited.
+func ExitedPins(pins []Pin) []bool {
+	fds := make([]unix.PollFd, len(pins))
+	for i, p := range pins {
+		fds[i] = unix.PollFd{Fd: int32(p.(PidFD)), Events: unix.POLLIN}
+	}
+	if len(fds) > 0 {
+		for {
+			_, err := unix.Poll(fds, 0)
+			if err != unix.EINTR {
+				break
+			}
+		}
+	}
+	out := make([]bool, len(pins))
+	for i, fd := range fds {
+		out[i] = fd.Revents&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) != 0
+	}
+	return out
+}
+
+// gone: a read of /proc/PID failed because the process is gone.
+func Gone(err error) bool { return errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ESRCH) }
