@@ -116,18 +116,13 @@ func (r *runner) useShim() bool {
 }
 
 // started finishes what the start began: the shim is adopted by the
-// tracker (its children are members, never it), the crash guard is told
-// of it, and its reports are relayed. It returns the layers it adds.
+// tracker (its children are members, never it), and its reports are
+// relayed. It returns the layers it adds.
 func (r *runner) started() []string {
 	if r.shim == nil {
 		return nil
 	}
 	r.track.Adopt(r.shim.pid, r.shim.start)
-	if r.guard != nil {
-		if err := r.guard.shimAt(r.shim.pid, r.shim.start); err != nil {
-			r.log("cannot tell the crash guard of the shim: %v", err)
-		}
-	}
 	go r.relay()
 	r.log("shim: PID %d, a subreaper above COMMAND that outlives contain", r.shim.pid)
 	return []string{"shim"}

@@ -282,6 +282,13 @@ func (r *runner) run() (Result, error) {
 		return Result{}, err
 	}
 	since := proc.StartOf(r.pid)
+	// The guard learns COMMAND first: should contain die now, COMMAND is
+	// the one the guard leaves its -s signal to act on.
+	if r.guard != nil {
+		if err := r.guard.command(r.pid, since); err != nil {
+			r.log("cannot tell the crash guard COMMAND's process group: %v", err)
+		}
+	}
 	// Without a cgroup, what the scans find is also written where contain
 	// reap can read it should contain, its shim and its guard all be
 	// killed: a process that wrote over its environment shows no tag.
@@ -298,9 +305,6 @@ func (r *runner) run() (Result, error) {
 	r.told = map[proc.ID]bool{}
 	if r.guard != nil {
 		r.track.Skip[r.guard.pid] = true
-		if err := r.guard.command(r.pid, since); err != nil {
-			r.log("cannot tell the crash guard COMMAND's process group: %v", err)
-		}
 		r.log("crash guard: PID %d", r.guard.pid)
 	}
 	if g := r.groupName(); g != "" {

@@ -166,6 +166,16 @@ func (r *runner) startShim(path string, foreground bool) error {
 		}
 	}
 	r.shim = s
+	// The guard learns of the shim before COMMAND can run: should contain
+	// die at once, the shim, not the guard, gives COMMAND its -s signal
+	// and closes the group, and the guard waits for it. (Told later, the
+	// guard stopped and sent SIGTERM to a COMMAND that had just started,
+	// 1 round in 80 with the CPUs busy.)
+	if r.guard != nil {
+		if err := r.guard.shimAt(s.pid, s.start); err != nil {
+			r.log("cannot tell the crash guard of the shim: %v", err)
+		}
+	}
 	pdeath := syscall.SIGKILL
 	if r.guard != nil {
 		pdeath = r.o.Signal

@@ -53,8 +53,8 @@ while :; do sleep 1; done`, dir)
 					t.Fatal(err)
 				}
 				waitFor(t, "COMMAND's start", 10*time.Second, func() bool {
-					_, err := os.Stat(filepath.Join(dir, "ready"))
-					return err == nil
+					b, err := os.ReadFile(filepath.Join(dir, "ready"))
+					return err == nil && strings.HasSuffix(string(b), "\n") // written, not only created
 				})
 				time.Sleep(time.Duration(i*7%40) * time.Millisecond)
 				cmd.Process.Signal(syscall.SIGKILL)
