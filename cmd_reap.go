@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/contain-cli/contain/internal/cgroup"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/platform"
@@ -142,7 +143,7 @@ func doReap(c *cli.Context) error {
 		}
 		targets = append(targets, ch)
 	}
-	var plan []platform.LeftoverCgroup
+	var plan []cgroup.Leftover
 	for _, lc := range cgroups {
 		if lc.Skip != "" {
 			rep.Cgroups = append(rep.Cgroups, platform.CgroupOutcome{Dir: lc.Dir, Result: "left alone: " + lc.Skip})
@@ -216,8 +217,8 @@ func sessionValues(targets []session.Choice) []string {
 // TOOL:PID, the empty one contain run PID left (killed before its guard
 // could remove it). An empty group names no tool: -o alone does not take
 // it.
-func leftoverCgroups(f session.Filter, chosen []session.Choice) ([]platform.LeftoverCgroup, error) {
-	all, err := platform.FindLeftoverCgroups()
+func leftoverCgroups(f session.Filter, chosen []session.Choice) ([]cgroup.Leftover, error) {
+	all, err := cgroup.FindLeftovers()
 	if len(f.Tools) == 0 && len(f.Values) == 0 {
 		return all, err
 	}
@@ -227,7 +228,7 @@ func leftoverCgroups(f session.Filter, chosen []session.Choice) ([]platform.Left
 			pids = append(pids, pid)
 		}
 	}
-	var out []platform.LeftoverCgroup
+	var out []cgroup.Leftover
 	for _, lc := range all {
 		mine := slices.ContainsFunc(chosen, func(c session.Choice) bool { return c.Skip == "" && slices.Contains(lc.Procs, c.PID) })
 		if mine || len(lc.Procs) == 0 && slices.Contains(pids, lc.PID) {

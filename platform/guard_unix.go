@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/contain-cli/contain/internal/cgroup"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/report"
@@ -363,7 +364,7 @@ func guardReap(o guardOrders, pid int, grace time.Duration, log Logger, statusOf
 	// the kernel (Pdeathsig), or by the shim, or, on macOS, by the guard
 	// now. It is left the grace period to act on that signal alone; the
 	// others get SIGTERM; SIGKILL ends what is left of all.
-	plan := ReapPlan{Targets: targets, Rescan: scan, Cgroups: runCgroups(pid), Track: track,
+	plan := ReapPlan{Targets: targets, Rescan: scan, Cgroups: cgroup.OfRun(pid), Track: track,
 		Signal: unix.SIGTERM, Grace: grace, Log: log, Spare: proc.ID{PID: o.pgrp, Start: o.since}}
 	commandSignal(o, log)
 	var accounted *report.Resources

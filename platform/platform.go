@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/contain-cli/contain/internal/cgroup"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/report"
 	"github.com/contain-cli/contain/session"
@@ -98,7 +99,7 @@ type ReapPlan struct {
 	Rescan func() ([]session.Choice, error)
 	// Cgroups are leftover groups of dead contain runs: frozen first,
 	// killed, then removed.
-	Cgroups []LeftoverCgroup
+	Cgroups []cgroup.Leftover
 	// Track, if not nil, finds processes of the session whether tagged or
 	// not (the crash guard's: COMMAND's process group, what contain saw
 	// of the session, and what those started since).
@@ -112,14 +113,6 @@ type ReapPlan struct {
 	// Spare, if set, is a process that gets no first signal (it was sent
 	// its own: COMMAND, after a crash), only the kill after the grace.
 	Spare proc.ID
-}
-
-// LeftoverCgroup is a cgroup contain-PID whose contain is gone.
-type LeftoverCgroup struct {
-	Dir   string
-	PID   int    // the contain run's, from the name
-	Procs []int  // its processes when found
-	Skip  string // why it is left alone, or ""
 }
 
 // Outcome is what became of one process.

@@ -94,6 +94,3 @@ func (e *reaper) waitStopped(ts []*target) {
 
 // pinBudget: a pin on macOS holds no descriptor.
 func pinBudget() int { return 1 << 20 }
-
-// FindLeftoverCgroups: macOS has no cgroups.
-func FindLeftoverCgroups() ([]LeftoverCgroup, error) { return nil, nil }

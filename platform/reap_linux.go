@@ -6,12 +6,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/contain-cli/contain/internal/cgroup"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/procfs"
 	"github.com/contain-cli/contain/session"
@@ -26,7 +26,7 @@ type reaperOS struct {
 }
 
 type frozenCgroup struct {
-	*cgroup
+	*cgroup.Group
 	frozen bool
 	held   bool // a process was found in it
 	out    CgroupOutcome
@@ -192,9 +192,9 @@ func (e *reaper) verifyTag(pid int, value string) func(procfs.Stat) error {
 // not: a process that cleared its environment is still inside.
 func (e *reaper) addCgroupMembers() (added bool) {
 	for _, c := range e.cgroups {
-		pids, err := c.procs()
+		pids, err := c.Procs()
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			e.log("cannot list cgroup %s: %v", c.dir, err)
+			e.log("cannot list cgroup %s: %v", c.Dir, err)
 		}
 		c.held = c.held || len(pids) > 0
 		for _, pid := range pids {
@@ -207,8 +207,8 @@ func (e *reaper) addCgroupMembers() (added bool) {
 				continue
 			}
 			e.seen[id] = true
-			t := newTarget(describe(st), "cgroup "+c.dir, func(procfs.Stat) error {
-				if c.contains(pid) != nil {
+			t := newTarget(describe(st), "cgroup "+c.Dir, func(procfs.Stat) error {
+				if c.Contains(pid) != nil {
 					return errors.New("it left the cgroup")
 				}
 				return nil
@@ -300,7 +300,7 @@ func describe(st procfs.Stat) session.Process {
 // cgroupHolding returns the leftover cgroup pid is in, if any.
 func (e *reaper) cgroupHolding(pid int) *frozenCgroup {
 	for _, c := range e.cgroups {
-		if c.contains(pid) == nil {
+		if c.Contains(pid) == nil {
 			return c
 		}
 	}
@@ -309,24 +309,24 @@ func (e *reaper) cgroupHolding(pid int) *frozenCgroup {
 
 // freeze adds a leftover cgroup and freezes it, waiting briefly until the
 // kernel says it is frozen.
-func (e *reaper) freeze(lc LeftoverCgroup) {
-	c := &frozenCgroup{cgroup: &cgroup{dir: lc.Dir, rel: cgroupRel(lc.Dir), fd: -1}, out: CgroupOutcome{Dir: lc.Dir}}
+func (e *reaper) freeze(lc cgroup.Leftover) {
+	c := &frozenCgroup{Group: cgroup.At(lc.Dir), out: CgroupOutcome{Dir: lc.Dir}}
 	e.cgroups = append(e.cgroups, c)
-	if err := os.WriteFile(filepath.Join(c.dir, "cgroup.freeze"), []byte("1"), 0); err != nil {
-		e.log("cannot freeze cgroup %s: %v (stopping its processes instead)", c.dir, err)
+	if err := os.WriteFile(filepath.Join(c.Dir, "cgroup.freeze"), []byte("1"), 0); err != nil {
+		e.log("cannot freeze cgroup %s: %v (stopping its processes instead)", c.Dir, err)
 		return
 	}
 	b := proc.NewBackoff()
 	for deadline := time.Now().Add(200 * time.Millisecond); time.Now().Before(deadline); {
-		ev, err := proc.ReadFile(filepath.Join(c.dir, "cgroup.events"), e.buf)
+		ev, err := proc.ReadFile(filepath.Join(c.Dir, "cgroup.events"), e.buf)
 		if err == nil && strings.Contains(string(ev), "frozen 1") {
 			c.frozen = true
-			e.log("froze cgroup %s", c.dir)
+			e.log("froze cgroup %s", c.Dir)
 			return
 		}
 		time.Sleep(b.Next())
 	}
-	e.log("cgroup %s is not frozen yet (stopping its processes too)", c.dir)
+	e.log("cgroup %s is not frozen yet (stopping its processes too)", c.Dir)
 }
 
 // resumeGroups thaws the leftover cgroups.
@@ -339,27 +339,14 @@ func (e *reaper) resumeGroups() {
 // killGroups kills every leftover cgroup (cgroup.kill).
 func (e *reaper) killGroups() {
 	for _, c := range e.cgroups {
-		if err := c.kill(); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			e.log("cannot kill cgroup %s: %v", c.dir, err)
+		if err := c.Kill(); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			e.log("cannot kill cgroup %s: %v", c.Dir, err)
 		}
 	}
 }
 
 func (c *frozenCgroup) thaw() {
-	os.WriteFile(filepath.Join(c.dir, "cgroup.freeze"), []byte("0"), 0)
-}
-
-// cgroupRel is dir as /proc/PID/cgroup shows it.
-func cgroupRel(dir string) string {
-	mnt, root := cgroupMountOf(dir)
-	rel := strings.TrimPrefix(dir, mnt)
-	if root != "/" {
-		rel = root + rel
-	}
-	if rel == "" {
-		rel = "/"
-	}
-	return rel
+	os.WriteFile(filepath.Join(c.Dir, "cgroup.freeze"), []byte("0"), 0)
 }
 
 // removeGroups thaws and removes the leftover cgroups.
@@ -369,86 +356,17 @@ func (e *reaper) removeGroups() []CgroupOutcome {
 		c.thaw()
 		if e.plan.Accounted != nil {
 			// Everything in it has ended: what it accounted is final.
-			c.waitEmpty(time.Now().Add(cgroupEmptyWait))
-			c.stats().fill(e.plan.Accounted)
+			c.WaitEmpty(time.Now().Add(cgroup.EmptyWait))
+			c.Stats().Fill(e.plan.Accounted)
 		}
 		c.out.Result = "killed and removed"
 		if !c.held {
 			c.out.Result = "removed (it was empty)"
 		}
-		if err := c.remove(); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := c.Remove(); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			c.out.Result, c.out.Failed = err.Error(), true
 		}
 		out = append(out, c.out)
 	}
 	return out
-}
-
-// FindLeftoverCgroups walks the cgroup2 hierarchy for groups contain-PID
-// whose contain run is gone (the PID does not exist, is a zombie, or
-// started after the group's earliest process). Groups of running contains
-// are not returned; groups this user cannot write are, marked skipped.
-func FindLeftoverCgroups() ([]LeftoverCgroup, error) {
-	mnt := usualCgroup2Mount()
-	if mnt == "" {
-		var err error
-		if mnt, _, err = cgroup2Mount(); err != nil {
-			return nil, nil // no cgroup v2: contain never made one
-		}
-	}
-	var out []LeftoverCgroup
-	err := filepath.WalkDir(mnt, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil // vanished or unreadable: nothing of ours can be there
-		}
-		if !d.IsDir() {
-			return nil
-		}
-		pid, ok := containCgroupPID(d.Name())
-		if !ok {
-			return nil
-		}
-		lc, leftover := inspectCgroup(path, pid)
-		if !leftover {
-			return nil // a running contain's: a dead nested one may be below
-		}
-		out = append(out, lc)
-		return fs.SkipDir // what is below goes with it
-	})
-	return out, err
-}
-
-// containCgroupPID parses the name contain gives its cgroups.
-func containCgroupPID(name string) (int, bool) {
-	n, ok := strings.CutPrefix(name, cgroupPrefix)
-	if !ok || n == "" || n[0] == '0' {
-		return 0, false
-	}
-	pid, err := strconv.Atoi(n)
-	return pid, err == nil && pid > 0 && pid <= tag.MaxPID
-}
-
-// inspectCgroup decides whether contain PID's group at dir is left over.
-func inspectCgroup(dir string, pid int) (LeftoverCgroup, bool) {
-	c := &cgroup{dir: dir, fd: -1}
-	procs, _ := c.procs()
-	lc := LeftoverCgroup{Dir: dir, PID: pid, Procs: procs}
-	var earliest uint64
-	found := false
-	for _, p := range procs {
-		if st, err := proc.ReadStat(p, nil); err == nil && (!found || st.Start < earliest) {
-			earliest, found = st.Start, true
-		}
-	}
-	o, err := proc.LookupOriginator(pid)
-	switch {
-	case err != nil:
-		return lc, false // cannot tell: never reap
-	case o.Exists && !o.Zombie && (!found || o.Start <= earliest):
-		return lc, false // its contain runs (an empty group may be starting up)
-	}
-	if unix.Access(filepath.Join(dir, "cgroup.procs"), unix.W_OK) != nil {
-		lc.Skip = "not writable by this user"
-	}
-	return lc, true
 }

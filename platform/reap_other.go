@@ -19,6 +19,3 @@ func Reap(plan ReapPlan) ReapReport {
 	}
 	return r
 }
-
-// FindLeftoverCgroups: only Linux has cgroups.
-func FindLeftoverCgroups() ([]LeftoverCgroup, error) { return nil, nil }

@@ -115,6 +115,3 @@ func verifyProcess(h windows.Handle, c session.Choice) error {
 	}
 	return nil
 }
-
-// FindLeftoverCgroups: Windows has no cgroups.
-func FindLeftoverCgroups() ([]LeftoverCgroup, error) { return nil, nil }

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/contain-cli/contain/internal/cgroup"
 	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/report"
 )
@@ -50,8 +51,8 @@ func laterSignals() []os.Signal {
 // runnerOS is what a run holds on Linux: the cgroup, and how the reaper
 // waits.
 type runnerOS struct {
-	cg        *cgroup
-	cgStats   *cgroupStats // read last before the cgroup was removed, when collecting
+	cg        *cgroup.Group
+	cgStats   *cgroup.Stats // read last before the cgroup was removed, when collecting
 	subreaper bool
 	waitFlags int   // WNOTHREAD: the guard, a child of another thread, is not waited for
 	shim      *shim // the subreaper between contain and COMMAND, where there is no cgroup
@@ -89,7 +90,7 @@ func (r *runner) setUp() []string {
 	case disabledLayer("cgroup"):
 		r.log("cgroup turned off by CONTAIN_DISABLE")
 	default:
-		if cg, err := newCgroup(r.self); err != nil {
+		if cg, err := cgroup.New(r.self); err != nil {
 			r.log("%v (falling back to the shim, a subreaper above COMMAND, and tracking)", err)
 		} else {
 			r.cg = cg
@@ -191,7 +192,7 @@ func (r *runner) start() error {
 			attr.Foreground, attr.Ctty = true, r.tty.fd
 		}
 		if r.cg != nil {
-			attr.UseCgroupFD, attr.CgroupFD = true, r.cg.fd
+			attr.UseCgroupFD, attr.CgroupFD = true, r.cg.FD
 		}
 		// syscall.ForkExec, not os/exec: os.StartProcess first probes
 		// whether clone can return a pidfd by starting a throwaway child,
@@ -203,8 +204,8 @@ func (r *runner) start() error {
 			continue
 		}
 		if err != nil && r.cg != nil && cgroupRefusal(err) {
-			r.log("cannot start inside cgroup %s: %v (retrying without it)", r.cg.dir, err)
-			r.cg.remove()
+			r.log("cannot start inside cgroup %s: %v (retrying without it)", r.cg.Dir, err)
+			r.cg.Remove()
 			r.cg = nil
 			continue
 		}
@@ -239,7 +240,7 @@ func (r *runner) groupName() string {
 	if r.cg == nil {
 		return ""
 	}
-	return "cgroup " + r.cg.dir
+	return "cgroup " + r.cg.Dir
 }
 
 // groupProcs lists the processes in the cgroup.
@@ -247,23 +248,23 @@ func (r *runner) groupProcs() []int {
 	if r.cg == nil {
 		return nil
 	}
-	pids, err := r.cg.procs()
+	pids, err := r.cg.Procs()
 	if err != nil {
-		r.log("cannot list cgroup %s: %v", r.cg.dir, err)
+		r.log("cannot list cgroup %s: %v", r.cg.Dir, err)
 	}
 	return pids
 }
 
 // groupHolds checks that pid is still in the cgroup.
-func (r *runner) groupHolds(pid int) error { return r.cg.contains(pid) }
+func (r *runner) groupHolds(pid int) error { return r.cg.Contains(pid) }
 
 // groupKill kills the whole cgroup at once; false without one.
 func (r *runner) groupKill() bool {
 	if r.cg == nil {
 		return false
 	}
-	if err := r.cg.kill(); err != nil {
-		r.log("cannot kill cgroup %s: %v", r.cg.dir, err)
+	if err := r.cg.Kill(); err != nil {
+		r.log("cannot kill cgroup %s: %v", r.cg.Dir, err)
 		return false
 	}
 	return true
@@ -275,9 +276,9 @@ func (r *runner) groupPopulated() bool {
 	if r.cg == nil {
 		return false
 	}
-	pop, err := r.cg.populated()
+	pop, err := r.cg.Populated()
 	if err != nil {
-		r.log("cannot read %s/cgroup.events: %v", r.cg.dir, err)
+		r.log("cannot read %s/cgroup.events: %v", r.cg.Dir, err)
 	}
 	return pop || err != nil
 }
@@ -289,10 +290,10 @@ func (r *runner) groupEmptied() bool {
 		return true
 	}
 	if r.facts != nil {
-		st := r.cg.stats()
+		st := r.cg.Stats()
 		r.cgStats = &st
 	}
-	if r.cg.tryRemove() != nil {
+	if r.cg.TryRemove() != nil {
 		return false
 	}
 	r.cg = nil
@@ -305,11 +306,11 @@ func (r *runner) groupRemove() {
 		return
 	}
 	if r.facts != nil {
-		r.cg.waitEmpty(time.Now().Add(cgroupEmptyWait))
-		st := r.cg.stats()
+		r.cg.WaitEmpty(time.Now().Add(cgroup.EmptyWait))
+		st := r.cg.Stats()
 		r.cgStats = &st
 	}
-	if err := r.cg.remove(); err != nil {
+	if err := r.cg.Remove(); err != nil {
 		r.log("%v", err)
 	}
 	r.cg = nil
@@ -329,30 +330,6 @@ func (r *runner) groupResources(res *report.Resources) bool {
 	if r.cgStats == nil {
 		return false
 	}
-	r.cgStats.fill(res)
+	r.cgStats.Fill(res)
 	return true
-}
-
-// fill puts the cgroup's figures into res, each with its source.
-func (st cgroupStats) fill(res *report.Resources) {
-	const src = "cgroup "
-	if res.Sources == nil {
-		res.Sources = map[string]string{}
-	}
-	if st.user != nil && st.system != nil {
-		res.CPUUserSeconds, res.CPUSystemSeconds = report.Seconds(*st.user), report.Seconds(*st.system)
-		res.Sources["cpu"] = src + "cpu.stat"
-	}
-	if st.memPeak != nil {
-		res.PeakMemoryBytes = st.memPeak
-		res.Sources["peak_memory_bytes"] = src + "memory.peak"
-	}
-	if st.pidsPeak != nil {
-		res.PeakProcesses = st.pidsPeak
-		res.Sources["peak_processes"] = src + "pids.peak"
-	}
-	if st.rbytes != nil {
-		res.IOReadBytes, res.IOWriteBytes = st.rbytes, st.wbytes
-		res.Sources["io"] = src + "io.stat"
-	}
 }

@@ -1162,8 +1162,8 @@ func reapedSource(complete bool) string {
 	return "rusage of the processes contain reaped (COMMAND, with what it reaped); escapees re-parented to PID 1 are not counted"
 }
 
-func ioAbsent(cgroup bool) string {
-	if cgroup {
+func ioAbsent(inCgroup bool) string {
+	if inCgroup {
 		return "the io controller is not enabled in contain's cgroup"
 	}
 	return "no cgroup: no I/O accounting for a group of processes"

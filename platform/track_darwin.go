@@ -29,6 +29,3 @@ func guardPipe(w *os.File) io.Writer { return w }
 func quietPipe(w *os.File) {
 	unix.FcntlInt(w.Fd(), unix.F_SETNOSIGPIPE, 1)
 }
-
-// runCgroups: macOS has no cgroups.
-func runCgroups(int) []LeftoverCgroup { return nil }

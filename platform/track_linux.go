@@ -14,13 +14,3 @@ func guardPipe(w *os.File) io.Writer { return pipeSafe(w.Fd()) }
 
 // quietPipe: on Linux, guardPipe handles SIGPIPE per write.
 func quietPipe(*os.File) {}
-
-// runCgroups is the cgroup of contain run PID, if it is still there.
-func runCgroups(pid int) []LeftoverCgroup {
-	if dir, err := runCgroupDir(pid); err == nil {
-		if _, err := os.Stat(dir); err == nil {
-			return []LeftoverCgroup{{Dir: dir}}
-		}
-	}
-	return nil
-}

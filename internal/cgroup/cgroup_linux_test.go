@@ -1,4 +1,4 @@
-package platform
+package cgroup
 
 import (
 	"fmt"
@@ -41,11 +41,11 @@ func TestCgroupRemoveAfterKill(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { syscall.Rmdir(c.dir) })
+		t.Cleanup(func() { syscall.Rmdir(c.Dir) })
 		var cmds []*exec.Cmd
 		for i := 0; i < 200; i++ {
 			cmd := exec.Command("sleep", "300")
-			cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: c.fd}
+			cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: c.FD}
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -57,13 +57,13 @@ func TestCgroupRemoveAfterKill(t *testing.T) {
 				cmd.Wait()
 			}
 		})
-		if err := c.kill(); err != nil {
+		if err := c.Kill(); err != nil {
 			t.Fatal(err)
 		}
-		if err := c.remove(); err != nil {
+		if err := c.Remove(); err != nil {
 			t.Fatalf("round %d: %v", round, err)
 		}
-		if _, err := os.Stat(c.dir); !os.IsNotExist(err) {
+		if _, err := os.Stat(c.Dir); !os.IsNotExist(err) {
 			t.Fatalf("round %d: the group is still there: %v", round, err)
 		}
 	}
@@ -123,11 +123,11 @@ func TestParseMountinfo(t *testing.T) {
 // TestCgroup2MountHere: the statfs shortcut and mountinfo agree on this
 // machine.
 func TestCgroup2MountHere(t *testing.T) {
-	mnt, _, err := cgroup2Mount()
+	mnt, _, err := Mount()
 	if err != nil {
 		t.Skipf("no cgroup2 mounted here: %v", err)
 	}
-	if usual := usualCgroup2Mount(); usual != "" && usual != mnt {
+	if usual := UsualMount(); usual != "" && usual != mnt {
 		t.Fatalf("statfs found %q, mountinfo %q", usual, mnt)
 	}
 }

@@ -1,4 +1,4 @@
-package platform
+package cgroup
 
 import (
 	"bytes"
@@ -11,22 +11,23 @@ import (
 	"time"
 
 	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/report"
 	"golang.org/x/sys/unix"
 )
 
 // cgroup is the cgroup v2 child group contain makes for one run. COMMAND is
 // cloned straight into it (CLONE_INTO_CGROUP), so it and everything it forks
 // is inside from birth, setsid or not; cgroup.kill ends all of it at once.
-type cgroup struct {
-	dir string // absolute directory
+type Group struct {
+	Dir string // absolute directory
 	rel string // its path as /proc/PID/cgroup shows it
-	fd  int    // O_DIRECTORY, for SysProcAttr.CgroupFD
+	FD  int    // O_DIRECTORY, for SysProcAttr.CgroupFD
 }
 
 // cgroup2Mount finds where the unified hierarchy is mounted and which part
 // of it the mount shows (its root), from /proc/self/mountinfo. On hybrid
 // layouts it is /sys/fs/cgroup/unified, so it is never assumed.
-func cgroup2Mount() (mountPoint, root string, err error) {
+func Mount() (mountPoint, root string, err error) {
 	b, err := proc.ReadFile("/proc/self/mountinfo", make([]byte, 0, 8192))
 	if err != nil {
 		return "", "", err
@@ -88,26 +89,26 @@ func cgroupOf(pid string) (string, error) {
 
 // cgroupPrefix starts the name of every cgroup contain makes:
 // contain-PID, PID being the contain run's.
-const cgroupPrefix = "contain-"
+const Prefix = "contain-"
 
 // newCgroup makes contain-PID beside contain's own cgroup members. Any error
 // means: fall back to the other layers.
-func newCgroup(pid int) (*cgroup, error) {
+func New(pid int) (*Group, error) {
 	parent, own, err := ownCgroupDir()
 	if err != nil {
 		return nil, err
 	}
-	return makeCgroup(parent, own, cgroupPrefix+strconv.Itoa(pid))
+	return makeCgroup(parent, own, Prefix+strconv.Itoa(pid))
 }
 
 // runCgroupDir is where contain PID, a process in the same cgroup as the
 // caller, made its group, if it made one.
-func runCgroupDir(pid int) (string, error) {
+func RunDir(pid int) (string, error) {
 	parent, _, err := ownCgroupDir()
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(parent, cgroupPrefix+strconv.Itoa(pid)), nil
+	return filepath.Join(parent, Prefix+strconv.Itoa(pid)), nil
 }
 
 // ownCgroupDir finds the directory of the caller's cgroup, and its path as
@@ -121,13 +122,13 @@ func ownCgroupDir() (dir, own string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	if mnt := usualCgroup2Mount(); mnt != "" {
+	if mnt := UsualMount(); mnt != "" {
 		var st unix.Stat_t
 		if unix.Stat(mnt+own, &st) == nil {
 			return mnt + own, own, nil
 		}
 	}
-	mnt, root, err := cgroup2Mount()
+	mnt, root, err := Mount()
 	if err != nil {
 		return "", "", err
 	}
@@ -144,7 +145,7 @@ func ownCgroupDir() (dir, own string, err error) {
 
 // usualCgroup2Mount returns /sys/fs/cgroup (unified layout) or
 // /sys/fs/cgroup/unified (hybrid) when that is a cgroup2 mount, else "".
-func usualCgroup2Mount() string {
+func UsualMount() string {
 	for _, p := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
 		var st unix.Statfs_t
 		if unix.Statfs(p, &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC {
@@ -155,7 +156,7 @@ func usualCgroup2Mount() string {
 }
 
 // makeCgroup creates parent/name and opens it for CLONE_INTO_CGROUP.
-func makeCgroup(parent, own, name string) (*cgroup, error) {
+func makeCgroup(parent, own, name string) (*Group, error) {
 	dir := filepath.Join(parent, name)
 	if err := unix.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cannot create cgroup %s: %w", dir, err)
@@ -165,13 +166,13 @@ func makeCgroup(parent, own, name string) (*cgroup, error) {
 		unix.Rmdir(dir)
 		return nil, fmt.Errorf("cannot open cgroup %s: %w", dir, err)
 	}
-	return &cgroup{dir: dir, rel: filepath.Join(own, name), fd: fd}, nil
+	return &Group{Dir: dir, rel: filepath.Join(own, name), FD: fd}, nil
 }
 
 // populated reports whether any live process is in the group or below it;
 // zombies do not count.
-func (c *cgroup) populated() (bool, error) {
-	b, err := proc.ReadFile(c.dir+"/cgroup.events", make([]byte, 0, 64))
+func (c *Group) Populated() (bool, error) {
+	b, err := proc.ReadFile(c.Dir+"/cgroup.events", make([]byte, 0, 64))
 	if err != nil {
 		return false, err
 	}
@@ -180,11 +181,11 @@ func (c *cgroup) populated() (bool, error) {
 
 // procs lists the PIDs in the group and in any group below it (a nested
 // contain run as root makes its own).
-func (c *cgroup) procs() ([]int, error) {
+func (c *Group) Procs() ([]int, error) {
 	var pids []int
-	err := filepath.WalkDir(c.dir, func(path string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(c.Dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
-			if path != c.dir && errors.Is(err, os.ErrNotExist) {
+			if path != c.Dir && errors.Is(err, os.ErrNotExist) {
 				return nil // a nested group went away while walking
 			}
 			return err
@@ -194,7 +195,7 @@ func (c *cgroup) procs() ([]int, error) {
 		}
 		b, err := os.ReadFile(filepath.Join(path, "cgroup.procs"))
 		if err != nil {
-			if path != c.dir && errors.Is(err, os.ErrNotExist) {
+			if path != c.Dir && errors.Is(err, os.ErrNotExist) {
 				return nil
 			}
 			return err
@@ -210,7 +211,7 @@ func (c *cgroup) procs() ([]int, error) {
 }
 
 // contains reports whether pid is in the group or below it now.
-func (c *cgroup) contains(pid int) error {
+func (c *Group) Contains(pid int) error {
 	p, err := cgroupOf(strconv.Itoa(pid))
 	if err != nil {
 		return err
@@ -223,47 +224,47 @@ func (c *cgroup) contains(pid int) error {
 
 // kill ends every process in the group at once (cgroup.kill, Linux 5.14+).
 // Older kernels lack the file: then each member is killed through a pidfd.
-func (c *cgroup) kill() error {
-	err := os.WriteFile(filepath.Join(c.dir, "cgroup.kill"), []byte("1"), 0)
+func (c *Group) Kill() error {
+	err := os.WriteFile(filepath.Join(c.Dir, "cgroup.kill"), []byte("1"), 0)
 	if !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	pids, err := c.procs()
+	pids, err := c.Procs()
 	for _, pid := range pids {
-		proc.SignalPinned(pid, unix.SIGKILL, func() error { return c.contains(pid) })
+		proc.SignalPinned(pid, unix.SIGKILL, func() error { return c.Contains(pid) })
 	}
 	return err
 }
 
 // cgroupEmptyWait bounds how long remove waits for a group's processes to
 // finish exiting.
-const cgroupEmptyWait = 2 * time.Second
+const EmptyWait = 2 * time.Second
 
 // remove deletes the group and any below it. The kernel refuses (EBUSY)
 // while a process is in one, and a process killed a moment ago (by
 // cgroup.kill, or after a crash) may still be exiting: remove then waits,
 // up to cgroupEmptyWait, until cgroup.events says "populated 0", and tries
 // again.
-func (c *cgroup) remove() error {
-	deadline := time.Now().Add(cgroupEmptyWait)
+func (c *Group) Remove() error {
+	deadline := time.Now().Add(EmptyWait)
 	for {
-		err := c.tryRemove()
+		err := c.TryRemove()
 		if err == nil || !errors.Is(err, unix.EBUSY) {
 			return err
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%w (still in use after %v)", err, cgroupEmptyWait)
+			return fmt.Errorf("%w (still in use after %v)", err, EmptyWait)
 		}
-		c.waitEmpty(deadline)
+		c.WaitEmpty(deadline)
 	}
 }
 
 // waitEmpty waits until no live process is in the group or below it, or
 // the deadline passes.
-func (c *cgroup) waitEmpty(deadline time.Time) {
+func (c *Group) WaitEmpty(deadline time.Time) {
 	b := proc.NewBackoff()
 	for {
-		pop, err := c.populated()
+		pop, err := c.Populated()
 		if err != nil || !pop {
 			return
 		}
@@ -276,17 +277,17 @@ func (c *cgroup) waitEmpty(deadline time.Time) {
 }
 
 // tryRemove deletes the group and any below it, if they are empty now.
-func (c *cgroup) tryRemove() error {
-	if c.fd >= 0 {
-		unix.Close(c.fd)
-		c.fd = -1
+func (c *Group) TryRemove() error {
+	if c.FD >= 0 {
+		unix.Close(c.FD)
+		c.FD = -1
 	}
-	if unix.Rmdir(c.dir) == nil {
+	if unix.Rmdir(c.Dir) == nil {
 		return nil
 	}
 	// Groups below it (a nested contain run as root) go first.
 	var dirs []string
-	filepath.WalkDir(c.dir, func(path string, d os.DirEntry, err error) error {
+	filepath.WalkDir(c.Dir, func(path string, d os.DirEntry, err error) error {
 		if err == nil && d.IsDir() {
 			dirs = append(dirs, path)
 		}
@@ -303,17 +304,17 @@ func (c *cgroup) tryRemove() error {
 
 // cgroupMountOf finds the cgroup2 mount that holds dir, and the part of
 // the hierarchy it shows.
-func cgroupMountOf(dir string) (mountPoint, root string) {
-	if mnt, root, err := cgroup2Mount(); err == nil && strings.HasPrefix(dir, mnt) {
+func MountOf(dir string) (mountPoint, root string) {
+	if mnt, root, err := Mount(); err == nil && strings.HasPrefix(dir, mnt) {
 		return mnt, root
 	}
-	return usualCgroup2Mount(), "/"
+	return UsualMount(), "/"
 }
 
 // cgroupStats is what a cgroup's accounting files say of everything that
 // ever ran in it; a field is nil when its file is missing (its controller
 // is not enabled there).
-type cgroupStats struct {
+type Stats struct {
 	user, system   *time.Duration // cpu.stat
 	memPeak        *uint64        // memory.peak
 	pidsPeak       *int           // pids.peak
@@ -321,10 +322,10 @@ type cgroupStats struct {
 }
 
 // stats reads the group's accounting files.
-func (c *cgroup) stats() cgroupStats {
-	var s cgroupStats
+func (c *Group) Stats() Stats {
+	var s Stats
 	read := func(name string) []byte {
-		b, err := os.ReadFile(filepath.Join(c.dir, name))
+		b, err := os.ReadFile(filepath.Join(c.Dir, name))
 		if err != nil {
 			return nil
 		}
@@ -394,4 +395,28 @@ func parseIOStat(b []byte) (r, w *uint64) {
 		}
 	}
 	return &rs, &ws
+}
+
+// fill puts the cgroup's figures into res, each with its source.
+func (st Stats) Fill(res *report.Resources) {
+	const src = "cgroup "
+	if res.Sources == nil {
+		res.Sources = map[string]string{}
+	}
+	if st.user != nil && st.system != nil {
+		res.CPUUserSeconds, res.CPUSystemSeconds = report.Seconds(*st.user), report.Seconds(*st.system)
+		res.Sources["cpu"] = src + "cpu.stat"
+	}
+	if st.memPeak != nil {
+		res.PeakMemoryBytes = st.memPeak
+		res.Sources["peak_memory_bytes"] = src + "memory.peak"
+	}
+	if st.pidsPeak != nil {
+		res.PeakProcesses = st.pidsPeak
+		res.Sources["peak_processes"] = src + "pids.peak"
+	}
+	if st.rbytes != nil {
+		res.IOReadBytes, res.IOWriteBytes = st.rbytes, st.wbytes
+		res.Sources["io"] = src + "io.stat"
+	}
 }
