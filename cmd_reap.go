@@ -13,8 +13,9 @@ import (
 
 	"github.com/contain-cli/contain/internal/cgroup"
 	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/internal/reap"
+	"github.com/contain-cli/contain/internal/run"
 	"github.com/contain-cli/contain/internal/signals"
-	"github.com/contain-cli/contain/platform"
 	"github.com/contain-cli/contain/session"
 	"github.com/contain-cli/contain/tag"
 )
@@ -70,7 +71,7 @@ type reapRequest struct {
 	grace  time.Duration
 	dryRun bool
 	format string
-	log    platform.Logger
+	log    run.Logger
 }
 
 func parseReap(c *cli.Context) (reapRequest, error) {
@@ -117,7 +118,7 @@ func doReap(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	l, err := platform.ListForReap()
+	l, err := reap.ListForReap()
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("cannot list processes: %w", err)}
 	}
@@ -126,7 +127,7 @@ func doReap(c *cli.Context) error {
 	}
 	sessions := session.Group(l.Procs, proc.LookupOriginator)
 	reportUnreadable(c.App.ErrWriter, l.Unreadable)
-	me := platform.Me()
+	me := reap.Me()
 	chosen, skippedSessions := session.Select(sessions, rq.opts, me)
 
 	cgroups, err := leftoverCgroups(rq.opts.Filter, chosen)
@@ -138,7 +139,7 @@ func doReap(c *cli.Context) error {
 	for _, ch := range chosen {
 		if ch.Skip != "" {
 			// Left alone, so still running.
-			rep.add(platform.Outcome{Process: ch.Process, Session: ch.Session, Result: "left alone: " + ch.Skip, Alive: true}, true)
+			rep.add(reap.Outcome{Process: ch.Process, Session: ch.Session, Result: "left alone: " + ch.Skip, Alive: true}, true)
 			continue
 		}
 		targets = append(targets, ch)
@@ -146,7 +147,7 @@ func doReap(c *cli.Context) error {
 	var plan []cgroup.Leftover
 	for _, lc := range cgroups {
 		if lc.Skip != "" {
-			rep.Cgroups = append(rep.Cgroups, platform.CgroupOutcome{Dir: lc.Dir, Result: "left alone: " + lc.Skip})
+			rep.Cgroups = append(rep.Cgroups, reap.CgroupOutcome{Dir: lc.Dir, Result: "left alone: " + lc.Skip})
 			continue
 		}
 		plan = append(plan, lc)
@@ -160,14 +161,14 @@ func doReap(c *cli.Context) error {
 		}
 		for _, t := range targets {
 			// Not touched, so still running.
-			rep.add(platform.Outcome{Process: t.Process, Session: t.Session, Result: what, Alive: true}, false)
+			rep.add(reap.Outcome{Process: t.Process, Session: t.Session, Result: what, Alive: true}, false)
 		}
 		for _, lc := range plan {
 			result := fmt.Sprintf("would freeze, kill and remove (%s)", plural(len(lc.Procs), "process", "processes"))
 			if len(lc.Procs) == 0 {
 				result = "would remove (it is empty)"
 			}
-			rep.Cgroups = append(rep.Cgroups, platform.CgroupOutcome{Dir: lc.Dir, Result: result})
+			rep.Cgroups = append(rep.Cgroups, reap.CgroupOutcome{Dir: lc.Dir, Result: result})
 		}
 		return rep.write(c.App.Writer, rq.format)
 	}
@@ -179,14 +180,14 @@ func doReap(c *cli.Context) error {
 		}
 		o := rq.opts
 		o.Filter = session.Filter{Values: values}
-		return platform.Choose(o, me)
+		return reap.Choose(o, me)
 	}
-	r := platform.Reap(platform.ReapPlan{Targets: targets, Rescan: rescan, Cgroups: plan, Signal: rq.sig, Grace: rq.grace, Log: rq.log})
+	r := reap.Reap(reap.Plan{Targets: targets, Rescan: rescan, Cgroups: plan, Signal: rq.sig, Grace: rq.grace, Log: rq.log})
 	for _, o := range r.Processes {
 		rep.add(o, false)
 	}
 	// The registries of sessions nothing is left of go.
-	if n, err := platform.PruneRegistries(); err != nil {
+	if n, err := reap.PruneRegistries(); err != nil {
 		rq.log("cannot remove every spent registry: %v", oneLine(err))
 	} else if n > 0 {
 		rq.log("removed %s of ended sessions", plural(n, "registry", "registries"))
@@ -243,7 +244,7 @@ type reapReport struct {
 	DryRun          bool
 	Processes       []reapedJSON
 	SkippedSessions []session.SkippedSession
-	Cgroups         []platform.CgroupOutcome
+	Cgroups         []reap.CgroupOutcome
 	// lookup tells whether a reported process still runs; nil: take
 	// what reap found.
 	lookup session.Lookup
@@ -269,7 +270,7 @@ type reapedJSON struct {
 // add reports o; skipped: left alone by the safety rules. o.Alive is that
 // the process still runs: for a process reap tried to end (not skipped,
 // not a dry run), that it failed.
-func (r *reapReport) add(o platform.Outcome, skipped bool) {
+func (r *reapReport) add(o reap.Outcome, skipped bool) {
 	orig := originatorJSON{Value: o.Session}
 	if tool, pid, err := tag.Parse(o.Session); err == nil {
 		orig.Tool, orig.PID = tool, pid

@@ -11,8 +11,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/contain-cli/contain/internal/run"
 	"github.com/contain-cli/contain/internal/runcmd"
-	"github.com/contain-cli/contain/platform"
 )
 
 // version is stamped at release time with -ldflags "-X main.version=...".
@@ -26,7 +26,7 @@ func main() {
 	runcmd.Dispatch(os.Args)
 	// runcmd.Exit: contain run taken by urfave/cli (which runs it only
 	// where the fast path gives way) ends as the fast path does.
-	runcmd.Exit(runApp(os.Args, os.Stdout, platform.Stderr()))
+	runcmd.Exit(runApp(os.Args, os.Stdout, run.Stderr()))
 }
 
 // runApp runs the app and turns its error into one line on stderr and an

@@ -4,7 +4,6 @@ package tests
 
 import (
 	"fmt"
-	"github.com/contain-cli/contain/internal/testtool"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/contain-cli/contain/internal/testtool"
 
 	"golang.org/x/sys/unix"
 )

@@ -5,7 +5,6 @@ package tests
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/contain-cli/contain/internal/testtool"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/contain-cli/contain/internal/testtool"
 
 	"github.com/contain-cli/contain/report"
 )

@@ -60,7 +60,9 @@ func setUpWine() {
 	for _, b := range [][]string{
 		{"build", "-o", filepath.Join(wine.dir, "contain.exe"), ".."},
 		{"test", "-c", "-o", filepath.Join(wine.dir, "tests.exe"), "."},
-		{"test", "-c", "-o", filepath.Join(wine.dir, "platform.exe"), "../platform"},
+		{"test", "-c", "-o", filepath.Join(wine.dir, "run.exe"), "../internal/run"},
+		{"test", "-c", "-o", filepath.Join(wine.dir, "reap.exe"), "../internal/reap"},
+		{"test", "-c", "-o", filepath.Join(wine.dir, "proc.exe"), "../internal/proc"},
 		{"test", "-c", "-o", filepath.Join(wine.dir, "tag.exe"), "../tag"},
 		{"test", "-c", "-o", filepath.Join(wine.dir, "session.exe"), "../session"},
 	} {
@@ -145,12 +147,12 @@ func shellQuote(args []string) string {
 }
 
 // TestWindowsUnderWine runs the Windows tests of contain's packages under
-// Wine: the end-to-end tests of this package (win_*_test.go), the
-// platform's, and the portable packages' as Windows builds them.
+// Wine: the end-to-end tests of this package (win_*_test.go), and the
+// unit tests of run, reap, proc, tag and session as Windows builds them.
 func TestWindowsUnderWine(t *testing.T) {
 	needWine(t)
 	for _, p := range []struct{ exe, dir string }{
-		{"tag.exe", "../tag"}, {"session.exe", "../session"}, {"platform.exe", "../platform"}, {"tests.exe", "."},
+		{"tag.exe", "../tag"}, {"session.exe", "../session"}, {"run.exe", "../internal/run"}, {"reap.exe", "../internal/reap"}, {"proc.exe", "../internal/proc"}, {"tests.exe", "."},
 	} {
 		t.Run(strings.TrimSuffix(p.exe, ".exe"), func(t *testing.T) {
 			for _, s := range runUnderWine(t, p.exe, p.dir) {

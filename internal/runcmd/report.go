@@ -6,15 +6,15 @@ import (
 	"os"
 	"time"
 
+	"github.com/contain-cli/contain/internal/run"
 	"github.com/contain-cli/contain/internal/signals"
-	"github.com/contain-cli/contain/platform"
 	"github.com/contain-cli/contain/report"
 )
 
 // finishReport writes the report (path "" : none) and, with -v, its
 // summary line. A report that cannot be written is one line on stderr;
 // it changes nothing else.
-func finishReport(path string, o platform.RunOptions, began time.Time, res *platform.Result, code int, startErr error, stderr io.Writer) {
+func finishReport(path string, o run.Options, began time.Time, res *run.Result, code int, startErr error, stderr io.Writer) {
 	if path == "" && o.Log == nil {
 		return
 	}
@@ -31,7 +31,7 @@ func finishReport(path string, o platform.RunOptions, began time.Time, res *plat
 }
 
 // buildReport puts together what contain knows of the run.
-func buildReport(o platform.RunOptions, began time.Time, res *platform.Result, code int, startErr error) *report.Report {
+func buildReport(o run.Options, began time.Time, res *run.Result, code int, startErr error) *report.Report {
 	r := report.New("contain")
 	r.Command, r.ContainPID, r.Tag = o.Args, os.Getpid(), o.Tag
 	r.Started, r.Ended = report.Time{Time: began}, report.Time{Time: time.Now()}
@@ -55,7 +55,7 @@ func buildReport(o platform.RunOptions, began time.Time, res *platform.Result, c
 	if res != nil && !o.Detach {
 		e.TimedOut = report.Ptr(res.TimedOut)
 	}
-	f := (*platform.Facts)(nil)
+	f := (*run.Facts)(nil)
 	if res != nil {
 		f = res.Facts
 	}

@@ -31,8 +31,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/contain-cli/contain/internal/run"
 	"github.com/contain-cli/contain/internal/signals"
-	"github.com/contain-cli/contain/platform"
 	"github.com/contain-cli/contain/report"
 	"github.com/contain-cli/contain/tag"
 )
@@ -57,18 +57,18 @@ func Dispatch(args []string) {
 	}
 	dispatched = true
 	switch args[1] {
-	case platform.GuardCommand:
-		os.Exit(platform.RunGuard(args[2:]))
-	case platform.ShimCommand:
-		os.Exit(platform.RunShim(args[2:]))
+	case run.GuardCommand:
+		os.Exit(run.GuardMain(args[2:]))
+	case run.ShimCommand:
+		os.Exit(run.ShimMain(args[2:]))
 	case "run":
 		// Subscribing to the forwarded signals is the slowest step of
 		// contain run's set-up; it runs while the options are parsed.
-		platform.PrepareRun()
-		if code, ok := Fast(args, os.Stdout, platform.Stderr()); ok {
+		run.PrepareRun()
+		if code, ok := Fast(args, os.Stdout, run.Stderr()); ok {
 			Exit(code)
 		}
-		platform.DropGuard() // help: urfave/cli's to show
+		run.DropGuard() // help: urfave/cli's to show
 	}
 }
 
@@ -76,9 +76,9 @@ func Dispatch(args []string) {
 // signal, with that signal (see endSignal). A run that did not take the
 // crash guard it prepared (--detach, a bad option) ends it first.
 func Exit(code int) {
-	platform.DropGuard()
+	run.DropGuard()
 	if endSignal != 0 {
-		platform.ExitBySignal(endSignal) // returns only if it could not
+		run.ExitBySignal(endSignal) // returns only if it could not
 	}
 	os.Exit(code)
 }
@@ -178,7 +178,7 @@ func Run(c Values, args []string, stdout, stderr io.Writer) error {
 	if err := tag.ValidateTool(tool); err != nil {
 		return runFailed("--originator: %v", err)
 	}
-	opts := platform.RunOptions{Args: args, Detach: c.Bool("detach")}
+	opts := run.Options{Args: args, Detach: c.Bool("detach")}
 	for _, d := range []struct {
 		flag string
 		dst  *time.Duration
@@ -240,7 +240,7 @@ func Run(c Values, args []string, stdout, stderr io.Writer) error {
 	}
 
 	began := time.Now()
-	res, err := platform.Run(opts)
+	res, err := run.Run(opts)
 	if err != nil {
 		code := startStatus(err)
 		finishReport(reportPath, opts, began, nil, code, err, stderr)
@@ -364,7 +364,7 @@ func (v flagSetValues) IsSet(name string) bool {
 // exitStatus maps how COMMAND ended to contain's status, as GNU timeout
 // does: on timeout 124, unless COMMAND had to be killed with SIGKILL (137)
 // or --preserve-status asks for COMMAND's own status.
-func exitStatus(res platform.Result, preserve bool) int {
+func exitStatus(res run.Result, preserve bool) int {
 	code := res.Code
 	if res.Signaled {
 		code = 128 + int(res.Signal)
@@ -381,7 +381,7 @@ func exitStatus(res platform.Result, preserve bool) int {
 // startStatus is 127 when COMMAND was not found, 126 when it was found but
 // could not be executed, 125 when contain itself failed.
 func startStatus(err error) int {
-	var se *platform.StartError
+	var se *run.StartError
 	if !errors.As(err, &se) {
 		return ExitFailed
 	}

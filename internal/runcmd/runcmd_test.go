@@ -9,26 +9,26 @@ import (
 	"testing"
 
 	"github.com/contain-cli/contain/internal/proc"
-	"github.com/contain-cli/contain/platform"
+	"github.com/contain-cli/contain/internal/run"
 )
 
 func TestExitStatusTable(t *testing.T) {
 	cases := []struct {
 		name     string
-		res      platform.Result
+		res      run.Result
 		preserve bool
 		want     int
 	}{
-		{"exit 0", platform.Result{Exited: true}, false, 0},
-		{"exit 3", platform.Result{Exited: true, Code: 3}, false, 3},
-		{"killed by TERM", platform.Result{Signaled: true, Signal: syscall.SIGTERM}, false, 143},
-		{"killed by KILL, no timeout", platform.Result{Signaled: true, Signal: syscall.SIGKILL}, false, 137},
-		{"timeout, ended on TERM", platform.Result{Signaled: true, Signal: syscall.SIGTERM, TimedOut: true}, false, 124},
-		{"timeout, exited 0", platform.Result{Exited: true, TimedOut: true}, false, 124},
-		{"timeout, KILL after", platform.Result{Signaled: true, Signal: syscall.SIGKILL, TimedOut: true}, false, 137},
-		{"timeout, preserve, TERM", platform.Result{Signaled: true, Signal: syscall.SIGTERM, TimedOut: true}, true, 143},
-		{"timeout, preserve, exit 7", platform.Result{Exited: true, Code: 7, TimedOut: true}, true, 7},
-		{"timeout, preserve, KILL", platform.Result{Signaled: true, Signal: syscall.SIGKILL, TimedOut: true}, true, 137},
+		{"exit 0", run.Result{Exited: true}, false, 0},
+		{"exit 3", run.Result{Exited: true, Code: 3}, false, 3},
+		{"killed by TERM", run.Result{Signaled: true, Signal: syscall.SIGTERM}, false, 143},
+		{"killed by KILL, no timeout", run.Result{Signaled: true, Signal: syscall.SIGKILL}, false, 137},
+		{"timeout, ended on TERM", run.Result{Signaled: true, Signal: syscall.SIGTERM, TimedOut: true}, false, 124},
+		{"timeout, exited 0", run.Result{Exited: true, TimedOut: true}, false, 124},
+		{"timeout, KILL after", run.Result{Signaled: true, Signal: syscall.SIGKILL, TimedOut: true}, false, 137},
+		{"timeout, preserve, TERM", run.Result{Signaled: true, Signal: syscall.SIGTERM, TimedOut: true}, true, 143},
+		{"timeout, preserve, exit 7", run.Result{Exited: true, Code: 7, TimedOut: true}, true, 7},
+		{"timeout, preserve, KILL", run.Result{Signaled: true, Signal: syscall.SIGKILL, TimedOut: true}, true, 137},
 	}
 	for _, c := range cases {
 		if got := exitStatus(c.res, c.preserve); got != c.want {
@@ -42,10 +42,10 @@ func TestStartStatus(t *testing.T) {
 		err  error
 		want int
 	}{
-		{&platform.StartError{Name: "x", Err: exec.ErrNotFound}, 127},
-		{&platform.StartError{Name: "x", Err: &os.PathError{Op: "fork/exec", Path: "x", Err: syscall.ENOENT}}, 127},
-		{&platform.StartError{Name: "x", Err: &os.PathError{Op: "fork/exec", Path: "x", Err: syscall.EACCES}}, 126},
-		{&platform.StartError{Name: "x", Err: syscall.ENOEXEC}, 126},
+		{&run.StartError{Name: "x", Err: exec.ErrNotFound}, 127},
+		{&run.StartError{Name: "x", Err: &os.PathError{Op: "fork/exec", Path: "x", Err: syscall.ENOENT}}, 127},
+		{&run.StartError{Name: "x", Err: &os.PathError{Op: "fork/exec", Path: "x", Err: syscall.EACCES}}, 126},
+		{&run.StartError{Name: "x", Err: syscall.ENOEXEC}, 126},
 		{fmt.Errorf("cgroup: %w", syscall.ENOENT), 125},
 		{fmt.Errorf("contain run: %w", proc.ErrUnsupported), 125},
 		{errors.New("anything else"), 125},

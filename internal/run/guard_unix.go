@@ -1,0 +1,494 @@
+//go:build linux || darwin
+
+package run
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/contain-cli/contain/internal/cgroup"
+	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/internal/reap"
+	"github.com/contain-cli/contain/internal/signals"
+	"github.com/contain-cli/contain/report"
+	"github.com/contain-cli/contain/session"
+)
+
+// GuardCommand is argv[1] of the guard: contain itself, run again.
+const GuardCommand = "__guard"
+
+// guardGrace caps the guard's grace period: nothing of the group may
+// outlive contain by more than a second.
+const guardGrace = 500 * time.Millisecond
+
+// guard is the process that kills the group if contain dies without closing
+// it (SIGKILL, OOM). It runs in its own session, so that a kill of contain's
+// process group spares it, and it carries contain's own environment, not
+// the session's tag, so that it is no member of the session. It waits for
+// the end of a pipe that only contain holds open: EOF means contain died.
+// A normal run ends it with SIGKILL once the group is empty.
+//
+// The guard is started before COMMAND (see PrepareRun), so that there is no
+// moment in which COMMAND could fork and contain die unguarded. What it
+// guards is told through the pipe: the session (before COMMAND starts, and
+// before the cgroup is made), then COMMAND's process group (once started).
+// An EOF before the session line means no COMMAND was ever started.
+type guard struct {
+	pid int
+	w   *os.File
+}
+
+// startGuard starts the guard. It is called off the main thread: the
+// reaper (main thread, __WNOTHREAD) must not see it among its children.
+// The guard's stderr is contain's; it writes there only when told to be
+// verbose.
+func startGuard() (*guard, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	quietPipe(w)
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	defer null.Close()
+	files := []uintptr{null.Fd(), null.Fd(), os.Stderr.Fd(), r.Fd()}
+	path, argv := exe, []string{"contain", GuardCommand, strconv.Itoa(os.Getpid())}
+	if unix.Access(waiterShell, unix.X_OK) == nil {
+		// The shell executes contain long after it started, maybe after
+		// an upgrade removed or replaced the file at exe: it is handed
+		// the binary that runs now, open as its fd 4, and falls back to
+		// the path only if that cannot be opened.
+		if self, err := os.Open("/proc/self/exe"); err == nil {
+			defer self.Close()
+			files = append(files, self.Fd())
+		}
+		path, argv = waiterShell, []string{"contain-guard", "-c", waiterScript, "contain-guard", exe, strconv.Itoa(os.Getpid())}
+	}
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
+		Env:   append(os.Environ(), "GOMAXPROCS=1"),
+		Files: files,
+		Sys:   &syscall.SysProcAttr{Setsid: true},
+	})
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	return &guard{pid: pid, w: w}, nil
+}
+
+// The guard waits in the shell, not in a second Go program: a Go runtime
+// starting beside contain and COMMAND on every run was a third of contain
+// run -- true. The shell reads the orders until the pipe's EOF, ignoring
+// signals as the guard does, and only then executes contain __guard with
+// them. Where there is no /bin/sh, contain __guard waits itself.
+const waiterShell = "/bin/sh"
+
+// waiterScript ignores every signal the guard ignores (by number: contain
+// may be nested in another contain run, which forwards them all to its
+// members), reads the orders until EOF, then executes the contain binary
+// it was handed as fd 4 (or, without one, the path in $1).
+//
+// The orders go to contain __guard on its standard input (a here-document),
+// not as an argument: with a line per tracked process they can outgrow
+// what one argument may hold.
+var waiterScript = `trap '' ` + signalNumbers(append(slices.Clone(forwardedFirst), forwardedLater[2:]...)) + `
+o=
+while IFS= read -r l; do o="$o$l
+"; done <&3
+g="$1"
+if [ -e /proc/self/fd/4 ]; then g=/proc/self/fd/4; fi
+exec "$g" ` + GuardCommand + ` "$2" - <<EOF
+$o
+EOF`
+
+// signalNumbers lists sigs as numbers, for the shell's trap.
+func signalNumbers(sigs []os.Signal) string {
+	nums := make([]string, len(sigs))
+	for i, s := range sigs {
+		nums[i] = strconv.Itoa(int(s.(syscall.Signal)))
+	}
+	return strings.Join(nums, " ")
+}
+
+// guardSession, guardCommand and guardMember are the lines of the guard's
+// pipe.
+const (
+	guardSession = "session"
+	guardCommand = "command"
+	guardMember  = "member"
+	guardReport  = "report"
+	guardShim    = "shim"
+)
+
+// guardReportOrder is what the guard needs to write the report after a
+// crash, sent as one line of JSON.
+type guardReportOrder struct {
+	Path    string    `json:"path"`
+	Command []string  `json:"command"`
+	Started time.Time `json:"started"`
+}
+
+// reportTo tells the guard where to write the report if contain dies.
+func (g *guard) reportTo(o guardReportOrder) error {
+	b, err := json.Marshal(o)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(guardPipe(g.w), "%s %s\n", guardReport, b)
+	return err
+}
+
+// watch tells the guard the session it guards: its tag value, the grace
+// period and whether to be verbose. A line this short is written at once
+// (PIPE_BUF), and a pipe nobody reads yet holds it. The pipe-safe writer:
+// if the guard is gone, the write fails (EPIPE) without a SIGPIPE that
+// contain would forward to the group as if it came from outside.
+func (g *guard) watch(value string, grace time.Duration, verbose bool, sig syscall.Signal) error {
+	_, err := fmt.Fprintf(guardPipe(g.w), "%s %s %s %t %d\n", guardSession, value, grace, verbose, int(sig))
+	return err
+}
+
+// command tells the guard COMMAND's process group and its start time.
+func (g *guard) command(pgrp int, since uint64) error {
+	_, err := fmt.Fprintf(guardPipe(g.w), "%s %d %d\n", guardCommand, pgrp, since)
+	return err
+}
+
+// shimAt tells the guard of the shim: it closes the session itself if
+// contain dies, and the guard waits for it to end before it looks for
+// what is left.
+func (g *guard) shimAt(pid int, start uint64) error {
+	_, err := fmt.Fprintf(guardPipe(g.w), "%s %d %d\n", guardShim, pid, start)
+	return err
+}
+
+// member tells the guard of a process the tracker found, so that it is
+// found after a crash even where no link to the session is left.
+func (g *guard) member(pid int, start uint64) error {
+	_, err := fmt.Fprintf(guardPipe(g.w), "%s %d %d\n", guardMember, pid, start)
+	return err
+}
+
+// stop ends the guard of a run that closed its group itself.
+func (g *guard) stop() {
+	unix.Kill(g.pid, unix.SIGKILL) // a child not yet waited for: the PID is still its
+	for {
+		if _, err := unix.Wait4(g.pid, nil, 0, nil); err != unix.EINTR {
+			break
+		}
+	}
+	g.w.Close()
+}
+
+// guardOrders is what contain told its guard.
+type guardOrders struct {
+	value   string         // "": no session was started
+	signal  syscall.Signal // the timeout signal (-s), COMMAND's when contain dies
+	grace   time.Duration
+	verbose bool
+	pgrp    int // 0: unknown
+	since   uint64
+	members []proc.ID
+	report  *guardReportOrder
+	shim    proc.ID // pid 0: none
+	writer  string  // who writes the report: "guard" (""), or "shim"
+}
+
+// parseGuardOrders reads the lines contain wrote to its guard. A line cut
+// short by contain's death is ignored.
+func parseGuardOrders(b []byte) (guardOrders, error) {
+	var o guardOrders
+	lines := strings.Split(string(b), "\n")
+	for _, line := range lines[:len(lines)-1] { // the last is "" or cut short
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 0:
+		case f[0] == guardSession && (len(f) == 4 || len(f) == 5):
+			grace, err1 := time.ParseDuration(f[2])
+			verbose, err2 := strconv.ParseBool(f[3])
+			var sig int
+			var err3 error
+			if len(f) == 5 {
+				sig, err3 = strconv.Atoi(f[4])
+			}
+			if err := errors.Join(err1, err2, err3); err != nil {
+				return o, err
+			}
+			o.value, o.grace, o.verbose, o.signal = f[1], grace, verbose, syscall.Signal(sig)
+		case f[0] == guardCommand && len(f) == 3:
+			id, err := proc.ParseID(f[1], f[2])
+			if err != nil {
+				return o, err
+			}
+			o.pgrp, o.since = id.PID, id.Start
+		case f[0] == guardReport && len(f) >= 2:
+			var ro guardReportOrder
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, guardReport+" ")), &ro); err != nil {
+				return o, err
+			}
+			o.report = &ro
+		case f[0] == guardShim && len(f) == 3:
+			id, err := proc.ParseID(f[1], f[2])
+			if err != nil {
+				return o, err
+			}
+			o.shim = id
+		case f[0] == guardMember && len(f) == 3:
+			id, err := proc.ParseID(f[1], f[2])
+			if err != nil {
+				return o, err
+			}
+			o.members = append(o.members, id)
+		default:
+			return o, fmt.Errorf("unexpected line %q", line)
+		}
+	}
+	return o, nil
+}
+
+// RunGuard is the guard's main: args are contain's PID and, when the
+// shell waited and read them, "-" for the orders on standard input (or the
+// orders themselves); otherwise fd 3 is the pipe, read here. It returns
+// the exit status.
+func GuardMain(args []string) int {
+	if len(args) != 1 && len(args) != 2 {
+		fmt.Fprintln(os.Stderr, "contain: the guard is started by contain run, not by hand")
+		return 2
+	}
+	pid, err := strconv.Atoi(args[0])
+	var st unix.Stat_t
+	if err != nil || unix.Fstat(3, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+		fmt.Fprintln(os.Stderr, "contain: the guard is started by contain run, not by hand")
+		return 2
+	}
+	// Nothing but contain's SIGKILL ends the guard halfway: not a verbose
+	// line to a closed pipe, nor a signal forwarded to the group of an
+	// outer contain run that the guard's contain is part of.
+	signal.Ignore(forwardedFirst...)
+	signal.Ignore(forwardedLater[2:]...) // not WINCH and CONT: harmless
+	// Nothing is read until contain's end closes, that is when contain
+	// has exited, however it exited.
+	var b []byte
+	switch {
+	case len(args) == 2 && args[1] == "-":
+		b, err = io.ReadAll(os.Stdin) // read by the shell that waited
+	case len(args) == 2:
+		b = []byte(args[1])
+	default:
+		b, err = io.ReadAll(os.NewFile(3, "contain"))
+	}
+	o, perr := parseGuardOrders(b)
+	log := nopLog
+	if o.verbose {
+		log = func(format string, a ...any) { fmt.Fprintf(os.Stderr, "contain: guard: "+format+"\n", a...) }
+	}
+	if err := errors.Join(err, perr); err != nil {
+		log("reading contain's orders: %v", err)
+	}
+	if o.value == "" {
+		return 0 // contain ended before it started anything
+	}
+	if o.shim.PID != 0 {
+		// The shim, above every process of the session, closes it; what
+		// the guard finds afterwards is what the shim could not end.
+		log("contain %d has ended without closing its group: the shim %d closes it", pid, o.shim.PID)
+		waitGone(o.shim, shimWait)
+	} else {
+		log("contain %d has ended without closing its group: reaping session %s", pid, o.value)
+	}
+	guardReap(o, pid, min(o.grace, guardGrace), log, nil)
+	return 0
+}
+
+// shimWait bounds how long the guard leaves the session to the shim: its
+// grace period, at most guardGrace, and the kills after it.
+const shimWait = 5 * time.Second
+
+// waitGone waits until process id has ended, at most limit.
+func waitGone(id proc.ID, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	b := proc.NewBackoff()
+	for proc.Lives(id) && time.Now().Before(deadline) {
+		time.Sleep(min(b.Next(), time.Until(deadline)))
+	}
+}
+
+// guardReap does what reap does, for one session: its tagged processes,
+// daemons included (kill-on-close spares none), its cgroup, and what the
+// tracker finds from what contain saw: COMMAND's process group, the
+// members contain told of, and what they started since.
+//
+// statusOf, if not nil, gives the wait status of a process of the session
+// that ended (the shim reaps them); the guard has none.
+func guardReap(o guardOrders, pid int, grace time.Duration, log Logger, statusOf func(int) (unix.WaitStatus, bool)) {
+	if statusOf == nil {
+		statusOf = func(int) (unix.WaitStatus, bool) { return 0, false }
+	}
+	me := reap.Me()
+	opts := session.Options{Filter: session.Filter{Values: []string{o.value}}, IncludeDaemons: true}
+	scan := func() ([]session.Choice, error) { return reap.Choose(opts, me) }
+	targets, err := scan() // Reap leaves the ones to skip alone
+	if err != nil {
+		log("%v", err)
+	}
+	track := proc.NewTracker(os.Getpid(), o.pgrp, o.since, o.value)
+	track.TagOf, track.SidOf = tagReader(o.value), proc.SessionOf
+	for _, m := range o.members {
+		track.Remember(m.PID, m.Start)
+	}
+	if o.shim.PID != 0 {
+		track.Adopt(o.shim.PID, o.shim.Start)
+	}
+	began := time.Now()
+	// COMMAND has been sent its timeout signal (-s) as contain died: by
+	// the kernel (Pdeathsig), or by the shim, or, on macOS, by the guard
+	// now. It is left the grace period to act on that signal alone; the
+	// others get SIGTERM; SIGKILL ends what is left of all.
+	plan := reap.Plan{Targets: targets, Rescan: scan, Cgroups: cgroup.OfRun(pid), Track: track,
+		Signal: unix.SIGTERM, Grace: grace, Log: log, Spare: proc.ID{PID: o.pgrp, Start: o.since}}
+	commandSignal(o, log)
+	var accounted *report.Resources
+	if o.report != nil && len(plan.Cgroups) > 0 {
+		accounted = &report.Resources{Sources: map[string]string{}}
+		plan.Accounted = accounted
+	}
+	r := reap.Reap(plan)
+	// The registry contain could not remove, now that nothing of the
+	// session is left.
+	if _, err := reap.PruneRegistries(); err != nil {
+		log("registry: %v", err)
+	}
+	for _, o := range r.Processes {
+		log("%d (%s): %s", o.PID, o.Comm, o.Result)
+	}
+	for _, c := range r.Cgroups {
+		log("cgroup %s: %s", c.Dir, c.Result)
+	}
+	// After the shim, whose own report has every process it ended, the
+	// guard's replaces it only when the guard found something more.
+	if o.report != nil && (o.shim.PID == 0 || len(r.Processes) > 0 || len(r.Cgroups) > 0) {
+		rep := guardedReport(o, pid, began, r, accounted, statusOf)
+		if err := report.Write(o.report.Path, rep, os.Stderr); err != nil {
+			fmt.Fprintf(os.Stderr, "contain: guard: cannot write the report: %v\n", err)
+		}
+	}
+}
+
+// commandSignal sends COMMAND the timeout signal (-s) where nothing else
+// did as contain died: on macOS, which has no Pdeathsig. On Linux the
+// kernel sent it (Pdeathsig), or the shim, COMMAND's parent, did.
+func commandSignal(o guardOrders, log Logger) {
+	if runtime.GOOS != "darwin" || o.signal == 0 || o.pgrp == 0 {
+		return
+	}
+	if err := proc.SignalMember(o.pgrp, o.since, o.signal, nil); err == nil {
+		log("sent %s to COMMAND %d", signals.Name(o.signal), o.pgrp)
+	}
+}
+
+// guardedReport is the report of a run whose contain died: what the guard
+// found and did; what only contain knew is absent, with the reason.
+func guardedReport(o guardOrders, pid int, began time.Time, rr reap.Report, accounted *report.Resources, statusOf func(int) (unix.WaitStatus, bool)) *report.Report {
+	const onlyContainKnew = "contain was killed: only it knew"
+	r := report.New(cmp.Or(o.writer, "guard"))
+	r.Command, r.ContainPID, r.Tag = o.report.Command, pid, o.value
+	r.Started, r.Ended = report.Time{Time: o.report.Started}, report.Time{Time: time.Now()}
+	r.WallSeconds = r.Ended.Sub(o.report.Started).Seconds()
+	r.Absent = map[string]string{"containment": onlyContainKnew + " the layers it had"}
+	r.Ending.Absent = map[string]string{
+		"exit_code":            onlyContainKnew + " how COMMAND ended, if it had",
+		"contain_exit_status":  "contain was killed",
+		"timed_out":            onlyContainKnew + " whether the timeout had fired",
+		"killed_after_timeout": onlyContainKnew + " whether --kill-after had fired",
+	}
+	if accounted != nil {
+		r.Resources = *accounted
+	}
+	r.Resources.Absent = map[string]string{}
+	for f, known := range map[string]bool{
+		"cpu_user_seconds": r.Resources.CPUUserSeconds != nil, "cpu_system_seconds": r.Resources.CPUSystemSeconds != nil,
+		"peak_memory_bytes": r.Resources.PeakMemoryBytes != nil, "peak_processes": r.Resources.PeakProcesses != nil,
+		"io_read_bytes": r.Resources.IOReadBytes != nil, "io_write_bytes": r.Resources.IOWriteBytes != nil,
+		"max_process_rss_bytes": false,
+	} {
+		switch {
+		case known:
+		case accounted != nil && f != "max_process_rss_bytes":
+			r.Resources.Absent[f] = "its controller is not enabled in contain's cgroup"
+		case accounted != nil:
+			r.Resources.Absent[f] = "the crash guard reaps none of the session's processes: no rusage"
+		default:
+			r.Resources.Absent[f] = "no cgroup: the crash guard, no parent of the session's processes, has no accounting of them"
+		}
+	}
+	for _, p := range rr.Processes {
+		l := report.Leftover{PID: p.PID, Argv: p.Argv, FoundBy: p.Session, EndedBy: p.Result}
+		if l.Argv == nil {
+			l.Argv = []string{}
+		}
+		switch {
+		case p.Registered:
+			l.FoundBy = "registry"
+		case p.Session == o.value:
+			l.FoundBy = "tag"
+		case strings.HasPrefix(p.Session, "cgroup "):
+			l.FoundBy = "cgroup"
+		}
+		// What was sent, then how it ended: known where the shim reaped
+		// it, else unknown (the guard is no parent of the session's).
+		var sent string
+		switch {
+		case strings.HasPrefix(p.Result, "killed with "):
+			sent = strings.TrimPrefix(p.Result, "killed with ")
+		case strings.HasPrefix(p.Result, "ended after the first signal"):
+			sent = signals.Name(unix.SIGTERM)
+			if p.PID == o.pgrp && o.signal != 0 {
+				sent = signals.Name(o.signal) // COMMAND's own, as contain died
+			}
+		}
+		switch {
+		case p.Alive:
+			l.EndedBy = "still running"
+		case strings.HasPrefix(p.Result, "left alone"), strings.HasPrefix(p.Result, "cannot "):
+		default:
+			ws, reaped := statusOf(p.PID)
+			l.EndedBy = endedBy(sent, ws, reaped)
+		}
+		if !p.Started.IsZero() {
+			l.Started = &report.Time{Time: p.Started}
+		}
+		l.Absent = map[string]string{
+			"ended_after_seconds": onlyContainKnew + " when COMMAND ended",
+			"left_process_group":  "not recorded after a crash: the guard ends processes without reading their process group",
+			"left_session":        "not recorded after a crash: the guard ends processes without reading their session",
+			"held_stdout":         "not recorded after a crash: contain's stdout went with contain",
+			"held_stderr":         "not recorded after a crash: contain's stderr went with contain",
+		}
+		if p.Started.IsZero() {
+			l.Absent["started"] = "it ended before the guard could read it"
+		}
+		r.Leftovers = append(r.Leftovers, l)
+	}
+	return r
+}

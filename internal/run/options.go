@@ -1,0 +1,90 @@
+// Package run is `contain run`: COMMAND started inside a kill-on-close
+// group (process group, cgroup, subreaper, the shim; a Job Object on
+// Windows), the tag injected, signals and the terminal forwarded, the
+// timeout, the close, and what the run measured for the report; and the
+// crash guard and the shim, which close the group should contain die.
+package run
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"syscall"
+	"time"
+
+	"github.com/contain-cli/contain/report"
+)
+
+// Logger receives what --verbose prints; it is never nil inside Run.
+type Logger func(format string, args ...any)
+
+// Options is everything `contain run` asks of a run.
+type Options struct {
+	Args      []string      // COMMAND and its arguments
+	Env       []string      // the complete environment, tag included
+	Tag       string        // the session's RUNNING_PROCESS_ORIGINATOR value
+	Timeout   time.Duration // 0: none
+	Signal    syscall.Signal
+	KillAfter time.Duration // 0: none
+	Grace     time.Duration // between SIGTERM and SIGKILL when the group is closed
+	Detach    bool
+	Log       Logger
+	// Collect asks for Result.Facts: what the report and -v's summary
+	// say. Without it nothing is measured that costs anything.
+	Collect bool
+	// Report is where the report goes ("-": stderr), for the crash guard
+	// to write it if contain dies.
+	Report string
+}
+
+// Facts are what a run measured and saw, for the report.
+type Facts struct {
+	Started      time.Time // COMMAND started
+	CommandEnded time.Time
+	Ended        time.Time // the group was closed
+	Layers       []string
+	Resources    report.Resources
+	Leftovers    []report.Leftover
+	// KilledAfterTimeout: --kill-after's SIGKILL was sent.
+	KilledAfterTimeout bool
+	// ToldToStop names the signal (or Windows console event) that told
+	// contain to stop, if one did.
+	ToldToStop string
+}
+
+// Result tells how COMMAND ended.
+type Result struct {
+	Pid      int  // COMMAND's PID
+	Exited   bool // COMMAND exited with Code
+	Code     int
+	Signaled bool // COMMAND was killed by Signal
+	Signal   syscall.Signal
+	TimedOut bool   // the timeout fired before COMMAND ended
+	Facts    *Facts // with RunOptions.Collect, where the OS's runner gathers them
+}
+
+// StartError means COMMAND itself could not be started (not found, not
+// executable), as opposed to contain failing to set up the group.
+type StartError struct {
+	Name string
+	Err  error
+}
+
+func (e *StartError) Error() string {
+	err := e.Err
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // "fork/exec NAME: " says nothing the message does not
+	}
+	return fmt.Sprintf("cannot run %s: %v", e.Name, err)
+}
+func (e *StartError) Unwrap() error { return e.Err }
+
+func nopLog(string, ...any) {}
+
+func (o *Options) logger() Logger {
+	if o.Log == nil {
+		return nopLog
+	}
+	return o.Log
+}

@@ -1,0 +1,335 @@
+package run
+
+import (
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/contain-cli/contain/internal/cgroup"
+	"github.com/contain-cli/contain/internal/signals"
+	"github.com/contain-cli/contain/report"
+)
+
+// forwarded are the signals contain passes on to the whole group: every
+// signal whose default action ends a process, as GNU timeout 9.10 lists
+// them, the real-time ones, and WINCH and CONT. SIGALRM among them means
+// "time out now".
+//
+// Subscribing costs the Go runtime a round trip between two threads per
+// signal, the slowest step of contain run's set-up, so only the signals
+// that people and programs send, and those the runtime would die of, are
+// subscribed before COMMAND starts (forwardedFirst); the rest
+// (forwardedLater), which a Go program ignores until it subscribes, are
+// subscribed once COMMAND runs, beside the main loop. A signal among them
+// that comes in the first moments is lost, not fatal.
+//
+// Left out, because the Go runtime keeps them: SIGPROF (its profiler), and
+// signals 32 to 34 (glibc's and musl's own; 34 is SIGRTMIN as glibc and GNU
+// timeout number it). Sent to contain, 34 ends it; the crash guard then
+// ends the group.
+var (
+	forwardedFirst = append(slices.Clone(unixFirst), unix.SIGSTKFLT)
+	forwardedLater = laterSignals()
+)
+
+// laterSignals are WINCH and CONT, ignored by default (they come first:
+// the guard does not ignore them), and the terminating signals that
+// people and programs seldom send.
+func laterSignals() []os.Signal {
+	sigs := append(slices.Clone(unixLater), unix.SIGPOLL, unix.SIGPWR)
+	for s := signals.RTMin + 1; s <= signals.RTMax; s++ {
+		sigs = append(sigs, syscall.Signal(s))
+	}
+	return sigs
+}
+
+// runnerOS is what a run holds on Linux: the cgroup, and how the reaper
+// waits.
+type runnerOS struct {
+	cg        *cgroup.Group
+	cgStats   *cgroup.Stats // read last before the cgroup was removed, when collecting
+	subreaper bool
+	waitFlags int   // WNOTHREAD: the guard, a child of another thread, is not waited for
+	shim      *shim // the subreaper between contain and COMMAND, where there is no cgroup
+	noShim    bool  // the shim could not be started
+}
+
+// disabledLayer reports whether CONTAIN_DISABLE (a comma-separated list)
+// turns a layer off: how the tests, and anyone who wants to see what
+// contain does without it, run the portable tracking alone.
+func disabledLayer(name string) bool {
+	for _, l := range strings.Split(os.Getenv("CONTAIN_DISABLE"), ",") {
+		if strings.TrimSpace(l) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// setUp adds the layers Linux has beyond the process group and the
+// tracking: subreaper, cgroup, and Pdeathsig (set at the start).
+func (r *runner) setUp() []string {
+	layers := []string{"pdeathsig"}
+	switch {
+	case disabledLayer("subreaper"):
+		r.log("subreaper turned off by CONTAIN_DISABLE")
+	default:
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+			r.log("cannot become a child subreaper: %v (tracking descendants by scans)", err)
+		} else {
+			r.subreaper = true
+			layers = append(layers, "subreaper")
+		}
+	}
+	switch {
+	case disabledLayer("cgroup"):
+		r.log("cgroup turned off by CONTAIN_DISABLE")
+	default:
+		if cg, err := cgroup.New(r.self); err != nil {
+			r.log("%v (falling back to the shim, a subreaper above COMMAND, and tracking)", err)
+		} else {
+			r.cg = cg
+		}
+	}
+	return layers
+}
+
+// strong reports whether the kernel keeps every process of the group in
+// sight by itself (the cgroup), so that contain need not scan while
+// COMMAND runs. A subreaper does that only while contain lives; the
+// guard, after a crash, needs what scans remember.
+func (r *runner) strong() bool { return r.cg != nil }
+
+// complete reports whether contain's children and the cgroup alone hold
+// every process of the group: with a cgroup, or as subreaper.
+func (r *runner) complete() bool { return r.strong() || r.subreaper || r.shim != nil }
+
+// useShim reports whether COMMAND is to be started under the shim: where
+// no cgroup holds the session, and contain's main runs (only contain's
+// binary can be the shim).
+func (r *runner) useShim() bool {
+	return r.cg == nil && preparedByMain && !r.noShim && !disabledLayer("shim")
+}
+
+// started finishes what the start began: the shim is adopted by the
+// tracker (its children are members, never it), and its reports are
+// relayed. It returns the layers it adds.
+func (r *runner) started() []string {
+	if r.shim == nil {
+		return nil
+	}
+	r.track.Adopt(r.shim.pid, r.shim.start)
+	go r.relay()
+	r.log("shim: PID %d, a subreaper above COMMAND that outlives contain", r.shim.pid)
+	return []string{"shim"}
+}
+
+// shimEnded reports whether wpid, just reaped, was the shim, and handles
+// its end.
+func (r *runner) shimEnded(wpid int, ws unix.WaitStatus) bool {
+	if r.shim == nil || wpid != r.shim.pid {
+		return false
+	}
+	r.shimGone(ws)
+	return true
+}
+
+// guardable checks what the guard needs of this run: the reaper on the
+// main thread, so that it can wait with __WNOTHREAD and never take the
+// guard, a child of another thread, for one of its own.
+func (r *runner) guardable() error {
+	if unix.Gettid() != r.self {
+		return errors.New("not on the main thread")
+	}
+	r.waitFlags = unix.WNOTHREAD
+	return nil
+}
+
+// start starts COMMAND in its own process group, inside the cgroup when
+// there is one, with Pdeathsig. A clone into the cgroup that the kernel
+// refuses (no permission on a common ancestor, a threaded or busy group)
+// falls back to starting without it.
+func (r *runner) start() error {
+	path, err := lookPath(r.o.Args[0])
+	if err != nil {
+		return &StartError{Name: r.o.Args[0], Err: err}
+	}
+	argv := r.o.Args
+	const shell = "/bin/sh"
+	// Decided once: a first try that fails to exec (a script without #!)
+	// has already given the terminal to its own group, now gone.
+	foreground := r.tty != nil && r.tty.foreground() == r.ownPgrp
+	for {
+		if r.useShim() {
+			err := r.startShim(path, foreground)
+			if err == nil || errors.As(err, new(*StartError)) {
+				return err
+			}
+			// Without the shim COMMAND is still contained while contain
+			// lives; only the crash promise rests on the scans again.
+			r.log("cannot start the shim: %v (starting COMMAND without it)", err)
+			if r.shim != nil {
+				r.shim.orders.Close()
+				unix.Kill(r.shim.pid, unix.SIGKILL) // a child not yet waited for
+			}
+			r.shim, r.noShim = nil, true
+			continue
+		}
+		dropShim() // started early for nothing: there is a cgroup
+		// When contain dies, COMMAND first gets the timeout signal, as
+		// from GNU timeout, so that it can clean up; the guard ends the
+		// rest. Without a guard there is no second chance: SIGKILL.
+		attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		if r.guard != nil {
+			attr.Pdeathsig = r.o.Signal
+		}
+		if foreground {
+			attr.Foreground, attr.Ctty = true, r.tty.fd
+		}
+		if r.cg != nil {
+			attr.UseCgroupFD, attr.CgroupFD = true, r.cg.FD
+		}
+		// syscall.ForkExec, not os/exec: os.StartProcess first probes
+		// whether clone can return a pidfd by starting a throwaway child,
+		// a tenth of contain run -- true.
+		pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: r.o.Env, Files: []uintptr{0, 1, 2}, Sys: attr})
+		if errors.Is(err, unix.ENOEXEC) && argv[0] != shell {
+			// A script without #!: run by the shell, as execvp does.
+			path, argv = shell, append([]string{shell, path}, r.o.Args[1:]...)
+			continue
+		}
+		if err != nil && r.cg != nil && cgroupRefusal(err) {
+			r.log("cannot start inside cgroup %s: %v (retrying without it)", r.cg.Dir, err)
+			r.cg.Remove()
+			r.cg = nil
+			continue
+		}
+		if err != nil {
+			return &StartError{Name: r.o.Args[0], Err: err}
+		}
+		r.pid, r.gaveTTY = pid, attr.Foreground
+		return nil
+	}
+}
+
+// cgroupRefusal reports whether a start error may come from the kernel
+// refusing CLONE_INTO_CGROUP. exec errors can look the same (EACCES); a
+// retry without the cgroup then fails the same way and is reported as is.
+func cgroupRefusal(err error) bool {
+	for _, e := range []error{unix.EACCES, unix.EPERM, unix.EBUSY, unix.EOPNOTSUPP, unix.ENOSYS, unix.EINVAL, unix.EROFS, unix.ENODEV} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// wait waits for any child of contain (the orphans it adopts as subreaper
+// included), not the guard.
+func (r *runner) wait(ws *unix.WaitStatus, flags int, ru *unix.Rusage) (int, error) {
+	return unix.Wait4(-1, ws, flags|r.waitFlags, ru)
+}
+
+// groupName is the cgroup, for messages; "" without one.
+func (r *runner) groupName() string {
+	if r.cg == nil {
+		return ""
+	}
+	return "cgroup " + r.cg.Dir
+}
+
+// groupProcs lists the processes in the cgroup.
+func (r *runner) groupProcs() []int {
+	if r.cg == nil {
+		return nil
+	}
+	pids, err := r.cg.Procs()
+	if err != nil {
+		r.log("cannot list cgroup %s: %v", r.cg.Dir, err)
+	}
+	return pids
+}
+
+// groupHolds checks that pid is still in the cgroup.
+func (r *runner) groupHolds(pid int) error { return r.cg.Contains(pid) }
+
+// groupKill kills the whole cgroup at once; false without one.
+func (r *runner) groupKill() bool {
+	if r.cg == nil {
+		return false
+	}
+	if err := r.cg.Kill(); err != nil {
+		r.log("cannot kill cgroup %s: %v", r.cg.Dir, err)
+		return false
+	}
+	return true
+}
+
+// groupPopulated reports whether a live process is in the cgroup; an error
+// reading it counts as yes, so that contain never returns early.
+func (r *runner) groupPopulated() bool {
+	if r.cg == nil {
+		return false
+	}
+	pop, err := r.cg.Populated()
+	if err != nil {
+		r.log("cannot read %s/cgroup.events: %v", r.cg.Dir, err)
+	}
+	return pop || err != nil
+}
+
+// groupEmptied removes the cgroup if it is empty now, the common case at
+// the end: then nothing is left. It reports whether it is gone.
+func (r *runner) groupEmptied() bool {
+	if r.cg == nil {
+		return true
+	}
+	if r.facts != nil {
+		st := r.cg.Stats()
+		r.cgStats = &st
+	}
+	if r.cg.TryRemove() != nil {
+		return false
+	}
+	r.cg = nil
+	return true
+}
+
+// groupRemove removes the cgroup, waiting for it to empty.
+func (r *runner) groupRemove() {
+	if r.cg == nil {
+		return
+	}
+	if r.facts != nil {
+		r.cg.WaitEmpty(time.Now().Add(cgroup.EmptyWait))
+		st := r.cg.Stats()
+		r.cgStats = &st
+	}
+	if err := r.cg.Remove(); err != nil {
+		r.log("%v", err)
+	}
+	r.cg = nil
+}
+
+// detachAttr starts a detached COMMAND in a new session.
+func detachAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
+
+const detachedWhere = "in a new session"
+
+// maxRSSBytes: Linux gives ru_maxrss in KiB.
+func maxRSSBytes(ru *unix.Rusage) uint64 { return uint64(max(ru.Maxrss, 0)) * 1024 }
+
+// groupResources fills in what the cgroup accounted, and reports whether
+// there was one.
+func (r *runner) groupResources(res *report.Resources) bool {
+	if r.cgStats == nil {
+		return false
+	}
+	r.cgStats.Fill(res)
+	return true
+}

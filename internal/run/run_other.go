@@ -1,0 +1,26 @@
+//go:build !linux && !windows && !darwin
+
+package run
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/contain-cli/contain/internal/proc"
+)
+
+// Run is not written for this OS yet. It refuses rather than start COMMAND
+// without the guarantees contain promises (see DESIGN.md for the plan:
+// kqueue and a guard on macOS, Job Objects on Windows).
+func Run(o Options) (Result, error) {
+	return Result{}, fmt.Errorf("run on %s: %w", runtime.GOOS, proc.ErrUnsupported)
+}
+
+// PrepareRun does nothing where Run is not written yet.
+func PrepareRun() {}
+
+// GuardCommand is argv[1] of the crash guard, which only Linux has yet.
+const GuardCommand = "__guard"
+
+// RunGuard: there is no guard on this OS yet.
+func GuardMain([]string) int { return 125 }

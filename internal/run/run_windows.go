@@ -1,0 +1,381 @@
+package run
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/internal/signals"
+	"golang.org/x/sys/windows"
+)
+
+// Run starts COMMAND inside a new kill-on-close Job Object, waits for it,
+// then closes the group: CTRL_BREAK_EVENT to COMMAND's process group, and
+// after the grace period the job is terminated. It returns only when the
+// job is empty. If contain itself is ended however hard, the kernel closes
+// its handle to the job and ends every process in it: no guard is needed.
+func Run(o Options) (Result, error) {
+	if o.Detach {
+		return runDetached(o)
+	}
+	r := &winRunner{o: o, log: o.logger()}
+	return r.run()
+}
+
+// PrepareRun catches the console's control events before COMMAND starts,
+// so that contain cannot be ended by one before it has closed the job.
+func PrepareRun() { consoleEvents() }
+
+// GuardCommand is argv[1] of the crash guard, which Windows does not need.
+const GuardCommand = "__guard"
+
+// RunGuard: the job object does the guard's work on Windows.
+func GuardMain([]string) int {
+	fmt.Fprintln(os.Stderr, "contain: there is no crash guard on Windows: the job object ends the group when contain ends")
+	return 2
+}
+
+type winRunner struct {
+	o    Options
+	log  Logger
+	job  *job
+	cmd  *exec.Cmd
+	proc windows.Handle
+	// killedBy is the signal COMMAND counts as ended by when contain
+	// terminated the job while it ran: SIGKILL (137 after a timeout), or
+	// the timeout signal when its event could not be delivered.
+	killedBy syscall.Signal
+
+	facts *Facts // with RunOptions.Collect
+	left  []*winLeftover
+}
+
+func (r *winRunner) run() (Result, error) {
+	events := consoleEvents()
+	defer markClosed()
+	j, err := newJob()
+	if err != nil {
+		return Result{}, err
+	}
+	r.job = j
+	defer j.close()
+
+	cmd := exec.Command(r.o.Args[0], r.o.Args[1:]...)
+	if cmd.Err != nil {
+		return Result{}, &StartError{Name: r.o.Args[0], Err: cmd.Err}
+	}
+	cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = r.o.Env, os.Stdin, os.Stdout, os.Stderr
+	h, err := startInJob(cmd, j, r.log)
+	if err != nil {
+		return Result{}, err
+	}
+	r.cmd, r.proc = cmd, h
+	defer windows.CloseHandle(h)
+	r.log("started %s as PID %d; containment: job object (kill on close), console process group %d",
+		r.o.Args[0], cmd.Process.Pid, cmd.Process.Pid)
+	if r.o.Collect {
+		r.facts = &Facts{Started: time.Now(), Layers: []string{"job object (kill on close)", "console process group"}}
+	}
+
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	timedOut := r.waitMain(waited, events)
+	if r.facts != nil {
+		r.facts.CommandEnded = time.Now()
+	}
+	r.closeGroup(events)
+
+	res := Result{Pid: cmd.Process.Pid, TimedOut: timedOut, Facts: r.finishFacts()}
+	if r.killedBy != 0 {
+		res.Signaled, res.Signal = true, r.killedBy
+	} else {
+		res.Exited, res.Code = true, cmd.ProcessState.ExitCode()
+	}
+	return res, nil
+}
+
+// waitMain runs until COMMAND has ended: it runs the timeout and answers
+// the console's events. It reports whether the timeout fired.
+func (r *winRunner) waitMain(waited <-chan error, events <-chan uint32) (timedOut bool) {
+	var timeoutC, killC, stopC <-chan time.Time
+	if r.o.Timeout > 0 {
+		t := time.NewTimer(r.o.Timeout)
+		defer t.Stop()
+		timeoutC = t.C
+	}
+	for {
+		select {
+		case <-waited:
+			return timedOut
+		case ev := <-events:
+			if !r.stopRequest(ev) {
+				continue
+			}
+			if r.facts != nil && r.facts.ToldToStop == "" {
+				r.facts.ToldToStop = consoleEventName(ev)
+			}
+			if stopC != nil || r.o.Grace == 0 {
+				r.log("killing the job")
+				r.terminate(syscall.SIGKILL)
+			} else {
+				stopC = time.After(r.o.Grace)
+			}
+		case <-timeoutC:
+			timedOut = true
+			r.log("timeout after %v: %s", r.o.Timeout, r.deliver(r.o.Signal))
+			if r.o.KillAfter > 0 {
+				killC = time.After(r.o.KillAfter)
+			}
+		case <-killC:
+			if r.facts != nil {
+				r.facts.KilledAfterTimeout = true
+			}
+			r.log("still running %v after the timeout signal: terminating the job", r.o.KillAfter)
+			r.terminate(syscall.SIGKILL)
+		case <-stopC:
+			r.log("still running %v after being told to stop: terminating the job", r.o.Grace)
+			r.terminate(syscall.SIGKILL)
+		}
+	}
+}
+
+// stopRequest answers a console event received by contain and reports
+// whether it asks contain to stop. Ctrl-C is not: the console sends it to
+// every process attached to it, COMMAND's group included (its Ctrl-C
+// handling was switched back on), so COMMAND already has it and decides,
+// as it would without contain; contain only lives on to close the job.
+// Ctrl-Break can be aimed at contain's group alone: it is passed on to
+// COMMAND's group. The console closing, a log-off or a shutdown give a
+// process a few seconds: COMMAND is asked to stop and the job is
+// terminated within them.
+func (r *winRunner) stopRequest(ev uint32) bool {
+	switch ev {
+	case windows.CTRL_C_EVENT:
+		if underWine() {
+			// Wine delivers a console's Ctrl-C to the receiver's own
+			// process group only (seen with Wine 8).
+			r.log("received CTRL_C_EVENT: %s (Wine does not pass it on to other process groups)", r.deliver(syscall.SIGINT))
+			return false
+		}
+		r.log("received CTRL_C_EVENT: the command's process group has it too")
+		return false
+	case windows.CTRL_BREAK_EVENT:
+		r.log("received CTRL_BREAK_EVENT: %s", r.deliver(signals.Break))
+		return true
+	default:
+		r.log("received %s: %s", consoleEventName(ev), r.deliver(signals.Break))
+		r.o.Grace = min(r.o.Grace, closeGrace)
+		return true
+	}
+}
+
+// closeGrace bounds each grace period (the command's, then the
+// leftovers') when the console closes, the user logs off or the system
+// shuts down: Windows ends contain 5 s after such an event, and the job
+// must be closed before.
+const closeGrace = 1500 * time.Millisecond
+
+// deliver asks COMMAND to stop the way sig means on Windows (see
+// signal_windows.go) and says what was done. An event that cannot be
+// delivered (contain has no console, or the event is not implemented)
+// must not leave COMMAND running past its timeout: the job is terminated.
+func (r *winRunner) deliver(sig syscall.Signal) string {
+	var ev uint32
+	switch sig {
+	case 0:
+		return "sending nothing (signal 0)"
+	case syscall.SIGKILL:
+		r.terminate(syscall.SIGKILL)
+		return "terminated the job"
+	case syscall.SIGINT:
+		ev = windows.CTRL_C_EVENT
+	default:
+		ev = windows.CTRL_BREAK_EVENT
+	}
+	if !r.groupExists() {
+		r.terminate(sig)
+		return "the command's process group has no process left to receive " + consoleEventName(ev) + ": terminated the job"
+	}
+	if err := windows.GenerateConsoleCtrlEvent(ev, uint32(r.cmd.Process.Pid)); err != nil {
+		r.terminate(sig)
+		return fmt.Sprintf("cannot send %s to the command's process group (%v): terminated the job", consoleEventName(ev), err)
+	}
+	return "sent " + consoleEventName(ev) + " to the command's process group"
+}
+
+// groupExists reports whether COMMAND's console process group still has a
+// member: COMMAND itself, or a process of the job whose parameters name
+// that group. A console event must never be sent to a group ID that names
+// no group, which Windows may take for every process of the console, the
+// shell that started contain included.
+func (r *winRunner) groupExists() bool {
+	if ev, _ := windows.WaitForSingleObject(r.proc, 0); ev != windows.WAIT_OBJECT_0 {
+		return true
+	}
+	gid := uint32(r.cmd.Process.Pid)
+	for _, pid := range r.job.pids() {
+		if g, err := proc.ProcessGroup(pid); err == nil && g == gid {
+			return true
+		}
+	}
+	return false
+}
+
+// terminate ends every process of the job. If COMMAND was still running,
+// it counts as ended by sig.
+func (r *winRunner) terminate(sig syscall.Signal) {
+	for _, pid := range r.job.pids() {
+		r.log("terminating %d", pid)
+	}
+	ev, _ := windows.WaitForSingleObject(r.proc, 0)
+	running := ev != windows.WAIT_OBJECT_0
+	if err := r.job.terminate(); err != nil {
+		r.log("cannot terminate the job: %v", err)
+		return
+	}
+	if running && r.killedBy == 0 {
+		r.killedBy = sig
+	}
+}
+
+// closeGroup runs after COMMAND ended: what is left of the job gets
+// CTRL_BREAK_EVENT (those still in COMMAND's console process group), the
+// job is terminated after the grace period, and closeGroup returns when
+// the job is empty. A stop request meanwhile terminates at once.
+func (r *winRunner) closeGroup(events <-chan uint32) {
+	if n, _ := r.job.active(); n == 0 {
+		return
+	}
+	r.noteLeftovers()
+	if r.o.Grace > 0 {
+		left := r.job.pids()
+		did := r.deliver(signals.Break)
+		r.log("%d processes left in the job (%v): %s", len(left), left, did)
+		how := "CTRL_BREAK_EVENT"
+		if strings.HasSuffix(did, "terminated the job") {
+			how = "TerminateJobObject"
+		}
+		if !r.waitEmpty(time.Now().Add(r.o.Grace), events) {
+			r.log("still running after the grace period of %v", r.o.Grace)
+		}
+		r.noteGone(how)
+	}
+	defer r.noteGone("TerminateJobObject")
+	b := proc.NewBackoff()
+	for {
+		n, err := r.job.active()
+		if err != nil {
+			r.log("cannot count the processes of the job: %v", err)
+		}
+		if n == 0 && err == nil {
+			return
+		}
+		r.terminate(syscall.SIGKILL)
+		time.Sleep(b.Next())
+	}
+}
+
+// waitEmpty waits until the job is empty (true), the deadline passes or a
+// stop request comes (false).
+func (r *winRunner) waitEmpty(deadline time.Time, events <-chan uint32) bool {
+	b := proc.NewBackoff()
+	for {
+		if n, err := r.job.active(); n == 0 && err == nil {
+			return true
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false
+		}
+		select {
+		case ev := <-events:
+			if r.stopRequest(ev) {
+				r.log("told to stop while closing: terminating the job")
+				return false
+			}
+		case <-time.After(min(b.Next(), left)):
+		}
+	}
+}
+
+// detachAttr starts a detached COMMAND in its own console process group,
+// without a console.
+func detachAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{CreationFlags: windows.CREATE_NEW_PROCESS_GROUP | windows.DETACHED_PROCESS}
+}
+
+const detachedWhere = "in a new process group, without a console"
+
+// The console's control events reach contain through a handler of its own,
+// ahead of the Go runtime's (which would end contain on some of them).
+var console struct {
+	once     sync.Once
+	events   chan uint32
+	closed   chan struct{} // closed when Run is done
+	closeOne sync.Once
+}
+
+// consoleEvents installs the handler, once, and returns its events.
+func consoleEvents() <-chan uint32 {
+	console.once.Do(func() {
+		console.events = make(chan uint32, 16)
+		console.closed = make(chan struct{})
+		cb := syscall.NewCallback(func(ev uint32) uintptr {
+			select {
+			case console.events <- ev:
+			default:
+			}
+			if ev == windows.CTRL_CLOSE_EVENT || ev == windows.CTRL_LOGOFF_EVENT || ev == windows.CTRL_SHUTDOWN_EVENT {
+				// Windows ends the process when the handler returns:
+				// hold it until the job is closed.
+				select {
+				case <-console.closed:
+				case <-time.After(2*closeGrace + time.Second):
+				}
+			}
+			return 1 // handled: contain lives on
+		})
+		procSetConsoleCtrlHandler.Call(cb, 1)
+	})
+	return console.events
+}
+
+// markClosed lets a held close, log-off or shutdown event go on.
+func markClosed() {
+	if console.closed != nil {
+		console.closeOne.Do(func() { close(console.closed) })
+	}
+}
+
+// underWine reports whether contain runs under Wine, whose ntdll exports
+// wine_get_version.
+func underWine() bool {
+	wine.once.Do(func() { wine.is = windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil })
+	return wine.is
+}
+
+var wine struct {
+	once sync.Once
+	is   bool
+}
+
+func consoleEventName(ev uint32) string {
+	switch ev {
+	case windows.CTRL_C_EVENT:
+		return "CTRL_C_EVENT"
+	case windows.CTRL_BREAK_EVENT:
+		return "CTRL_BREAK_EVENT"
+	case windows.CTRL_CLOSE_EVENT:
+		return "CTRL_CLOSE_EVENT"
+	case windows.CTRL_LOGOFF_EVENT:
+		return "CTRL_LOGOFF_EVENT"
+	case windows.CTRL_SHUTDOWN_EVENT:
+		return "CTRL_SHUTDOWN_EVENT"
+	}
+	return fmt.Sprintf("console event %d", ev)
+}

@@ -1,0 +1,57 @@
+package run
+
+import (
+	"io"
+	"runtime"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Stderr is where contain writes its messages. On Linux a write to a closed
+// pipe never raises SIGPIPE in contain: contain run forwards the SIGPIPE it
+// receives to COMMAND's group, and must neither die of the one its own
+// write raises (contain run -v ... 2>&1 | head) nor take it for one sent
+// from outside. The write fails with EPIPE instead.
+func Stderr() io.Writer { return pipeSafe(2) }
+
+// pipeSafe writes to a file descriptor with SIGPIPE blocked on the writing
+// thread; the SIGPIPE a broken pipe raises is sent to that thread alone, and
+// is taken off it before SIGPIPE is unblocked again.
+type pipeSafe int
+
+func (fd pipeSafe) Write(b []byte) (int, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var set, old unix.Sigset_t
+	addSignal(&set, unix.SIGPIPE)
+	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &set, &old); err != nil {
+		return 0, err
+	}
+	defer unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
+	n := 0
+	for n < len(b) {
+		m, err := unix.Write(int(fd), b[n:])
+		switch err {
+		case nil:
+			n += m
+		case unix.EINTR:
+		case unix.EAGAIN: // a descriptor someone made non-blocking
+			unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}, -1)
+		case unix.EPIPE:
+			var now unix.Timespec
+			unix.RawSyscall6(unix.SYS_RT_SIGTIMEDWAIT, uintptr(unsafe.Pointer(&set)), 0,
+				uintptr(unsafe.Pointer(&now)), unsafe.Sizeof(set.Val[0]), 0, 0)
+			return n, err
+		default:
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// addSignal adds sig to set, as sigaddset(3).
+func addSignal(set *unix.Sigset_t, sig unix.Signal) {
+	bit, width := uint(sig)-1, uint(unsafe.Sizeof(set.Val[0])*8)
+	set.Val[bit/width] |= 1 << (bit % width)
+}

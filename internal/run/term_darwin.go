@@ -1,0 +1,20 @@
+package run
+
+import (
+	"os/signal"
+
+	"golang.org/x/sys/unix"
+)
+
+// setForeground makes pgrp the terminal's foreground group. A process
+// outside the foreground that calls tcsetpgrp gets SIGTTOU (and would
+// stop) unless it ignores or blocks it. x/sys has no per-thread signal
+// mask for macOS, so contain ignores SIGTTOU. It stays ignored afterwards:
+// signal.Reset does not undo signal.Ignore for a signal whose default the
+// Go runtime leaves to the kernel (golang/go#46321), so contain stops
+// itself with SIGSTOP where COMMAND stopped with SIGTTOU (selfStop). The
+// guard and COMMAND are started before, and inherit nothing of it.
+func (t *terminal) setForeground(pgrp int) error {
+	signal.Ignore(unix.SIGTTOU)
+	return unix.IoctlSetPointerInt(t.fd, unix.TIOCSPGRP, pgrp)
+}

@@ -1,0 +1,25 @@
+package run
+
+import (
+	"runtime"
+
+	"golang.org/x/sys/unix"
+)
+
+// setForeground makes pgrp the terminal's foreground group. A process outside
+// the foreground that calls tcsetpgrp gets SIGTTOU (and would stop) unless
+// the calling thread blocks it; blocking is per thread, hence the lock. The
+// signal is blocked rather than ignored because an ignored signal would be
+// inherited by every command contain starts.
+func (t *terminal) setForeground(pgrp int) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var set, old unix.Sigset_t
+	addSignal(&set, unix.SIGTTOU)
+	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &set, &old); err != nil {
+		return err
+	}
+	err := unix.IoctlSetPointerInt(t.fd, unix.TIOCSPGRP, pgrp)
+	unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
+	return err
+}

@@ -1,7 +1,0 @@
-package platform
-
-import "github.com/contain-cli/contain/session"
-
-// registeredTarget: Windows has no registry (registry_other.go), so no
-// process is found through one.
-func (e *reaper) registeredTarget(c session.Choice) *target { return e.choiceTarget(c) }
