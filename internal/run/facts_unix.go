@@ -1,0 +1,195 @@
+//go:build linux || darwin
+
+package run
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/internal/signals"
+	"github.com/contain-cli/contain/report"
+)
+
+// noteLeftovers records the processes alive after COMMAND ended, each
+// once: those there when the close began, and those found while closing.
+func (r *runner) noteLeftovers(ms []member) {
+	if r.facts == nil {
+		return
+	}
+	sid, _ := unix.Getsid(0) // COMMAND's session is contain's
+	r.leftMu.Lock()
+	defer r.leftMu.Unlock()
+	known := make(map[proc.ID]bool, len(r.left))
+	for _, l := range r.left {
+		known[l.id] = true
+	}
+	for _, m := range ms {
+		if known[proc.ID{PID: m.pid, Start: m.start}] {
+			continue
+		}
+		l := &leftover{id: proc.ID{PID: m.pid, Start: m.start}}
+		o := &l.out
+		o.PID, o.Argv, o.FoundBy = m.pid, proc.ArgvOf(m.pid), "cgroup"
+		if o.Argv == nil {
+			o.Argv = []string{}
+		}
+		if m.start == 0 {
+			why := "it ended before contain could read it"
+			o.Absent = map[string]string{"started": why, "left_process_group": why, "left_session": why}
+		} else {
+			r.trackMu.Lock()
+			o.FoundBy = r.track.FoundBy(m.pid)
+			r.trackMu.Unlock()
+			o.Started = &report.Time{Time: proc.StartWall(m.start, r.track.Since, r.facts.Started)}
+			o.LeftProcessGroup = report.Ptr(m.entry.Pgrp != r.pid)
+			msid := m.entry.Sid
+			if msid == 0 {
+				msid, _ = unix.Getsid(m.pid)
+			}
+			o.LeftSession = report.Ptr(msid != sid)
+		}
+		var why string
+		o.HeldStdout, o.HeldStderr, why = proc.HeldStdio(m.pid)
+		if why != "" {
+			if o.Absent == nil {
+				o.Absent = map[string]string{}
+			}
+			o.Absent["held_stdout"], o.Absent["held_stderr"] = why, why
+		}
+		r.left = append(r.left, l)
+	}
+}
+
+// noteSignal records the last signal sent to a leftover.
+// It returns what was recorded before, to be put back if the send fails.
+func (r *runner) noteSignal(m member, sig string) (before string) {
+	if r.facts == nil {
+		return ""
+	}
+	r.leftMu.Lock()
+	defer r.leftMu.Unlock()
+	for _, l := range r.left {
+		if l.id == (proc.ID{PID: m.pid, Start: m.start}) && !l.done {
+			before, l.signal = l.signal, sig
+		}
+	}
+	return before
+}
+
+// noteGone records the end of each leftover not among live (nil: none is
+// left): by its wait status when contain reaped it, else by the last
+// signal contain sent it.
+func (r *runner) noteGone(live []member) {
+	if r.facts == nil {
+		return
+	}
+	alive := map[proc.ID]bool{}
+	for _, m := range live {
+		alive[proc.ID{PID: m.pid, Start: m.start}] = true
+	}
+	now := time.Now()
+	r.leftMu.Lock()
+	defer r.leftMu.Unlock()
+	for _, l := range r.left {
+		if l.done || alive[l.id] {
+			continue
+		}
+		l.done = true
+		l.out.EndedAfterSeconds = report.Seconds(now.Sub(r.facts.CommandEnded))
+		// How it ended is read at the end (finishFacts): its status may
+		// come later.
+	}
+}
+
+// endedBy says how a leftover ended: the signal it died of; or, when it
+// exited, its status, after the signal contain had sent it if any
+// ("SIGTERM, then exited 0": it exited because it was told to); or, when
+// neither contain nor its shim reaped it (re-parented out of their
+// reach), that its status is unknown.
+func endedBy(sent string, ws unix.WaitStatus, reaped bool) string {
+	var how string
+	switch {
+	case reaped && ws.Signaled():
+		return signals.Name(ws.Signal())
+	case reaped && ws.Exited():
+		how = fmt.Sprintf("exited %d", ws.ExitStatus())
+	default:
+		how = "ended, status unknown"
+	}
+	if sent != "" {
+		return sent + ", then " + how
+	}
+	return how
+}
+
+// finishFacts completes the facts once the group is closed.
+func (r *runner) finishFacts() *Facts {
+	f := r.facts
+	if f == nil {
+		return nil
+	}
+	f.Ended = time.Now()
+	r.leftMu.Lock()
+	defer r.leftMu.Unlock()
+	for _, l := range r.left {
+		if l.done {
+			ws, reaped := r.reaped[l.id.PID]
+			l.out.EndedBy = endedBy(l.signal, ws, reaped)
+		} else {
+			l.out.EndedBy = "still running"
+		}
+		f.Leftovers = append(f.Leftovers, l.out)
+	}
+	res := &f.Resources
+	res.Sources, res.Absent = map[string]string{}, map[string]string{}
+	cg := r.groupResources(res)
+	if res.CPUUserSeconds == nil {
+		res.CPUUserSeconds, res.CPUSystemSeconds = report.Seconds(r.usage.user), report.Seconds(r.usage.system)
+		res.Sources["cpu"] = reapedSource(r.complete())
+	}
+	if r.usage.n > 0 {
+		res.MaxProcessRSSBytes = report.Ptr(r.usage.maxRSS)
+		res.Sources["max_process_rss_bytes"] = reapedSource(r.complete())
+	} else {
+		res.Absent["max_process_rss_bytes"] = "contain reaped no process"
+	}
+	if res.PeakMemoryBytes == nil {
+		if cg {
+			res.Absent["peak_memory_bytes"] = "the memory controller is not enabled in contain's cgroup"
+		} else {
+			res.Absent["peak_memory_bytes"] = "no cgroup: " + runtime.GOOS + " keeps no peak for a group of processes"
+		}
+	}
+	if res.PeakProcesses == nil {
+		if cg {
+			res.Absent["peak_processes"] = "the pids controller is not enabled in contain's cgroup, and contain does not scan when it has a cgroup"
+		} else {
+			res.PeakProcesses = report.Ptr(max(r.peak, 1))
+			res.Sources["peak_processes"] = "contain's scans while COMMAND ran (sampled: a process that lived between two scans is not counted)"
+		}
+	}
+	if res.IOReadBytes == nil {
+		res.Absent["io_read_bytes"] = ioAbsent(cg)
+		res.Absent["io_write_bytes"] = ioAbsent(cg)
+	}
+	return f
+}
+
+// reapedSource describes the CPU and RSS figures from rusage.
+func reapedSource(complete bool) string {
+	if complete {
+		return "rusage of every process contain (or its shim) reaped: COMMAND and the orphans adopted as subreaper, each with what it reaped"
+	}
+	return "rusage of the processes contain reaped (COMMAND, with what it reaped); escapees re-parented to PID 1 are not counted"
+}
+
+func ioAbsent(inCgroup bool) string {
+	if inCgroup {
+		return "the io controller is not enabled in contain's cgroup"
+	}
+	return "no cgroup: no I/O accounting for a group of processes"
+}

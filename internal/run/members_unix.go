@@ -1,0 +1,338 @@
+//go:build linux || darwin
+
+package run
+
+import (
+	"errors"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/internal/signals"
+	"github.com/contain-cli/contain/tag"
+)
+
+// member is one process of the group, as seen by a scan.
+type member struct {
+	pid   int
+	comm  string
+	start uint64     // 0: found only through the cgroup
+	entry proc.Entry // as the scan saw it (zero for the cgroup's)
+}
+
+// tagReader reads processes' tags for the tracker.
+func tagReader(value string) func(int) proc.TagRead {
+	return func(pid int) proc.TagRead {
+		v, ok, err := proc.ReadTag(pid, nil)
+		switch {
+		case err != nil:
+			return proc.TagUnknown
+		case ok && v == value:
+			return proc.TagOurs
+		}
+		return proc.TagOther
+	}
+}
+
+// cpuTime is the CPU time contain has used.
+func cpuTime() time.Duration {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// signal sends sig to m, after checking that the PID still names the
+// process that was seen (through a pidfd on Linux).
+func (r *runner) signal(m member, sig syscall.Signal) error {
+	if m.start == 0 {
+		return proc.SignalMember(m.pid, 0, sig, func() error { return r.groupHolds(m.pid) })
+	}
+	return proc.SignalMember(m.pid, m.start, sig, nil)
+}
+
+// signalGroup sends sig to every process of the group, once each, except
+// the members of a nested session (a contain run inside this one, or
+// another tool that tags its own): those are left to their originator,
+// itself a member, which passes the signal on as it should (its own -s on
+// SIGALRM, say), so that nothing gets a signal twice and nested timeouts
+// cascade as GNU timeout's do. Closing the group spares nothing.
+func (r *runner) signalGroup(sig syscall.Signal) {
+	for _, m := range r.notNested(r.members()) {
+		if err := r.signal(m, sig); err != nil && !errors.Is(err, unix.ESRCH) {
+			r.log("cannot send %s to %d (%s): %v", signals.Name(sig), m.pid, m.comm, err)
+		}
+	}
+}
+
+// notNested drops the members whose tag names another live member as
+// their originator.
+func (r *runner) notNested(members []member) []member {
+	in := make(map[int]bool, len(members))
+	for _, m := range members {
+		in[m.pid] = true
+	}
+	buf := make([]byte, 0, 4096)
+	out := members[:0:0]
+	for _, m := range members {
+		if v, ok, err := proc.ReadTag(m.pid, buf); err == nil && ok && v != r.o.Tag {
+			if _, pid, err := tag.Parse(v); err == nil && pid != m.pid && in[pid] {
+				continue
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// killGroup sends SIGKILL to everything: cgroup.kill first, which also
+// wins a fork race, then each process found by the scan (one that left the
+// cgroup, or every one when there is none).
+func (r *runner) killGroup() {
+	members := r.members()
+	if r.mainDone {
+		r.noteLeftovers(members)
+	}
+	r.noteGone(members)
+	cgKilled := r.groupKill()
+	for _, m := range members {
+		before := r.noteSignal(m, "SIGKILL")
+		if err := r.signal(m, unix.SIGKILL); err == nil || cgKilled {
+			r.log("killed %d (%s)", m.pid, m.comm)
+		} else {
+			r.noteSignal(m, before)
+		}
+	}
+}
+
+// anyLeft reports whether any process of the group still lives.
+func (r *runner) anyLeft() bool {
+	select {
+	case <-r.noKids:
+	default:
+		return true
+	}
+	return r.othersLeft()
+}
+
+// othersLeft reports whether a process of the group that is no child of
+// contain still lives: in the cgroup, or found by the tracker.
+func (r *runner) othersLeft() bool {
+	if r.groupPopulated() {
+		return true
+	}
+	if r.complete() {
+		return false
+	}
+	live, _ := r.scanAll()
+	return len(live) > 0
+}
+
+// closeGroup runs after COMMAND ended: SIGTERM (and SIGCONT, for stopped
+// processes) to everything left, SIGKILL to what is still there after the
+// grace period, and return only when nothing is left. A stop request during
+// the grace period kills at once.
+func (r *runner) closeGroup() {
+	defer r.groupRemove()
+	// Nothing left is the common case: no child, and the cgroup (if any)
+	// can be removed, which only an empty group can.
+	if !r.more && r.groupEmptied() && (r.complete() || !r.othersLeft()) {
+		return
+	}
+	defer r.noteGone(nil)
+	r.noteLeftovers(r.members())
+	wait := proc.NewBackoff()
+	if r.o.Grace > 0 {
+		deadline := time.Now().Add(r.o.Grace)
+		termed := make(map[proc.ID]bool) // comm changes on exec; these do not
+	grace:
+		for {
+			ms := r.members()
+			r.noteLeftovers(ms)
+			r.noteGone(ms)
+			for _, m := range ms {
+				if termed[proc.ID{PID: m.pid, Start: m.start}] {
+					continue
+				}
+				termed[proc.ID{PID: m.pid, Start: m.start}] = true
+				// Recorded before it is sent: the reaper may see it end
+				// before this goroutine goes on.
+				before := r.noteSignal(m, "SIGTERM")
+				r.log("sending SIGTERM to leftover %d (%s)", m.pid, m.comm)
+				if err := r.signal(m, unix.SIGTERM); err == nil {
+					r.signal(m, unix.SIGCONT)
+				} else {
+					r.noteSignal(m, before)
+				}
+			}
+			if !r.anyLeft() {
+				return
+			}
+			if time.Now().After(deadline) {
+				r.log("still running after the grace period of %v", r.o.Grace)
+				break
+			}
+			if r.pause(wait, time.Until(deadline)) {
+				break grace
+			}
+		}
+	}
+	wait = proc.NewBackoff()
+	for r.anyLeft() {
+		r.killGroup()
+		r.pause(wait, time.Second)
+	}
+}
+
+// pause waits until the last child is reaped, a stop request comes (then
+// it returns true) or the next backoff step, whichever is first; other
+// signals are forwarded.
+func (r *runner) pause(b *proc.Backoff, limit time.Duration) (stop bool) {
+	d := min(b.Next(), max(limit, time.Millisecond))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	noKids := r.noKids
+	select {
+	case <-noKids:
+		if !r.othersLeft() {
+			return false
+		}
+		// Something outside contain's tree is still there: only the
+		// timer tells when to look again.
+		<-t.C
+	case <-t.C:
+	case s := <-r.sigs:
+		sig := s.(syscall.Signal)
+		switch {
+		case stopRequest(sig):
+			r.log("received %s while closing: killing the group", signals.Name(sig))
+			return true
+		case sig == unix.SIGALRM: // COMMAND has ended: nothing to time out
+		default:
+			r.signalGroup(sig)
+		}
+	}
+	return false
+}
+
+// trackEvery is how often contain scans for new processes while COMMAND
+// runs, when no cgroup keeps them in sight: at first, after a new member
+// is found, and then less often while nothing changes (the scans cost
+// time in proportion to the processes on the machine).
+const (
+	trackFirst = 5 * time.Millisecond
+	trackEvery = 200 * time.Millisecond
+	trackShare = 10 // the pause is at least this many times the scan
+)
+
+// watch scans while COMMAND runs, so that the tracker sees every process
+// while its links to the session still show, and tells the guard of each
+// new one. It returns the function that stops it.
+func (r *runner) watch() (stop func()) {
+	if r.strong() {
+		return func() {}
+	}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	w := proc.NewWaker(r.log)
+	w.Follow(r.pid)
+	go func() {
+		defer close(stopped)
+		defer w.Close()
+		// The first scan comes trackFirst after the start: before, there
+		// is only COMMAND, and a command that ends at once costs nothing.
+		if !w.Wait(trackFirst, trackFirst, done) {
+			return
+		}
+		d := trackFirst
+		for {
+			began := cpuTime()
+			if _, added := r.scanAll(); len(added) > 0 {
+				d = trackFirst
+				for _, p := range added {
+					w.Follow(p.PID)
+				}
+			} else {
+				d = min(d*3/2, trackEvery)
+			}
+			// At most a tenth of a CPU, however many processes the
+			// machine has and however fast COMMAND forks: the scan's
+			// CPU time (a loaded machine stretches its wall time).
+			least := trackShare * (cpuTime() - began)
+			if !w.Wait(least, max(d, least), done) {
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
+}
+
+// scanAll updates the tracker and returns the live members and those it
+// found for the first time. The guard is told of the members outside
+// COMMAND's process group, once each: those in it the guard finds by the
+// group.
+func (r *runner) scanAll() (live, added []proc.Entry) {
+	procs, err := proc.Scan()
+	if err != nil {
+		r.log("cannot list processes: %v", err)
+	}
+	r.trackMu.Lock()
+	defer r.trackMu.Unlock()
+	live, added = r.track.Update(procs)
+	r.peak = max(r.peak, len(live))
+	for _, p := range added {
+		if err := r.reg.Member(p.PID, p.Start); err != nil {
+			r.log("cannot write %d to the registry: %v", p.PID, err)
+		}
+	}
+	if r.guard == nil {
+		return live, added
+	}
+	for _, p := range live {
+		id := proc.ID{PID: p.PID, Start: p.Start}
+		if p.Pgrp == r.pid || r.told[id] {
+			continue
+		}
+		r.told[id] = true
+		if err := r.guard.member(p.PID, p.Start); err != nil {
+			r.log("cannot tell the crash guard of %d: %v", p.PID, err)
+		}
+	}
+	return live, added
+}
+
+// members lists every live process of the group: what the tracker finds
+// (with contain a subreaper, every process COMMAND started is a
+// descendant of contain), and whatever else is in the cgroup.
+func (r *runner) members() []member {
+	live, _ := r.scanAll()
+	var out []member
+	seen := make(map[int]bool)
+	for _, p := range live {
+		out = append(out, member{pid: p.PID, comm: p.Comm, start: p.Start, entry: p})
+		seen[p.PID] = true
+	}
+	for _, pid := range r.groupProcs() {
+		if seen[pid] {
+			continue
+		}
+		// In the cgroup, missed by the scan (its parent ended between the
+		// listing and the reading): its identity is read now, and the
+		// tracker keeps it, so that the next scan does not take it for
+		// gone nor the close signal it twice.
+		m := member{pid: pid}
+		if e, ok := proc.EntryOf(pid); ok {
+			m = member{pid: pid, comm: e.Comm, start: e.Start, entry: e}
+			r.trackMu.Lock()
+			r.track.RememberAs(pid, e.Start, "cgroup")
+			r.trackMu.Unlock()
+		}
+		out = append(out, m)
+	}
+	return out
+}

@@ -1,0 +1,148 @@
+//go:build linux || darwin
+
+package run
+
+import (
+	"os"
+	"os/signal"
+	"runtime"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// unixFirst and unixLater are the forwarded signals Linux and macOS share
+// (see run_linux.go for why some come first); each OS adds its own.
+// WINCH and CONT come first among the later ones: the guard does not
+// ignore them.
+var (
+	unixFirst = []os.Signal{unix.SIGALRM, unix.SIGINT, unix.SIGQUIT, unix.SIGHUP, unix.SIGTERM,
+		unix.SIGPIPE, unix.SIGUSR1, unix.SIGUSR2, unix.SIGABRT,
+		// Without a round trip: the runtime handles these itself.
+		unix.SIGILL, unix.SIGTRAP, unix.SIGBUS, unix.SIGFPE, unix.SIGSEGV, unix.SIGSYS}
+	unixLater = []os.Signal{unix.SIGWINCH, unix.SIGCONT, unix.SIGXCPU, unix.SIGXFSZ, unix.SIGVTALRM}
+)
+
+// notIgnored drops the signals contain was started with ignored: nohup
+// ignores HUP, a shell without job control ignores INT (and QUIT) in its
+// background jobs, and COMMAND inherits that, as it would without contain.
+// (Go reports an inherited SIG_IGN for HUP and INT only: for every other
+// signal it installs its own handler at start-up, and what was there
+// before is lost to contain and to COMMAND.)
+func notIgnored(sigs []os.Signal) []os.Signal {
+	var out []os.Signal
+	for _, s := range sigs {
+		if !signal.Ignored(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// stopRequest reports whether sig, sent to contain, means "stop": it is
+// forwarded, and the group is killed if COMMAND is still running a grace
+// period later.
+func stopRequest(sig unix.Signal) bool {
+	return sig == unix.SIGINT || sig == unix.SIGTERM || sig == unix.SIGHUP || sig == unix.SIGQUIT
+}
+
+// subscription is the signal subscription the next Run takes over. It may
+// start early (PrepareRun), in parallel with the parsing of options.
+var subscription struct {
+	mu   sync.Mutex
+	sigs chan os.Signal
+	done chan struct{} // closed when the subscription is in force
+}
+
+// PrepareRun keeps the main goroutine on the main thread, starts the crash
+// guard and starts subscribing to the signals that would end contain, so
+// that Run does not wait for either (the guard's fork and exec, and the
+// runtime's round trip per subscribed signal, are the slowest steps of
+// contain run's set-up). Until Run starts COMMAND, the signals queue.
+// contain's main calls it first thing.
+//
+// The main thread is the thread group leader: the kernel gives orphans to
+// the leader of a subreaper, so the reaper, which waits with __WNOTHREAD,
+// must run there (and Pdeathsig needs a thread that lives as long as
+// contain: the leader does). Every other goroutine, the one that starts the
+// crash guard included, then runs on other threads, so the guard is not
+// among the children the reaper waits for. main starts on the main thread
+// but may move once it blocks, hence first thing. (Locking in an init
+// function would do, for every command, and costs contain run -- true 5%.)
+func PrepareRun() {
+	runtime.LockOSThread()
+	preparedByMain = true
+	early.guardDone = make(chan struct{})
+	go func() {
+		early.guard, early.guardErr = startGuard()
+		close(early.guardDone)
+	}()
+	prepareShim()
+	subscribe()
+}
+
+// preparedByMain is set when contain's own main prepared the run. Only
+// then is the executable contain, and able to be the guard (a test binary
+// that calls Run is not), and the main goroutine on the main thread. And
+// the process exits once Run returns, so Run leaves the signal
+// subscription in force instead of stopping it: signal.Stop costs a round
+// trip between two runtime threads per signal, like subscribing (measured:
+// 0.5-0.8 ms of contain run -- true); a signal that comes after the group
+// is closed changes nothing.
+var preparedByMain bool
+
+// early is what PrepareRun started for the next Run: the crash guard.
+var early struct {
+	guardDone chan struct{} // closed once guard or guardErr is set
+	guard     *guard
+	guardErr  error
+}
+
+// DropGuard ends the guard that PrepareRun started if no Run took it
+// (--detach, a bad option, help), so that it does not outlive contain.
+func DropGuard() {
+	if g := takeGuard(nopLog); g != nil {
+		g.stop()
+	}
+	dropShim()
+}
+
+// takeGuard waits for the guard that PrepareRun started and hands it to
+// one Run; nil when there is none.
+func takeGuard(log Logger) *guard {
+	if early.guardDone == nil {
+		return nil
+	}
+	<-early.guardDone
+	g, err := early.guard, early.guardErr
+	early.guardDone, early.guard, early.guardErr = nil, nil, nil
+	if err != nil {
+		log("cannot start the crash guard: %v (if contain is killed, run contain reap)", err)
+	}
+	return g
+}
+
+// subscribe starts the subscription, once.
+func subscribe() {
+	subscription.mu.Lock()
+	defer subscription.mu.Unlock()
+	if subscription.sigs != nil {
+		return
+	}
+	sigs, done := make(chan os.Signal, 64), make(chan struct{})
+	subscription.sigs, subscription.done = sigs, done
+	go func() {
+		signal.Notify(sigs, notIgnored(forwardedFirst)...)
+		close(done)
+	}()
+}
+
+// takeSubscription hands the prepared subscription to one Run.
+func takeSubscription() (chan os.Signal, chan struct{}) {
+	subscribe()
+	subscription.mu.Lock()
+	defer subscription.mu.Unlock()
+	sigs, done := subscription.sigs, subscription.done
+	subscription.sigs, subscription.done = nil, nil
+	return sigs, done
+}
