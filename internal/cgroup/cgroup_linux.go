@@ -15,7 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// cgroup is the cgroup v2 child group contain makes for one run. COMMAND is
+// Group is the cgroup v2 child group contain makes for one run. COMMAND is
 // cloned straight into it (CLONE_INTO_CGROUP), so it and everything it forks
 // is inside from birth, setsid or not; cgroup.kill ends all of it at once.
 type Group struct {
@@ -24,7 +24,7 @@ type Group struct {
 	FD  int    // O_DIRECTORY, for SysProcAttr.CgroupFD
 }
 
-// cgroup2Mount finds where the unified hierarchy is mounted and which part
+// Mount finds where the unified hierarchy is mounted and which part
 // of it the mount shows (its root), from /proc/self/mountinfo. On hybrid
 // layouts it is /sys/fs/cgroup/unified, so it is never assumed.
 func Mount() (mountPoint, root string, err error) {
@@ -87,11 +87,11 @@ func cgroupOf(pid string) (string, error) {
 	return "", fmt.Errorf("/proc/%s/cgroup has no cgroup v2 (0::) line", pid)
 }
 
-// cgroupPrefix starts the name of every cgroup contain makes:
+// Prefix starts the name of every cgroup contain makes:
 // contain-PID, PID being the contain run's.
 const Prefix = "contain-"
 
-// newCgroup makes contain-PID beside contain's own cgroup members. Any error
+// New makes contain-PID beside contain's own cgroup members. Any error
 // means: fall back to the other layers.
 func New(pid int) (*Group, error) {
 	parent, own, err := ownCgroupDir()
@@ -101,7 +101,7 @@ func New(pid int) (*Group, error) {
 	return makeCgroup(parent, own, Prefix+strconv.Itoa(pid))
 }
 
-// runCgroupDir is where contain PID, a process in the same cgroup as the
+// RunDir is where contain PID, a process in the same cgroup as the
 // caller, made its group, if it made one.
 func RunDir(pid int) (string, error) {
 	parent, _, err := ownCgroupDir()
@@ -143,7 +143,7 @@ func ownCgroupDir() (dir, own string, err error) {
 	return mnt + inMount, own, nil
 }
 
-// usualCgroup2Mount returns /sys/fs/cgroup (unified layout) or
+// UsualMount returns /sys/fs/cgroup (unified layout) or
 // /sys/fs/cgroup/unified (hybrid) when that is a cgroup2 mount, else "".
 func UsualMount() string {
 	for _, p := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
@@ -169,7 +169,7 @@ func makeCgroup(parent, own, name string) (*Group, error) {
 	return &Group{Dir: dir, rel: filepath.Join(own, name), FD: fd}, nil
 }
 
-// populated reports whether any live process is in the group or below it;
+// Populated reports whether any live process is in the group or below it;
 // zombies do not count.
 func (c *Group) Populated() (bool, error) {
 	b, err := proc.ReadFile(c.Dir+"/cgroup.events", make([]byte, 0, 64))
@@ -179,7 +179,7 @@ func (c *Group) Populated() (bool, error) {
 	return bytes.Contains(b, []byte("populated 1")), nil
 }
 
-// procs lists the PIDs in the group and in any group below it (a nested
+// Procs lists the PIDs in the group and in any group below it (a nested
 // contain run as root makes its own).
 func (c *Group) Procs() ([]int, error) {
 	var pids []int
@@ -210,7 +210,7 @@ func (c *Group) Procs() ([]int, error) {
 	return pids, err
 }
 
-// contains reports whether pid is in the group or below it now.
+// Contains reports whether pid is in the group or below it now.
 func (c *Group) Contains(pid int) error {
 	p, err := cgroupOf(strconv.Itoa(pid))
 	if err != nil {
@@ -222,7 +222,7 @@ func (c *Group) Contains(pid int) error {
 	return proc.ErrIdentity
 }
 
-// kill ends every process in the group at once (cgroup.kill, Linux 5.14+).
+// Kill ends every process in the group at once (cgroup.kill, Linux 5.14+).
 // Older kernels lack the file: then each member is killed through a pidfd.
 func (c *Group) Kill() error {
 	err := os.WriteFile(filepath.Join(c.Dir, "cgroup.kill"), []byte("1"), 0)
@@ -236,11 +236,11 @@ func (c *Group) Kill() error {
 	return err
 }
 
-// cgroupEmptyWait bounds how long remove waits for a group's processes to
+// EmptyWait bounds how long remove waits for a group's processes to
 // finish exiting.
 const EmptyWait = 2 * time.Second
 
-// remove deletes the group and any below it. The kernel refuses (EBUSY)
+// Remove deletes the group and any below it. The kernel refuses (EBUSY)
 // while a process is in one, and a process killed a moment ago (by
 // cgroup.kill, or after a crash) may still be exiting: remove then waits,
 // up to cgroupEmptyWait, until cgroup.events says "populated 0", and tries
@@ -259,7 +259,7 @@ func (c *Group) Remove() error {
 	}
 }
 
-// waitEmpty waits until no live process is in the group or below it, or
+// WaitEmpty waits until no live process is in the group or below it, or
 // the deadline passes.
 func (c *Group) WaitEmpty(deadline time.Time) {
 	b := proc.NewBackoff()
@@ -276,7 +276,7 @@ func (c *Group) WaitEmpty(deadline time.Time) {
 	}
 }
 
-// tryRemove deletes the group and any below it, if they are empty now.
+// TryRemove deletes the group and any below it, if they are empty now.
 func (c *Group) TryRemove() error {
 	if c.FD >= 0 {
 		unix.Close(c.FD)
@@ -302,7 +302,7 @@ func (c *Group) TryRemove() error {
 	return first
 }
 
-// cgroupMountOf finds the cgroup2 mount that holds dir, and the part of
+// MountOf finds the cgroup2 mount that holds dir, and the part of
 // the hierarchy it shows.
 func MountOf(dir string) (mountPoint, root string) {
 	if mnt, root, err := Mount(); err == nil && strings.HasPrefix(dir, mnt) {
@@ -311,7 +311,7 @@ func MountOf(dir string) (mountPoint, root string) {
 	return UsualMount(), "/"
 }
 
-// cgroupStats is what a cgroup's accounting files say of everything that
+// Stats is what a cgroup's accounting files say of everything that
 // ever ran in it; a field is nil when its file is missing (its controller
 // is not enabled there).
 type Stats struct {
@@ -321,7 +321,7 @@ type Stats struct {
 	rbytes, wbytes *uint64        // io.stat, all devices
 }
 
-// stats reads the group's accounting files.
+// Stats reads the group's accounting files.
 func (c *Group) Stats() Stats {
 	var s Stats
 	read := func(name string) []byte {
@@ -397,7 +397,7 @@ func parseIOStat(b []byte) (r, w *uint64) {
 	return &rs, &ws
 }
 
-// fill puts the cgroup's figures into res, each with its source.
+// Fill puts the cgroup's figures into res, each with its source.
 func (st Stats) Fill(res *report.Resources) {
 	const src = "cgroup "
 	if res.Sources == nil {

@@ -4,7 +4,7 @@
 // finds. Other OSes have none: their FindLeftovers and OfRun are empty.
 package cgroup
 
-// LeftoverCgroup is a cgroup contain-PID whose contain is gone.
+// Leftover is a cgroup contain-PID whose contain is gone.
 type Leftover struct {
 	Dir   string
 	PID   int    // the contain run's, from the name

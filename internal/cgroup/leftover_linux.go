@@ -13,7 +13,7 @@ import (
 	"github.com/contain-cli/contain/tag"
 )
 
-// cgroupRel is dir as /proc/PID/cgroup shows it.
+// Rel is dir as /proc/PID/cgroup shows it.
 func Rel(dir string) string {
 	mnt, root := MountOf(dir)
 	rel := strings.TrimPrefix(dir, mnt)
@@ -26,7 +26,7 @@ func Rel(dir string) string {
 	return rel
 }
 
-// FindLeftoverCgroups walks the cgroup2 hierarchy for groups contain-PID
+// FindLeftovers walks the cgroup2 hierarchy for groups contain-PID
 // whose contain run is gone (the PID does not exist, is a zombie, or
 // started after the group's earliest process). Groups of running contains
 // are not returned; groups this user cannot write are, marked skipped.
@@ -95,7 +95,7 @@ func inspectCgroup(dir string, pid int) (Leftover, bool) {
 	return lc, true
 }
 
-// runCgroups is the cgroup of contain run PID, if it is still there.
+// OfRun is the cgroup of contain run PID, if it is still there.
 func OfRun(pid int) []Leftover {
 	if dir, err := RunDir(pid); err == nil {
 		if _, err := os.Stat(dir); err == nil {

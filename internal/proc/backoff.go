@@ -2,7 +2,7 @@ package proc
 
 import "time"
 
-// backoff spaces the checks while waiting for processes to end: quick at
+// Backoff spaces the checks while waiting for processes to end: quick at
 // first, since most end at once on SIGTERM, then at most every 50ms.
 type Backoff struct{ d time.Duration }
 

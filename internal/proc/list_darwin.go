@@ -9,7 +9,7 @@ import (
 	"github.com/contain-cli/contain/session"
 )
 
-// darwin is macOS itself, for the logic of macos.go.
+// Darwin is macOS itself, for the logic of macos.go.
 var Darwin = &MacSys{
 	All:    allProcs,
 	one:    oneProc,

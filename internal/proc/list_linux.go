@@ -33,7 +33,7 @@ func listTagged(fs procfs.FS) (Listing, error) {
 	return l, nil
 }
 
-// processOf is what ps shows of a process read from /proc.
+// ProcessOf is what ps shows of a process read from /proc.
 func ProcessOf(p procfs.Tagged, boot time.Time) session.Process {
 	return session.Process{
 		PID: p.PID, PPID: p.PPID, Start: p.Start, Started: procfs.StartTime(boot, p.Start),

@@ -40,7 +40,7 @@ func snapshot() ([]entry, error) {
 // no environment.
 func systemProcess(pid int) bool { return pid == 0 || pid == 4 }
 
-// readAccess is what reading a process's identity and tag needs.
+// ReadAccess is what reading a process's identity and tag needs.
 const ReadAccess = windows.PROCESS_QUERY_LIMITED_INFORMATION | windows.PROCESS_VM_READ | windows.SYNCHRONIZE
 
 // ListTagged reads the environment of every process this user may open
@@ -178,7 +178,7 @@ func Ancestors() map[int]bool {
 	return out
 }
 
-// startOf reads a process's creation time.
+// StartOf reads a process's creation time.
 func StartOf(pid int) (uint64, bool) {
 	o, err := LookupOriginator(pid)
 	return o.Start, err == nil && o.Exists

@@ -24,7 +24,7 @@ const (
 	macSZOMB = 5 // exited, not yet waited for
 )
 
-// macProc is what one kinfo_proc record says of a process.
+// MacProc is what one kinfo_proc record says of a process.
 type MacProc struct {
 	PID, PPID, PGID int
 	Start           uint64 // P_starttime, microseconds since the epoch: with PID, its identity
@@ -55,7 +55,7 @@ func macComm(b []byte) string {
 	return string(b)
 }
 
-// macSys is what ps and reap ask of macOS. The darwin files fill it with
+// MacSys is what ps and reap ask of macOS. The darwin files fill it with
 // system calls; tests fill it with fakes.
 type MacSys struct {
 	All    func() ([]MacProc, error)               // sysctl kern.proc.all (zombies included)
@@ -70,7 +70,7 @@ type MacSys struct {
 	now    func() time.Time                        // time.Now
 }
 
-// lookup reads pid's record. found is false when there is no process with
+// Lookup reads pid's record. found is false when there is no process with
 // that PID. A missing PID gives no record (EIO from x/sys) and may give
 // ESRCH; since both could also mean that the record could not be read,
 // kill(pid, 0) decides: only ESRCH from it says the PID is free. Anything
@@ -201,7 +201,7 @@ func (m *MacSys) listTagged() (Listing, error) {
 	return l, nil
 }
 
-// readArgs reads p's arguments and environment: nil and no reason when p
+// ReadArgs reads p's arguments and environment: nil and no reason when p
 // is gone, or why they cannot be read (decodeArgs reads again what may
 // have changed while it was read).
 func (m *MacSys) ReadArgs(p MacProc) (*procargs.Args, string) {
@@ -245,7 +245,7 @@ func (m *MacSys) refusal(p MacProc, err error) string {
 	return reasonRefused + " (" + err.Error() + ")"
 }
 
-// ended reports whether the process seen as (pid, start) has exited: no
+// Ended reports whether the process seen as (pid, start) has exited: no
 // process has that PID, it is a zombie, or another process has it now.
 // When that cannot be told, it has not.
 func (m *MacSys) Ended(pid int, start uint64) bool {
@@ -307,7 +307,7 @@ func (m *MacSys) ancestors(ppid int) map[int]bool {
 	return out
 }
 
-// entries turns kern.proc.all records into the tracker's scan. macOS
+// MacEntries turns kern.proc.all records into the tracker's scan. macOS
 // gives no session with them: the tracker asks (getsid) when it matters.
 func MacEntries(procs []MacProc) []Entry {
 	out := make([]Entry, len(procs))
@@ -350,7 +350,7 @@ func (m *MacSys) signalSeen(pid int, start uint64, sig syscall.Signal, verify fu
 	return err
 }
 
-// tagCheck is what reap checks of a tagged process besides its start
+// TagCheck is what reap checks of a tagged process besides its start
 // time: that it still carries value. A hidden environment cannot be read
 // and is not held against it: its PID and start time name the process
 // that was seen with the tag.
@@ -380,7 +380,7 @@ func (m *MacSys) TagCheck(value string) func(MacProc) error {
 	}
 }
 
-// macPin stands for a pin on macOS, which has no handle that holds a
+// MacPin stands for a pin on macOS, which has no handle that holds a
 // process: the process is read again (kern.proc.pid: same PID, same start
 // time, not a zombie, and verify) immediately before every kill(2). A
 // PID is handed out again only after every other PID up to 99998, so the
@@ -396,7 +396,7 @@ type MacPin struct {
 	stoppedIt bool
 }
 
-// check reads the process again: nil when it is the one seen and verify
+// Check reads the process again: nil when it is the one seen and verify
 // holds; errGone when it has ended (or is a zombie); errIdentity when its
 // PID names a process started at another time; a *pinFailure when it
 // cannot be read; or why it is to be left alone. full false checks its
@@ -462,7 +462,7 @@ func (p *MacPin) Stop() error {
 	return err
 }
 
-// resume checks the identity only: a process whose tag changed after reap
+// Resume checks the identity only: a process whose tag changed after reap
 // stopped it is resumed all the same.
 func (p *MacPin) Resume() error {
 	err := p.send(macSIGCONT, false)
@@ -490,7 +490,7 @@ func (m *MacSys) exitedPins(pins []Pin) []bool {
 // as stopped.
 const stopWaitMac = 200 * time.Millisecond
 
-// waitStopped waits until each of pids (with their start times) is
+// WaitStopped waits until each of pids (with their start times) is
 // stopped, gone or a zombie, and returns those that are not by the
 // deadline.
 func (m *MacSys) WaitStopped(pids []int, starts []uint64) (running []int) {

@@ -6,19 +6,19 @@ import (
 	"syscall"
 )
 
-// errGone: the process ended while it was being checked.
+// ErrGone: the process ended while it was being checked.
 var ErrGone = errors.New("process ended")
 
-// errIdentity means the PID now names another process than the one seen.
+// ErrIdentity means the PID now names another process than the one seen.
 var ErrIdentity = errors.New("process changed identity")
 
-// identity tells processes apart across PID reuse.
+// ID tells processes apart across PID reuse.
 type ID struct {
 	PID   int
 	Start uint64
 }
 
-// pinned is one process held so that its PID cannot name another while
+// Pin is one process held so that its PID cannot name another while
 // reap acts on it: a pidfd on Linux, a process handle on Windows. Each
 // call returns errGone once the process has ended.
 type Pin interface {
@@ -29,7 +29,7 @@ type Pin interface {
 	Close()
 }
 
-// leftAlone is a pin's refusal to signal: where the OS has no pin that
+// LeftAlone is a pin's refusal to signal: where the OS has no pin that
 // holds a process (macOS), the process is checked again before each
 // signal, and one found changed (its tag) is left alone.
 type LeftAlone struct{ Err error }
@@ -38,7 +38,7 @@ func (l *LeftAlone) Error() string { return l.Err.Error() }
 
 func (l *LeftAlone) Unwrap() error { return l.Err }
 
-// pinFailure is a process reap could not pin or check: it may still run.
+// PinFailure is a process reap could not pin or check: it may still run.
 type PinFailure struct {
 	What string // "cannot be pinned", "cannot be checked"
 	Err  error

@@ -1,4 +1,4 @@
 package proc
 
-// exitedPins tells, for each pin, whether its process has ended.
+// ExitedPins tells, for each pin, whether its process has ended.
 func ExitedPins(pins []Pin) []bool { return Darwin.exitedPins(pins) }

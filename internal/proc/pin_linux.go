@@ -8,7 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pidfd pins a process on Linux.
+// PidFD pins a process on Linux.
 type PidFD int
 
 func (fd PidFD) send(sig syscall.Signal) error {
@@ -29,7 +29,7 @@ func (fd PidFD) Kill() error { return fd.send(unix.SIGKILL) }
 
 func (fd PidFD) Close() { unix.Close(int(fd)) }
 
-// exitedPins polls every pidfd at once: one readable has exited.
+// ExitedPins polls every pidfd at once: one readable has exited.
 func ExitedPins(pins []Pin) []bool {
 	fds := make([]unix.PollFd, len(pins))
 	for i, p := range pins {
@@ -50,5 +50,5 @@ func ExitedPins(pins []Pin) []bool {
 	return out
 }
 
-// gone: a read of /proc/PID failed because the process is gone.
+// Gone: a read of /proc/PID failed because the process is gone.
 func Gone(err error) bool { return errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ESRCH) }

@@ -6,7 +6,7 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// handle pins a process on Windows: while it is open the PID cannot be
+// Handle pins a process on Windows: while it is open the PID cannot be
 // given to another process, and everything is done through it.
 type Handle struct {
 	H           windows.Handle
@@ -32,7 +32,7 @@ func (h *Handle) Stop() error { return h.gone(ntCall(procNtSuspendProcess, h.H))
 
 func (h *Handle) Resume() error { return h.gone(ntCall(procNtResumeProcess, h.H)) }
 
-// signal: Windows cannot send a console event to one process of another
+// Signal: Windows cannot send a console event to one process of another
 // console, so reap's first signal terminates too (signal 0 sends nothing).
 func (h *Handle) Signal(sig syscall.Signal) error {
 	if sig == 0 {
@@ -59,7 +59,7 @@ func (h *Handle) Exited() bool {
 
 func (h *Handle) Close() { windows.CloseHandle(h.H) }
 
-// exitedPins asks each handle whether its process has exited.
+// ExitedPins asks each handle whether its process has exited.
 func ExitedPins(pins []Pin) []bool {
 	out := make([]bool, len(pins))
 	for i, p := range pins {

@@ -20,7 +20,7 @@ var errWOW64 = errors.New("32-bit (WOW64) process")
 // Compression) has no environment, so no tag.
 var errNoPEB = errors.New("no process environment block")
 
-// processParameters finds the address of another process's
+// ProcessParameters finds the address of another process's
 // RTL_USER_PROCESS_PARAMETERS through its PEB.
 func ProcessParameters(h windows.Handle) (uintptr, error) {
 	var wow uintptr
@@ -57,7 +57,7 @@ func readMemory(h windows.Handle, addr uintptr, dst unsafe.Pointer, n uintptr) e
 	return nil
 }
 
-// creationTime reads a process's creation time (FILETIME: 100 ns since
+// CreationTime reads a process's creation time (FILETIME: 100 ns since
 // 1601) and whether it has exited.
 func CreationTime(h windows.Handle) (start uint64, exited bool, err error) {
 	var c, e, k, u windows.Filetime
@@ -68,13 +68,13 @@ func CreationTime(h windows.Handle) (start uint64, exited bool, err error) {
 	return uint64(c.HighDateTime)<<32 | uint64(c.LowDateTime), ev == windows.WAIT_OBJECT_0, nil
 }
 
-// filetimeToTime converts a FILETIME value to wall-clock time.
+// FiletimeToTime converts a FILETIME value to wall-clock time.
 func FiletimeToTime(ft uint64) time.Time {
 	f := windows.Filetime{LowDateTime: uint32(ft), HighDateTime: uint32(ft >> 32)}
 	return time.Unix(0, f.Nanoseconds())
 }
 
-// processGroup reads the console process group a process belongs to.
+// ProcessGroup reads the console process group a process belongs to.
 func ProcessGroup(pid int) (uint32, error) {
 	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION|windows.PROCESS_VM_READ, false, uint32(pid))
 	if err != nil {
@@ -91,7 +91,7 @@ func ProcessGroup(pid int) (uint32, error) {
 	return gid, err
 }
 
-// readEnvironment reads the environment block and the command line of
+// ReadEnvironment reads the environment block and the command line of
 // process h out of its memory. The process may be replacing its block
 // meanwhile (SetEnvironmentVariable allocates a new one and swaps the
 // pointer): a read counts only if the pointer and size are the same after

@@ -8,16 +8,16 @@ import (
 	"github.com/contain-cli/contain/procfs"
 )
 
-// proc is the live /proc tree.
+// FS is the live /proc tree.
 var FS = procfs.FS{Root: "/proc"}
 
-// readFile reads a whole /proc or cgroup file into buf.
+// ReadFile reads a whole /proc or cgroup file into buf.
 func ReadFile(path string, buf []byte) ([]byte, error) { return procfs.ReadFile(path, buf) }
 
-// readStat reads /proc/PID/stat, using buf.
+// ReadStat reads /proc/PID/stat, using buf.
 func ReadStat(pid int, buf []byte) (procfs.Stat, error) { return FS.Stat(pid, buf) }
 
-// signalPinned sends sig to pid through a pidfd opened first. verify runs
+// SignalPinned sends sig to pid through a pidfd opened first. verify runs
 // after the pidfd pins the process; the send succeeding afterwards proves
 // the PID was not recycled in between (a process keeps its PID until it is
 // reaped).

@@ -7,7 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// parentOf is pid's parent.
+// ParentOf is pid's parent.
 func ParentOf(pid int) (int, error) {
 	p, found, err := Darwin.Lookup(pid)
 	if err == nil && !found {
@@ -16,41 +16,41 @@ func ParentOf(pid int) (int, error) {
 	return p.PPID, err
 }
 
-// lives reports whether process id is alive: not gone, not a zombie, and
+// Lives reports whether process id is alive: not gone, not a zombie, and
 // its PID not taken by another.
 func Lives(id ID) bool {
 	p, found, err := Darwin.Lookup(id.PID)
 	return err == nil && found && p.Start == id.Start && !p.Zombie()
 }
 
-// startOf is pid's start time (0 if it cannot be read).
+// StartOf is pid's start time (0 if it cannot be read).
 func StartOf(pid int) uint64 {
 	p, _, _ := Darwin.Lookup(pid)
 	return p.Start
 }
 
-// entryOf: macOS has no cgroup whose members the scans could miss.
+// EntryOf: macOS has no cgroup whose members the scans could miss.
 func EntryOf(int) (Entry, bool) { return Entry{}, false }
 
-// scanEntries lists every process for the tracker.
+// Scan lists every process for the tracker.
 func Scan() ([]Entry, error) {
 	procs, err := Darwin.All()
 	return MacEntries(procs), err
 }
 
-// readTag reads pid's tag (buf is not needed on macOS).
+// ReadTag reads pid's tag (buf is not needed on macOS).
 func ReadTag(pid int, _ []byte) (string, bool, error) { return Darwin.readTag(pid) }
 
-// signalMember sends sig to pid after reading it again: the same start
+// SignalMember sends sig to pid after reading it again: the same start
 // time, not a zombie, and verify.
 func SignalMember(pid int, start uint64, sig syscall.Signal, verify func() error) error {
 	return Darwin.signalSeen(pid, start, sig, verify)
 }
 
-// startWall: P_starttime is microseconds since the epoch.
+// StartWall: P_starttime is microseconds since the epoch.
 func StartWall(start, _ uint64, _ time.Time) time.Time { return time.UnixMicro(int64(start)) }
 
-// argvOf reads pid's arguments (nil if they cannot be read).
+// ArgvOf reads pid's arguments (nil if they cannot be read).
 func ArgvOf(pid int) []string {
 	p, found, err := Darwin.Lookup(pid)
 	if err != nil || !found {
@@ -62,7 +62,7 @@ func ArgvOf(pid int) []string {
 	return nil
 }
 
-// heldStdio: macOS shows another process's descriptors only through
+// HeldStdio: macOS shows another process's descriptors only through
 // libproc, which contain does not use.
 func HeldStdio(int) (out, err *bool, why string) {
 	return nil, nil, "macOS shows another process's descriptors only through libproc"

@@ -10,20 +10,20 @@ import (
 	"github.com/contain-cli/contain/tag"
 )
 
-// parentOf is pid's parent.
+// ParentOf is pid's parent.
 func ParentOf(pid int) (int, error) {
 	st, err := ReadStat(pid, make([]byte, 1024))
 	return st.PPID, err
 }
 
-// lives reports whether process id is alive: not gone, not a zombie, and
+// Lives reports whether process id is alive: not gone, not a zombie, and
 // its PID not taken by another.
 func Lives(id ID) bool {
 	st, err := ReadStat(id.PID, nil)
 	return err == nil && st.Start == id.Start && !st.Zombie()
 }
 
-// startOf is pid's start time (0 if it cannot be read).
+// StartOf is pid's start time (0 if it cannot be read).
 func StartOf(pid int) uint64 {
 	st, err := ReadStat(pid, nil)
 	if err != nil {
@@ -32,7 +32,7 @@ func StartOf(pid int) uint64 {
 	return st.Start
 }
 
-// entryOf reads one process as a scan would see it.
+// EntryOf reads one process as a scan would see it.
 func EntryOf(pid int) (Entry, bool) {
 	st, err := ReadStat(pid, nil)
 	if err != nil {
@@ -41,12 +41,12 @@ func EntryOf(pid int) (Entry, bool) {
 	return EntryFrom(pid, st), true
 }
 
-// entryFrom is what the tracker keeps of a process's stat.
+// EntryFrom is what the tracker keeps of a process's stat.
 func EntryFrom(pid int, st procfs.Stat) Entry {
 	return Entry{PID: pid, PPID: st.PPID, Pgrp: st.PGRP, Sid: st.Session, Start: st.Start, Zombie: st.Zombie(), Comm: st.Comm}
 }
 
-// scanEntries lists every visible process for the tracker.
+// Scan lists every visible process for the tracker.
 func Scan() ([]Entry, error) {
 	pids, err := FS.PIDs()
 	if err != nil {
@@ -64,7 +64,7 @@ func Scan() ([]Entry, error) {
 	return out, nil
 }
 
-// readTag reads the tag of pid: ok is false when its environment cannot
+// ReadTag reads the tag of pid: ok is false when its environment cannot
 // be read or holds none.
 func ReadTag(pid int, buf []byte) (value string, ok bool, err error) {
 	env, err := FS.Environ(pid, buf)
@@ -75,7 +75,7 @@ func ReadTag(pid int, buf []byte) (value string, ok bool, err error) {
 	return value, ok, nil
 }
 
-// signalMember sends sig to pid through a pidfd, after checking that the
+// SignalMember sends sig to pid through a pidfd, after checking that the
 // PID still names the process seen (start time, and verify).
 func SignalMember(pid int, start uint64, sig syscall.Signal, verify func() error) error {
 	buf := make([]byte, 1024)
@@ -96,20 +96,20 @@ func SignalMember(pid int, start uint64, sig syscall.Signal, verify func() error
 	})
 }
 
-// startWall turns a start time in clock ticks into wall-clock time, from
+// StartWall turns a start time in clock ticks into wall-clock time, from
 // COMMAND's, whose start (ref, in ticks) was seen at refWall: /proc/stat's
 // boot time has whole seconds only.
 func StartWall(start, ref uint64, refWall time.Time) time.Time {
 	return refWall.Add(time.Duration(int64(start)-int64(ref)) * (time.Second / procfs.TicksPerSecond))
 }
 
-// argvOf reads pid's arguments (nil if they cannot be read).
+// ArgvOf reads pid's arguments (nil if they cannot be read).
 func ArgvOf(pid int) []string {
 	argv, _ := FS.Cmdline(pid, nil)
 	return argv
 }
 
-// heldStdio reports whether pid holds contain's stdout or stderr open:
+// HeldStdio reports whether pid holds contain's stdout or stderr open:
 // one of its descriptors is the same file (a pipe a reader waits on to end).
 func HeldStdio(pid int) (out, err *bool, why string) {
 	dir := fmt.Sprintf("/proc/%d/fd", pid)

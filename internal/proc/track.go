@@ -5,7 +5,7 @@ import (
 	"sort"
 )
 
-// procEntry is one process as a scan of the whole system sees it: the
+// Entry is one process as a scan of the whole system sees it: the
 // primitive that the tracker asks of each OS (/proc on Linux,
 // kern.proc.all on macOS).
 type Entry struct {
@@ -16,7 +16,7 @@ type Entry struct {
 	Comm            string
 }
 
-// tracker follows every process that COMMAND started, by what a scan of
+// Tracker follows every process that COMMAND started, by what a scan of
 // all processes shows, without help from the kernel: the layer that macOS
 // has, and that Linux falls back on without a cgroup or a subreaper.
 //
@@ -95,7 +95,7 @@ const (
 	TagOurs
 )
 
-// newTracker starts tracking from COMMAND (PID pid, started at since),
+// NewTracker starts tracking from COMMAND (PID pid, started at since),
 // which leads its own process group.
 func NewTracker(self, pid int, since uint64, value string) *Tracker {
 	t := &Tracker{self: self, Skip: map[int]bool{}, adopters: map[int]uint64{self: 0}, Since: since,
@@ -110,7 +110,7 @@ func NewTracker(self, pid int, since uint64, value string) *Tracker {
 	return t
 }
 
-// adopt makes the children of process pid (started at start) members,
+// Adopt makes the children of process pid (started at start) members,
 // and never pid itself: the shim, a subreaper between contain and
 // COMMAND that holds every orphan of the session.
 func (t *Tracker) Adopt(pid int, start uint64) {
@@ -120,11 +120,11 @@ func (t *Tracker) Adopt(pid int, start uint64) {
 	}
 }
 
-// remember adds a process known to be a member (the guard learns them
+// Remember adds a process known to be a member (the guard learns them
 // from contain).
 func (t *Tracker) Remember(pid int, start uint64) { t.RememberAs(pid, start, "tracked") }
 
-// rememberAs adds a process known to be a member, and how it was found.
+// RememberAs adds a process known to be a member, and how it was found.
 func (t *Tracker) RememberAs(pid int, start uint64, why string) {
 	if pid > 1 && pid != t.self && !t.Skip[pid] {
 		t.members[pid] = start
@@ -132,7 +132,7 @@ func (t *Tracker) RememberAs(pid int, start uint64, why string) {
 	}
 }
 
-// update takes a new scan and returns the live members (zombies left out),
+// Update takes a new scan and returns the live members (zombies left out),
 // oldest first, and those among them that this scan found for the first
 // time.
 func (t *Tracker) Update(procs []Entry) (live, added []Entry) {
@@ -268,7 +268,7 @@ func (t *Tracker) belongs(p *Entry) string {
 	return ""
 }
 
-// foundBy is how member pid was found.
+// FoundBy is how member pid was found.
 func (t *Tracker) FoundBy(pid int) string { return t.why[pid] }
 
 // leads records the group and session that member p leads.

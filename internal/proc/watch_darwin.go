@@ -6,11 +6,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// sessionOf asks macOS a process's session, which kern.proc.all records
+// SessionOf asks macOS a process's session, which kern.proc.all records
 // do not carry.
 var SessionOf = unix.Getsid
 
-// waker paces the tracker's scans on macOS: a kqueue that watches every
+// Waker paces the tracker's scans on macOS: a kqueue that watches every
 // member for fork, exec and exit (EVFILT_PROC), so that a new process is
 // looked for at once. NOTE_FORK does not name the child; the scan finds it.
 // Without a kqueue, it is a timer, as on Linux.
@@ -30,7 +30,7 @@ func NewWaker(log func(format string, args ...any)) *Waker {
 	return &Waker{kq: kq, log: log}
 }
 
-// follow watches pid. One that is already gone (ESRCH) needs no watching.
+// Follow watches pid. One that is already gone (ESRCH) needs no watching.
 func (w *Waker) Follow(pid int) {
 	if w.kq < 0 {
 		return
@@ -46,7 +46,7 @@ func (w *Waker) Follow(pid int) {
 // waitSlice bounds one kevent call, so that done is seen soon.
 const waitSlice = 50 * time.Millisecond
 
-// wait waits until a watched process forks, execs or exits, but at least
+// Wait waits until a watched process forks, execs or exits, but at least
 // least; at most most; or until done is closed (then false).
 func (w *Waker) Wait(least, most time.Duration, done <-chan struct{}) bool {
 	began := time.Now()

@@ -4,19 +4,19 @@ import (
 	"time"
 )
 
-// sessionOf: /proc gives every process's session with the rest.
+// SessionOf: /proc gives every process's session with the rest.
 var SessionOf func(int) (int, error)
 
-// waker paces the tracker's scans. Linux tells no one but a privileged
+// Waker paces the tracker's scans. Linux tells no one but a privileged
 // listener (the proc connector) of a fork, so it is a timer.
 type Waker struct{}
 
 func NewWaker(func(string, ...any)) Waker { return Waker{} }
 
-// follow would watch pid for forks.
+// Follow would watch pid for forks.
 func (Waker) Follow(int) {}
 
-// wait waits most, or until done is closed (then false).
+// Wait waits most, or until done is closed (then false).
 func (Waker) Wait(_, most time.Duration, done <-chan struct{}) bool {
 	t := time.NewTimer(most)
 	defer t.Stop()

@@ -50,7 +50,7 @@ type CgroupOutcome struct {
 	Failed bool
 }
 
-// ReapReport lists every process and cgroup reap acted on.
+// Report lists every process and cgroup reap acted on.
 type Report struct {
 	Processes []Outcome
 	Cgroups   []CgroupOutcome

@@ -9,7 +9,7 @@ import (
 	"github.com/contain-cli/contain/internal/proc"
 )
 
-// registry: there is none on this OS. On Windows a job object ends every
+// Registry: there is none on this OS. On Windows a job object ends every
 // process of the session when contain ends, however it ends, so nothing is
 // left for reap to find; openRegistry says so (ErrUnsupported) and reap
 // finds what carries a readable tag only.

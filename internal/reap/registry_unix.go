@@ -67,7 +67,7 @@ const (
 	maxRegistry = 64 << 20
 )
 
-// openRegistry makes the registry of session value, which names this
+// OpenRegistry makes the registry of session value, which names this
 // contain run (TOOL:PID, PID this process), with COMMAND (commandPID,
 // started at commandStart) as its first process. It fails when no
 // registry directory is safe to use; the run goes on without one.
@@ -112,7 +112,7 @@ func OpenRegistry(value string, commandPID int, commandStart uint64) (*Registry,
 	return nil, fmt.Errorf("registry: %w", errors.Join(errs...))
 }
 
-// member adds a process of the session (PID and start time). A nil
+// Member adds a process of the session (PID and start time). A nil
 // registry (none could be made) takes nothing and says nothing.
 func (r *Registry) Member(pid int, start uint64) error {
 	if r == nil {
@@ -143,7 +143,7 @@ func (r *Registry) write(s string) error {
 	return nil
 }
 
-// remove deletes the registry: the session is closed, nothing of it is
+// Remove deletes the registry: the session is closed, nothing of it is
 // left for reap to find. A nil registry is nothing to remove.
 func (r *Registry) Remove() {
 	if r == nil {

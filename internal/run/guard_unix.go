@@ -267,7 +267,7 @@ func parseGuardOrders(b []byte) (guardOrders, error) {
 	return o, nil
 }
 
-// RunGuard is the guard's main: args are contain's PID and, when the
+// GuardMain is the guard's main: args are contain's PID and, when the
 // shell waited and read them, "-" for the orders on standard input (or the
 // orders themselves); otherwise fd 3 is the pipe, read here. It returns
 // the exit status.

@@ -19,8 +19,8 @@ func Run(o Options) (Result, error) {
 // PrepareRun does nothing where Run is not written yet.
 func PrepareRun() {}
 
-// GuardCommand is argv[1] of the crash guard, which only Linux has yet.
+// GuardCommand is argv[1] of the crash guard, which this OS has not.
 const GuardCommand = "__guard"
 
-// RunGuard: there is no guard on this OS yet.
+// GuardMain: there is no guard on this OS yet.
 func GuardMain([]string) int { return 125 }

@@ -34,7 +34,7 @@ func PrepareRun() { consoleEvents() }
 // GuardCommand is argv[1] of the crash guard, which Windows does not need.
 const GuardCommand = "__guard"
 
-// RunGuard: the job object does the guard's work on Windows.
+// GuardMain: the job object does the guard's work on Windows.
 func GuardMain([]string) int {
 	fmt.Fprintln(os.Stderr, "contain: there is no crash guard on Windows: the job object ends the group when contain ends")
 	return 2

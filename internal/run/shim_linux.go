@@ -265,7 +265,7 @@ func describeStatus(ws unix.WaitStatus) string {
 	return fmt.Sprintf("status %#x", int(ws))
 }
 
-// RunShim is the shim's main. It returns its exit status.
+// ShimMain is the shim's main. It returns its exit status.
 func ShimMain(args []string) int {
 	var st unix.Stat_t
 	if len(args) != 0 || unix.Fstat(shimOrdersFd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {

@@ -13,7 +13,7 @@ import (
 // Windows session whatever its parentage).
 const ShimCommand = "__shim"
 
-// RunShim: there is no shim on this OS.
+// ShimMain: there is no shim on this OS.
 func ShimMain([]string) int {
 	fmt.Fprintln(os.Stderr, "contain: the shim needs a subreaper, which only Linux has")
 	return 125

@@ -2,6 +2,7 @@ package run
 
 import (
 	"os/signal"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -17,4 +18,15 @@ import (
 func (t *terminal) setForeground(pgrp int) error {
 	signal.Ignore(unix.SIGTTOU)
 	return unix.IoctlSetPointerInt(t.fd, unix.TIOCSPGRP, pgrp)
+}
+
+// selfStop is the signal contain stops itself with when COMMAND stopped:
+// SIGSTOP for SIGTTOU, which contain ignores for good once it has handed
+// the terminal over (term_darwin.go), so that a kill with it would not
+// stop contain.
+func selfStop(sig syscall.Signal) syscall.Signal {
+	if sig == unix.SIGTTOU {
+		return unix.SIGSTOP
+	}
+	return sig
 }

@@ -2,6 +2,7 @@ package run
 
 import (
 	"runtime"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,3 +24,6 @@ func (t *terminal) setForeground(pgrp int) error {
 	unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
 	return err
 }
+
+// selfStop is the signal contain stops itself with when COMMAND stopped.
+func selfStop(sig syscall.Signal) syscall.Signal { return sig }

@@ -12,7 +12,7 @@ import (
 	"syscall"
 )
 
-// ParseSignal reads a signal the way GNU timeout does: a name with or
+// Parse reads a signal the way GNU timeout does: a name with or
 // without "SIG", in any case (TERM, SIGTERM, term), a number (15), or on
 // Linux a real-time signal (RTMIN+2, RTMAX-1). 0 is accepted: it sends
 // nothing.

@@ -25,7 +25,7 @@ func signalByName(name string) (syscall.Signal, bool) {
 	return sig, sig != 0
 }
 
-// SignalName names a signal for messages: SIGTERM, SIGRTMIN+2, or 0.
+// Name names a signal for messages: SIGTERM, SIGRTMIN+2, or 0.
 func Name(sig syscall.Signal) string {
 	if sig == 0 {
 		return "0"

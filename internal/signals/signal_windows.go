@@ -41,7 +41,7 @@ func signalByName(name string) (syscall.Signal, bool) {
 	return sig, ok
 }
 
-// SignalName names a signal for messages.
+// Name names a signal for messages.
 func Name(sig syscall.Signal) string {
 	for n, s := range signalNames {
 		if s == sig {

@@ -4,13 +4,22 @@ package run
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"runtime"
 	"syscall"
 
 	"github.com/contain-cli/contain/internal/proc"
 )
 
+// DropGuard: only Linux and macOS prepare a crash guard before the run.
+func DropGuard() {}
+
 // ExitBySignal is not written for this OS yet: contain exits with 128+N.
 func ExitBySignal(syscall.Signal) error {
 	return fmt.Errorf("exit by signal on %s: %w", runtime.GOOS, proc.ErrUnsupported)
 }
+
+// Stderr is where contain writes its messages: os.Stderr. (Windows has
+// no SIGPIPE.)
+func Stderr() io.Writer { return os.Stderr }

@@ -2,6 +2,7 @@ package run
 
 import (
 	"io"
+	"os"
 	"runtime"
 	"unsafe"
 
@@ -55,3 +56,9 @@ func addSignal(set *unix.Sigset_t, sig unix.Signal) {
 	bit, width := uint(sig)-1, uint(unsafe.Sizeof(set.Val[0])*8)
 	set.Val[bit/width] |= 1 << (bit % width)
 }
+
+// guardPipe writes to the guard without a SIGPIPE if it is gone.
+func guardPipe(w *os.File) io.Writer { return pipeSafe(w.Fd()) }
+
+// quietPipe: on Linux, guardPipe handles SIGPIPE per write.
+func quietPipe(*os.File) {}

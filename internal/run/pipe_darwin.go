@@ -2,6 +2,7 @@ package run
 
 import (
 	"io"
+	"os"
 
 	"golang.org/x/sys/unix"
 )
@@ -26,4 +27,15 @@ type fdWriter int
 func (fd fdWriter) Write(b []byte) (int, error) {
 	return writeFull(func(b []byte) (int, error) { return unix.Write(int(fd), b) },
 		func() { unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}, -1) }, b)
+}
+
+// guardPipe: the pipe to the guard does not raise SIGPIPE (quietPipe).
+func guardPipe(w *os.File) io.Writer { return w }
+
+// quietPipe makes a write to the guard's pipe fail with EPIPE, without
+// SIGPIPE, if the guard is gone (F_SETNOSIGPIPE): contain would forward a
+// SIGPIPE of its own to the group as if it came from outside. The pipe is
+// contain's alone, so nothing else changes.
+func quietPipe(w *os.File) {
+	unix.FcntlInt(w.Fd(), unix.F_SETNOSIGPIPE, 1)
 }
