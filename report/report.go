@@ -1,6 +1,6 @@
 // Package report is the JSON document contain run writes with --report:
 // what the whole tree did, what was left behind and what became of it.
-// The schema is versioned; README.md documents it.
+// The schema is versioned; docs/REPORT.md documents it.
 package report
 
 import (

@@ -49,7 +49,7 @@ func modeName(o runOpts) string {
 // (A daemon that makes itself undumpable, as ssh-agent does, hides its
 // environment even from its own user, and forks, leaves and setsids
 // within a millisecond: as nobody, a scan rarely sees it in between.
-// README.md lists it among what tracking alone can miss.)
+// docs/GUIDE.md lists it among what tracking alone can miss.)
 func escapees(dir string) string {
 	return fmt.Sprintf(`
 D=%s
