@@ -80,6 +80,10 @@ var crashModes = []crashMode{
 
 func TestCrashRealDaemons(t *testing.T) {
 	requireRoot(t, "the daemons run as users of their own, and as root with a cgroup")
+	// In parallel with the other parallel tests, and its modes with each
+	// other: each round has a user and a directory of its own, and sees
+	// only its own processes.
+	t.Parallel()
 	rounds := 6
 	if testing.Short() {
 		rounds = 2
@@ -105,8 +109,10 @@ func TestCrashRealDaemons(t *testing.T) {
 			}
 		}
 	})
-	for _, m := range crashModes {
+	for mi, m := range crashModes {
 		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			uid := uid + (mi+1)*len(daemons)*rounds // users of this mode's own
 			for _, d := range daemons {
 				t.Run(d.name, func(t *testing.T) {
 					var left []string

@@ -150,6 +150,7 @@ func shellQuote(args []string) string {
 // Wine: the end-to-end tests of this package (win_*_test.go), and the
 // unit tests of run, reap, proc, tag and session as Windows builds them.
 func TestWindowsUnderWine(t *testing.T) {
+	t.Parallel() // a Wine prefix and wineserver of its own
 	needWine(t)
 	for _, p := range []struct{ exe, dir string }{
 		{"tag.exe", "../tag"}, {"session.exe", "../session"}, {"run.exe", "../internal/run"}, {"reap.exe", "../internal/reap"}, {"proc.exe", "../internal/proc"}, {"tests.exe", "."},
