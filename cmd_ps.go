@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/internal/runcmd"
 	"github.com/contain-cli/contain/internal/text"
 	"github.com/contain-cli/contain/session"
 	"github.com/contain-cli/contain/tag"
@@ -47,7 +48,7 @@ failed.`,
 }
 
 func badUsage(format string, args ...any) error {
-	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
+	return &runcmd.ExitError{Code: 2, Err: fmt.Errorf(format, args...)}
 }
 
 // outputFormat checks --format.
@@ -93,7 +94,7 @@ func doPs(c *cli.Context) error {
 	}
 	sessions, unreadable, err := scanSessions()
 	if err != nil {
-		return &exitError{code: 1, err: err}
+		return &runcmd.ExitError{Code: 1, Err: err}
 	}
 	f := session.Filter{Tools: tools, Orphaned: c.Bool("orphans")}
 	var shown []session.Session
@@ -235,7 +236,7 @@ func writeJSON(w io.Writer, v any) error {
 	// shows it indented.
 	enc := json.NewEncoder(w)
 	if err := enc.Encode(v); err != nil {
-		return &exitError{code: 1, err: fmt.Errorf("cannot write the output: %w", err)}
+		return &runcmd.ExitError{Code: 1, Err: fmt.Errorf("cannot write the output: %w", err)}
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/reap"
 	"github.com/contain-cli/contain/internal/run"
+	"github.com/contain-cli/contain/internal/runcmd"
 	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/session"
 	"github.com/contain-cli/contain/tag"
@@ -120,7 +121,7 @@ func doReap(c *cli.Context) error {
 	}
 	l, err := reap.ListForReap()
 	if err != nil {
-		return &exitError{code: 1, err: fmt.Errorf("cannot list processes: %w", err)}
+		return &runcmd.ExitError{Code: 1, Err: fmt.Errorf("cannot list processes: %w", err)}
 	}
 	if l.Registry != nil {
 		fmt.Fprintf(c.App.ErrWriter, "contain: some registries of contain's sessions cannot be read: %v\n", oneLine(l.Registry))
@@ -197,7 +198,7 @@ func doReap(c *cli.Context) error {
 		return err
 	}
 	if failed := rep.failed(); failed > 0 {
-		return &exitError{code: 1, err: fmt.Errorf("reap: %s could not be killed (see the report)", plural(failed, "process or cgroup", "processes or cgroups"))}
+		return &runcmd.ExitError{Code: 1, Err: fmt.Errorf("reap: %s could not be killed (see the report)", plural(failed, "process or cgroup", "processes or cgroups"))}
 	}
 	return nil
 }

@@ -29,24 +29,29 @@ COMMAND cannot be executed; 127 if it was not found.
 On Windows the group is a kill-on-close job object, and -s takes INT
 (CTRL_C_EVENT), TERM or BREAK (CTRL_BREAK_EVENT), KILL (terminate) or 0.`,
 	Flags: runFlags(),
-	OnUsageError: func(c *cli.Context, err error, _ bool) error {
-		_, args := typedArgs(c)
-		return &runcmd.ExitError{Code: runcmd.ExitFailed, Err: runcmd.OptionError("run", args, err)}
-	},
-	Action: doRun,
+	// runcmd.Main is contain run's one option parser; the flags above are
+	// for help, completion and the man page.
+	SkipFlagParsing: true,
+	Action:          doRun,
 	// "contain run help" runs a command named help.
 	HideHelpCommand: true,
 }
 
-// doRun runs contain run when urfave/cli parsed its options, that is
-// never for contain itself: internal/runcmd runs contain run before main,
-// and leaves only help to urfave/cli.
+// doRun runs contain run from urfave/cli, which, for contain itself, is
+// only ever for help: internal/earlyrun (main on Windows) runs it before.
 func doRun(c *cli.Context) error {
-	return runcmd.Run(c, c.Args().Slice(), c.App.Writer, c.App.ErrWriter)
+	code, ok := runcmd.Main(append([]string{"contain", "run"}, c.Args().Slice()...), c.App.Writer, c.App.ErrWriter)
+	if !ok {
+		return cli.ShowCommandHelp(c, "run")
+	}
+	if code != 0 {
+		return &runcmd.ExitError{Code: code}
+	}
+	return nil
 }
 
-// runFlags are runcmd.Options as urfave/cli flags, for help and
-// completion.
+// runFlags are runcmd.Options as urfave/cli flags, for help, completion
+// and the man page's test; urfave/cli never parses them.
 func runFlags() []cli.Flag {
 	var flags []cli.Flag
 	for _, o := range runcmd.Options {

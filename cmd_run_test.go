@@ -1,48 +1,50 @@
 package main
 
 import (
-	"io"
 	"strings"
 	"testing"
 
 	"github.com/contain-cli/contain/internal/runcmd"
 )
 
-// TestFastPathMatchesCLI: contain run parses its options on a fast path
-// (runcmd.Fast) and, for help, through urfave/cli; both must agree.
-func TestFastPathMatchesCLI(t *testing.T) {
-	cases := [][]string{
-		{"run", "--", "sh", "-c", "exit 3"},
-		{"run", "-o", "X_1", "--", "sh", "-c", `test "$RUNNING_PROCESS_ORIGINATOR" = "X_1:$PPID"`},
-		{"run", "--originator=X_2", "sh", "-c", `test "$RUNNING_PROCESS_ORIGINATOR" = "X_2:$PPID"`},
-		{"run", "-t", "0.1", "sleep", "5"},
-		{"run", "--timeout", "0.1", "--preserve-status", "sleep", "5"},
-		{"run", "-t", "0.1", "-s", "KILL", "sleep", "5"},
-		{"run", "-t", "abc", "true"},
-		{"run", "-t", "", "true"},
-		{"run", "-k", "x", "true"},
-		{"run", "-s", "NOPE", "true"},
-		{"run", "-o", "bad name", "true"},
-		{"run", "--bogus", "true"},
-		{"run"},
-		{"run", "-d", "-k", "1", "true"},
-		{"run", "contain-no-such-command"},
-	}
-	for _, args := range cases {
-		argv := append([]string{"contain"}, args...)
-		var fastOut, fastErr, cliOut, cliErr strings.Builder
-		fast, ok := runcmd.Fast(argv, &fastOut, &fastErr)
+// TestRunThroughCLI: urfave/cli hands contain run's arguments, untouched,
+// to its one parser (runcmd.Main), and shows run's help for -h and
+// --help, with every option of runcmd.Options.
+func TestRunThroughCLI(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		err  string
+	}{
+		{[]string{"run", "--", "sh", "-c", "exit 3"}, 3, ""},
+		{[]string{"run", "-o", "X_1", "--", "sh", "-c", `test "$RUNNING_PROCESS_ORIGINATOR" = "X_1:$PPID"`}, 0, ""},
+		{[]string{"run", "-t", "abc", "true"}, runcmd.ExitFailed, "contain: --timeout: "},
+		{[]string{"run", "--bogus", "true"}, runcmd.ExitFailed, "contain: run: unknown option --bogus"},
+		{[]string{"run", "contain-no-such-command"}, runcmd.ExitNotFound, "contain: cannot run contain-no-such-command"},
+	} {
+		argv := append([]string{"contain"}, c.args...)
+		var direct, viaCLI strings.Builder
+		code, ok := runcmd.Main(argv, &strings.Builder{}, &direct)
 		if !ok {
-			t.Fatalf("%q did not take the fast path", args)
+			t.Fatalf("%q: taken for help", c.args)
 		}
-		slow := exitCode(newApp(&cliOut, &cliErr).Run(argv), &cliErr)
-		if fast != slow || fastOut.String() != cliOut.String() || fastErr.String() != cliErr.String() {
-			t.Errorf("%q: fast path %d %q %q, urfave/cli %d %q %q", args, fast, fastOut.String(), fastErr.String(), slow, cliOut.String(), cliErr.String())
+		got := runcmd.ExitCode(newApp(&strings.Builder{}, &viaCLI).Run(argv), &viaCLI)
+		if code != c.code || got != c.code || direct.String() != viaCLI.String() || !strings.HasPrefix(viaCLI.String(), c.err) {
+			t.Errorf("%q: Main %d %q, through urfave/cli %d %q; want %d, %q", c.args, code, direct.String(), got, viaCLI.String(), c.code, c.err)
 		}
 	}
-	for _, help := range [][]string{{"contain", "run", "--help"}, {"contain", "run", "-h"}, {"contain", "run", "-v", "-help"}} {
-		if _, ok := runcmd.Fast(help, io.Discard, io.Discard); ok {
-			t.Errorf("%q took the fast path; help is urfave/cli's", help)
+	for _, help := range [][]string{{"contain", "run", "--help"}, {"contain", "run", "-h"}, {"contain", "run", "-v", "-help"}, {"contain", "help", "run"}} {
+		if _, ok := runcmd.Main(help, &strings.Builder{}, &strings.Builder{}); ok && help[1] == "run" {
+			t.Errorf("%q was run; it asks for help", help)
+		}
+		var out strings.Builder
+		if code := runcmd.ExitCode(newApp(&out, &out).Run(help), &out); code != 0 {
+			t.Errorf("%q: exit %d: %s", help, code, out.String())
+		}
+		for _, o := range runcmd.Options {
+			if !strings.Contains(out.String(), "--"+o.Name) {
+				t.Errorf("%q: help without --%s:\n%s", help, o.Name, out.String())
+			}
 		}
 	}
 }

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +10,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	// contain run, the crash guard and the shim run from its init
+	// function, before urfave/cli and regexp, text/template and the like
+	// are initialised (start-up: bench/README.md), except on Windows.
+	_ "github.com/contain-cli/contain/internal/earlyrun"
 	"github.com/contain-cli/contain/internal/run"
 	"github.com/contain-cli/contain/internal/runcmd"
 )
@@ -18,33 +21,20 @@ import (
 // version is stamped at release time with -ldflags "-X main.version=...".
 var version = ""
 
-// contain run and the crash guard run from internal/runcmd's init
-// function, before urfave/cli is initialised, except on Windows, where
-// Dispatch runs them here. What returns is every other command, and contain
-// run's help.
+// contain run, the crash guard and the shim have run, and exited, in
+// internal/earlyrun's init function, except on Windows, where the same
+// Dispatch runs them here. What goes on is every other command, and
+// contain run's help.
 func main() {
 	runcmd.Dispatch(os.Args)
-	// runcmd.Exit: contain run taken by urfave/cli (which runs it only
-	// where the fast path gives way) ends as the fast path does.
+	// runcmd.Exit: contain run taken by urfave/cli ends as Dispatch's does.
 	runcmd.Exit(runApp(os.Args, os.Stdout, run.Stderr()))
 }
 
 // runApp runs the app and turns its error into one line on stderr and an
 // exit status.
 func runApp(args []string, stdout, stderr io.Writer) int {
-	return exitCode(newApp(stdout, stderr).Run(args), stderr)
-}
-
-// exitCode prints err, if any, as one line and returns the exit status.
-func exitCode(err error, stderr io.Writer) int {
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil {
-			fmt.Fprintf(stderr, "contain: %v\n", ee.err)
-		}
-		return ee.code
-	}
-	return runcmd.ExitCode(err, stderr)
+	return runcmd.ExitCode(newApp(stdout, stderr).Run(args), stderr)
 }
 
 func newApp(stdout, stderr io.Writer) *cli.App {
@@ -77,19 +67,3 @@ func appVersion() string {
 	}
 	return "dev"
 }
-
-// exitError carries the exit status a command wants; err, if set, is printed
-// as "contain: err".
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit status %d", e.code)
-	}
-	return e.err.Error()
-}
-
-func (e *exitError) Unwrap() error { return e.err }

@@ -12,7 +12,7 @@ import (
 // status 2 and one line that names the option as typed.
 func usageError(c *cli.Context, err error, _ bool) error {
 	cmd, args := typedArgs(c)
-	return &exitError{code: 2, err: runcmd.OptionError(cmd, args, err)}
+	return &runcmd.ExitError{Code: 2, Err: runcmd.OptionError(cmd, args, err)}
 }
 
 // typedArgs is the command that c runs and the arguments typed after its

@@ -1,18 +1,8 @@
-// Package runcmd is `contain run` without urfave/cli: its options, their
-// parsing and the run itself. main builds the urfave/cli command, for help,
-// from the same options (Options), so that the two cannot disagree.
-//
-// contain run, and the crash guard (contain __guard), run from this
-// package's init function (except on Windows), before urfave/cli and the packages only it needs
-// (regexp, text/template, net/netip; and, in a build without the
-// urfave_cli_no_docs tag, as go install makes it, its man page generator and
-// a markdown parser) are initialised: that initialisation is skipped. The
-// ratio of contain run -- true to bench/'s baseline fell by 0.25 in a plain
-// build and by 0.09 in a release build, which now measure alike. Go
-// initialises packages in the order of their import paths, each as soon as
-// its own imports are; this one's path sorts before github.com/urfave/cli/v2
-// and the standard packages only it needs (regexp, text/template, net/...),
-// and it imports none of them.
+// Package runcmd is `contain run` before urfave/cli: its options (the
+// one table that main's urfave/cli command shows in help, completion and
+// the man page), their one parser, the run itself and its exit status.
+// Dispatch runs it; internal/earlyrun calls Dispatch from its init
+// function, main on Windows.
 package runcmd
 
 import (
@@ -25,7 +15,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"syscall"
@@ -36,15 +25,6 @@ import (
 	"github.com/contain-cli/contain/report"
 	"github.com/contain-cli/contain/tag"
 )
-
-func init() {
-	// Windows runs console control handlers on threads of its own, and Go
-	// holds such calls until package initialisation is done: there main
-	// calls Dispatch.
-	if runtime.GOOS != "windows" {
-		Dispatch(os.Args)
-	}
-}
 
 var dispatched bool
 
@@ -65,7 +45,7 @@ func Dispatch(args []string) {
 		// Subscribing to the forwarded signals is the slowest step of
 		// contain run's set-up; it runs while the options are parsed.
 		run.PrepareRun()
-		if code, ok := Fast(args, os.Stdout, run.Stderr()); ok {
+		if code, ok := Main(args, os.Stdout, run.Stderr()); ok {
 			Exit(code)
 		}
 		run.DropGuard() // help: urfave/cli's to show
@@ -161,16 +141,9 @@ func runFailed(format string, args ...any) error {
 	return &ExitError{Code: ExitFailed, Err: fmt.Errorf(format, args...)}
 }
 
-// Values is what Run reads of the parsed options: a *cli.Context, or a
-// flagSetValues on the fast path.
-type Values interface {
-	String(name string) string
-	Bool(name string) bool
-	IsSet(name string) bool
-}
-
-// Run runs `contain run` with its options parsed and args the COMMAND.
-func Run(c Values, args []string, stdout, stderr io.Writer) error {
+// runParsed runs `contain run` with its options parsed and args the
+// COMMAND.
+func runParsed(c values, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return runFailed("run: missing COMMAND (usage: contain run [OPTIONS] [--] COMMAND [ARG...])")
 	}
@@ -267,12 +240,13 @@ func Run(c Values, args []string, stdout, stderr io.Writer) error {
 // status is 128+N either way).
 var endSignal syscall.Signal
 
-// Fast runs `contain run ...` (args as os.Args) with the options parsed by
-// the standard flag package, as urfave/cli parses them: each name of an
-// option is its own flag, and an option's environment variable sets its
-// default. Help, and anything else the fast path does not know, is left to
-// urfave/cli: ok is false then.
-func Fast(args []string, stdout, stderr io.Writer) (code int, ok bool) {
+// Main runs `contain run ...` (args as os.Args) and returns its exit
+// status. It is contain run's one option parser: the standard flag
+// package, with each name of an option its own flag, as urfave/cli would
+// parse them, and an option's environment variable setting its default
+// (set but empty counts as unset). Help is urfave/cli's to show: ok is
+// false then.
+func Main(args []string, stdout, stderr io.Writer) (code int, ok bool) {
 	if len(args) < 2 || args[1] != "run" {
 		return 0, false
 	}
@@ -298,7 +272,7 @@ func Fast(args []string, stdout, stderr io.Writer) (code int, ok bool) {
 			if found && value != "" {
 				var err error
 				if b, err = strconv.ParseBool(value); err != nil {
-					return 0, false // urfave/cli says what is wrong
+					return ExitCode(runFailed("%s=%s: not true or false", o.EnvVar, value), stderr), true
 				}
 			}
 			fs.Bool(name, b, "")
@@ -313,20 +287,19 @@ func Fast(args []string, stdout, stderr io.Writer) (code int, ok bool) {
 	if *help || *h {
 		return 0, false
 	}
-	return ExitCode(Run(flagSetValues{fs, fromEnv}, fs.Args(), stdout, stderr), stderr), true
+	return ExitCode(runParsed(values{fs, fromEnv}, fs.Args(), stdout, stderr), stderr), true
 }
 
-// flagSetValues reads options from a parsed flag set, as a cli.Context
-// would. Each name of an option is its own entry in the set: the value is
+// values reads options from a parsed flag set. Each name of an option is its own entry in the set: the value is
 // the one given under any of them; IsSet is true for an option given under
 // any of its names, or taken from the environment.
-type flagSetValues struct {
+type values struct {
 	fs      *flag.FlagSet
 	fromEnv map[string]bool // by option name
 }
 
 // lookup finds the entry of name's option that was given, else name's own.
-func (v flagSetValues) lookup(name string) (f *flag.Flag, given bool) {
+func (v values) lookup(name string) (f *flag.Flag, given bool) {
 	for _, o := range Options {
 		names := o.Names()
 		if !slices.Contains(names, name) {
@@ -345,18 +318,18 @@ func (v flagSetValues) lookup(name string) (f *flag.Flag, given bool) {
 	return v.fs.Lookup(name), false
 }
 
-func (v flagSetValues) String(name string) string {
+func (v values) String(name string) string {
 	f, _ := v.lookup(name)
 	return f.Value.String()
 }
 
-func (v flagSetValues) Bool(name string) bool {
+func (v values) Bool(name string) bool {
 	f, _ := v.lookup(name)
 	b, _ := f.Value.(flag.Getter).Get().(bool)
 	return b
 }
 
-func (v flagSetValues) IsSet(name string) bool {
+func (v values) IsSet(name string) bool {
 	_, given := v.lookup(name)
 	return given
 }
