@@ -75,12 +75,12 @@ func TestReportUnreadable(t *testing.T) {
 
 func TestReapReportFailed(t *testing.T) {
 	var r reapReport
-	r.add(reap.Outcome{Process: session.Process{PID: 1}, Session: "X:9", Result: "left alone: PID 1 is never signalled", Alive: true}, true)
-	r.add(reap.Outcome{Process: session.Process{PID: 10}, Session: "X:9", Result: "killed with SIGKILL"}, false)
+	r.add(reap.Outcome{Process: session.Process{PID: 1}, Session: "X:9", Ending: reap.LeftAlone, Detail: "PID 1 is never signalled", Alive: true}, true)
+	r.add(reap.Outcome{Process: session.Process{PID: 10}, Session: "X:9", Ending: reap.Killed}, false)
 	if n := r.failed(); n != 0 {
 		t.Errorf("failed = %d: a skipped process is no failure", n)
 	}
-	r.add(reap.Outcome{Process: session.Process{PID: 11}, Session: "X:9", Result: "still alive after SIGKILL", Alive: true}, false)
+	r.add(reap.Outcome{Process: session.Process{PID: 11}, Session: "X:9", Ending: reap.Survived, Alive: true}, false)
 	r.Cgroups = append(r.Cgroups, reap.CgroupOutcome{Dir: "/x", Result: "busy", Failed: true})
 	if n := r.failed(); n != 2 {
 		t.Errorf("failed = %d, want 2", n)

@@ -140,7 +140,7 @@ func doReap(c *cli.Context) error {
 	for _, ch := range chosen {
 		if ch.Skip != "" {
 			// Left alone, so still running.
-			rep.add(reap.Outcome{Process: ch.Process, Session: ch.Session, Result: "left alone: " + ch.Skip, Alive: true}, true)
+			rep.add(reap.Outcome{Process: ch.Process, Session: ch.Session, Ending: reap.LeftAlone, Detail: ch.Skip, Alive: true}, true)
 			continue
 		}
 		targets = append(targets, ch)
@@ -162,7 +162,7 @@ func doReap(c *cli.Context) error {
 		}
 		for _, t := range targets {
 			// Not touched, so still running.
-			rep.add(reap.Outcome{Process: t.Process, Session: t.Session, Result: what, Alive: true}, false)
+			rep.add(reap.Outcome{Process: t.Process, Session: t.Session, Ending: reap.Planned, Detail: what, Alive: true}, false)
 		}
 		for _, lc := range plan {
 			result := fmt.Sprintf("would freeze, kill and remove (%s)", plural(len(lc.Procs), "process", "processes"))
@@ -272,8 +272,8 @@ type reapedJSON struct {
 // the process still runs: for a process reap tried to end (not skipped,
 // not a dry run), that it failed.
 func (r *reapReport) add(o reap.Outcome, skipped bool) {
-	orig := originatorJSON{Value: o.Session}
-	if tool, pid, err := tag.Parse(o.Session); err == nil {
+	orig := originatorJSON{Value: o.Where()}
+	if tool, pid, err := tag.Parse(orig.Value); err == nil {
 		orig.Tool, orig.PID = tool, pid
 	}
 	started := ""
@@ -281,15 +281,15 @@ func (r *reapReport) add(o reap.Outcome, skipped bool) {
 		started = o.Started.Format(time.RFC3339Nano)
 	}
 	foundBy := "tag"
-	switch {
-	case o.Registered:
+	switch o.Found {
+	case reap.FoundInRegistry:
 		foundBy = "registry"
-	case strings.HasPrefix(o.Session, "cgroup "):
+	case reap.FoundInCgroup:
 		foundBy = "cgroup"
 	}
 	r.Processes = append(r.Processes, reapedJSON{PID: o.PID, PPID: o.PPID, Originator: orig, User: o.User, UID: o.UID,
 		Argv: nonNil(o.Argv), Comm: o.Comm, Started: started, FoundBy: foundBy, Skipped: skipped,
-		Result: o.Result, Alive: r.stillRuns(o.Process, o.Alive), Failed: o.Alive && !skipped && !r.DryRun})
+		Result: o.Result(), Alive: r.stillRuns(o.Process, o.Alive), Failed: o.Alive && !skipped && !r.DryRun})
 }
 
 // stillRuns tells whether p runs now: its PID names a process that is not

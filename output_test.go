@@ -60,8 +60,8 @@ func TestTablesShortenHugeValues(t *testing.T) {
 	}
 
 	var r reapReport
-	r.add(reap.Outcome{Process: sessions[0].Processes[0], Session: hugeValue, Result: "ended after the first signal"}, false)
-	r.add(reap.Outcome{Process: sessions[1].Processes[0], Session: "CLUD:4243", Result: "ended after the first signal"}, false)
+	r.add(reap.Outcome{Process: sessions[0].Processes[0], Session: hugeValue, Ending: reap.EndedByFirst}, false)
+	r.add(reap.Outcome{Process: sessions[1].Processes[0], Session: "CLUD:4243", Ending: reap.EndedByFirst}, false)
 	r.SkippedSessions = []session.SkippedSession{{Value: hugeValue, State: session.Alive, Reason: "x"}}
 	b.Reset()
 	if err := r.write(&b, "table"); err != nil {
@@ -98,11 +98,11 @@ func TestReapReportAlive(t *testing.T) {
 	}
 	r := reapReport{lookup: func(pid int) (session.Originator, error) { return procs[pid], nil }}
 	p := func(pid int) session.Process { return session.Process{PID: pid, Start: 100} }
-	r.add(reap.Outcome{Process: p(10), Session: "X:9", Result: "left alone: an ancestor of this contain", Alive: true}, true)
-	r.add(reap.Outcome{Process: p(11), Session: "X:9", Result: "ended after the first signal"}, false)
-	r.add(reap.Outcome{Process: p(12), Session: "X:9", Result: "killed with SIGKILL"}, false)
-	r.add(reap.Outcome{Process: p(13), Session: "X:9", Result: "left alone: PID 13 now names another process (started later)"}, false)
-	r.add(reap.Outcome{Process: p(10), Session: "X:9", Result: "cannot send SIGTERM: x", Alive: true}, false)
+	r.add(reap.Outcome{Process: p(10), Session: "X:9", Ending: reap.LeftAlone, Detail: "an ancestor of this contain", Alive: true}, true)
+	r.add(reap.Outcome{Process: p(11), Session: "X:9", Ending: reap.EndedByFirst}, false)
+	r.add(reap.Outcome{Process: p(12), Session: "X:9", Ending: reap.Killed}, false)
+	r.add(reap.Outcome{Process: p(13), Session: "X:9", Ending: reap.LeftAlone, Detail: "PID 13 now names another process (started later)"}, false)
+	r.add(reap.Outcome{Process: p(10), Session: "X:9", Ending: reap.CannotSignal, Detail: "cannot send SIGTERM: x", Alive: true}, false)
 	want := []struct{ alive, failed bool }{{true, false}, {false, false}, {false, false}, {false, false}, {true, true}}
 	for i, w := range want {
 		if got := r.Processes[i]; got.Alive != w.alive || got.Failed != w.failed {
@@ -114,7 +114,7 @@ func TestReapReportAlive(t *testing.T) {
 	}
 
 	dry := reapReport{DryRun: true, lookup: r.lookup}
-	dry.add(reap.Outcome{Process: p(10), Session: "X:9", Result: "would send SIGTERM", Alive: true}, false)
+	dry.add(reap.Outcome{Process: p(10), Session: "X:9", Ending: reap.Planned, Detail: "would send SIGTERM", Alive: true}, false)
 	if got := dry.Processes[0]; !got.Alive || got.Failed || dry.failed() != 0 {
 		t.Errorf("dry run: %+v", got)
 	}

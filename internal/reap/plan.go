@@ -35,12 +35,68 @@ type Plan struct {
 	Spare proc.ID
 }
 
+// Found is how reap came to a process.
+type Found int
+
+const (
+	FoundByTag      Found = iota // it carries the session's tag (Outcome.Session)
+	FoundInRegistry              // a registry of the session names it
+	FoundInCgroup                // it is in a leftover cgroup (Outcome.Cgroup)
+	FoundByTracker               // the crash guard's tracker found it
+)
+
+// Ending is how reap's work on a process ended.
+type Ending int
+
+const (
+	WasGone      Ending = iota // gone before reap's first signal reached it
+	EndedByFirst               // ended after the first signal
+	Killed                     // killed with SIGKILL (terminated on Windows)
+	LeftAlone                  // not signalled to the end: Detail says why
+	CannotSignal               // a signal could not be sent (Detail): it may still run
+	Survived                   // still alive after SIGKILL
+	Planned                    // a dry run: Detail says what reap would do
+)
+
 // Outcome is what became of one process.
 type Outcome struct {
 	session.Process
-	Session string // its originator value, or the cgroup it was found in
-	Result  string // for people: "ended after SIGTERM", "killed with SIGKILL", ...
-	Alive   bool   // it still runs: reap failed for it
+	Session string // its originator value (FoundByTag, FoundInRegistry)
+	Found   Found
+	Cgroup  string // the leftover cgroup it was found in (FoundInCgroup)
+	Ending  Ending
+	Detail  string // LeftAlone: why; CannotSignal: what failed; Planned: what would be done
+	Alive   bool   // it still runs: reap failed for it, or left it alone
+}
+
+// Where is where reap found it, for people: its originator value,
+// "cgroup DIR" or "tracked".
+func (o Outcome) Where() string {
+	switch o.Found {
+	case FoundInCgroup:
+		return "cgroup " + o.Cgroup
+	case FoundByTracker:
+		return "tracked"
+	}
+	return o.Session
+}
+
+// Result is the outcome for people: "ended after the first signal",
+// "killed with SIGKILL", "left alone: ...", and so on.
+func (o Outcome) Result() string {
+	switch o.Ending {
+	case WasGone:
+		return "was already gone"
+	case EndedByFirst:
+		return "ended after the first signal"
+	case Killed:
+		return "killed with " + killName
+	case LeftAlone:
+		return "left alone: " + o.Detail
+	case Survived:
+		return "still alive after " + killName + " (in uninterruptible sleep, or traced)"
+	}
+	return o.Detail
 }
 
 // CgroupOutcome is what became of one leftover cgroup.

@@ -114,8 +114,9 @@ const (
 	opKill             // the end
 )
 
-func (t *target) finish(result string, alive bool) {
-	t.out.Result, t.out.Alive, t.done = result, alive, true
+// finish records how reap's work on t ended.
+func (t *target) finish(ending Ending, detail string, alive bool) {
+	t.out.Ending, t.out.Detail, t.out.Alive, t.done = ending, detail, alive, true
 	if t.pin != nil {
 		t.pin.Close()
 		t.pin = nil
@@ -151,15 +152,15 @@ func (t *target) settle(pin proc.Pin, err error) {
 	}
 	switch {
 	case errors.Is(err, proc.ErrGone):
-		t.finish(t.endedAfter(), false)
+		t.finish(t.endedAfter(), "", false)
 	case errors.Is(err, proc.ErrIdentity) && t.checked:
-		t.finish(t.endedAfter(), false)
+		t.finish(t.endedAfter(), "", false)
 	case errors.Is(err, proc.ErrIdentity):
-		t.finish(fmt.Sprintf("left alone: PID %d now names another process (started later)", t.out.PID), false)
+		t.finish(LeftAlone, fmt.Sprintf("PID %d now names another process (started later)", t.out.PID), false)
 	case errors.As(err, &f):
-		t.finish(f.Error()+resumed, true)
+		t.finish(CannotSignal, f.Error()+resumed, true)
 	default:
-		t.finish("left alone: "+err.Error()+resumed, false)
+		t.finish(LeftAlone, err.Error()+resumed, false)
 	}
 	if pin != nil {
 		pin.Close()
@@ -371,11 +372,11 @@ func (e *reaper) do(t *target, o op) {
 	case err == nil:
 		e.log("sent %s to %d (%s)", what, t.out.PID, t.out.Comm)
 	case errors.Is(err, proc.ErrGone):
-		t.finish(t.endedAfter(), false)
+		t.finish(t.endedAfter(), "", false)
 	case errors.As(err, new(*proc.LeftAlone)):
-		t.finish("left alone: "+err.Error(), false)
+		t.finish(LeftAlone, err.Error(), false)
 	default:
-		t.finish(fmt.Sprintf("cannot send %s: %v", what, err), true)
+		t.finish(CannotSignal, fmt.Sprintf("cannot send %s: %v", what, err), true)
 	}
 	if o == opKill || o == opSignal && firstSignalEnds(e.plan.Signal) {
 		t.termed = true
@@ -383,14 +384,14 @@ func (e *reaper) do(t *target, o op) {
 }
 
 // endedAfter says what ended t, from what it was sent.
-func (t *target) endedAfter() string {
+func (t *target) endedAfter() Ending {
 	switch {
 	case t.killed:
-		return "killed with " + opName(opKill, 0)
+		return Killed
 	case t.termed:
-		return "ended after the first signal"
+		return EndedByFirst
 	}
-	return "was already gone"
+	return WasGone
 }
 
 // killAll kills the OS's groups and every process still alive.
@@ -420,14 +421,14 @@ func (e *reaper) pollExited() (alive int) {
 			live = append(live, t)
 			pins = append(pins, t.pin)
 		case e.ended(t):
-			t.finish(t.endedAfter(), false)
+			t.finish(t.endedAfter(), "", false)
 		default:
 			alive++
 		}
 	}
 	for i, ended := range proc.ExitedPins(pins) {
 		if ended {
-			live[i].finish(live[i].endedAfter(), false)
+			live[i].finish(live[i].endedAfter(), "", false)
 		} else {
 			alive++
 		}
@@ -454,7 +455,7 @@ func (e *reaper) report() Report {
 	e.pollExited()
 	for _, t := range e.targets {
 		if !t.done {
-			t.finish("still alive after "+opName(opKill, 0)+" (in uninterruptible sleep, or traced)", true)
+			t.finish(Survived, "", true)
 		}
 		r.Processes = append(r.Processes, t.out)
 	}

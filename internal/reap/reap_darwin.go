@@ -54,7 +54,7 @@ func (e *reaper) addUntagged() (added bool) {
 		if a, _ := proc.Darwin.ReadArgs(p); a != nil {
 			q.Argv = a.Argv
 		}
-		e.add(&target{out: Outcome{Process: q, Session: "tracked"}})
+		e.add(&target{out: Outcome{Process: q, Found: FoundByTracker}})
 		added = true
 	}
 	return added

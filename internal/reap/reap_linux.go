@@ -207,13 +207,14 @@ func (e *reaper) addCgroupMembers() (added bool) {
 				continue
 			}
 			e.seen[id] = true
-			t := newTarget(describe(st), "cgroup "+c.Dir, func(procfs.Stat) error {
+			t := newTarget(describe(st), "", func(procfs.Stat) error {
 				if c.Contains(pid) != nil {
 					return errors.New("it left the cgroup")
 				}
 				return nil
 			})
 			t.frozen = c.frozen
+			t.out.Found, t.out.Cgroup = FoundInCgroup, c.Dir
 			e.add(t)
 			added = true
 		}
@@ -244,7 +245,8 @@ func (e *reaper) addTracked() (added bool) {
 			continue // gone since the scan
 		}
 		e.seen[id] = true
-		t := newTarget(describe(st), "tracked", func(procfs.Stat) error { return nil })
+		t := newTarget(describe(st), "", func(procfs.Stat) error { return nil })
+		t.out.Found = FoundByTracker
 		if cg := e.cgroupHolding(p.PID); cg != nil {
 			t.frozen = cg.frozen
 		}

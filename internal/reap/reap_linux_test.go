@@ -57,7 +57,7 @@ func TestReapChecksTagOnceStopped(t *testing.T) {
 	defer func() { testHookBeforeStop = nil }()
 	r := Reap(Plan{Targets: []session.Choice{{Process: p, Session: p.Value}}, Signal: unix.SIGTERM, Grace: 100 * time.Millisecond})
 	want := `left alone: its tag changed to "STOPCHECK:2" once stopped; resumed it`
-	if len(r.Processes) != 1 || r.Processes[0].Result != want || r.Processes[0].Alive {
+	if len(r.Processes) != 1 || r.Processes[0].Result() != want || r.Processes[0].Alive {
 		t.Errorf("report: %+v, want %q", r.Processes, want)
 	}
 	select {

@@ -14,8 +14,11 @@ import (
 func Reap(plan Plan) Report {
 	var r Report
 	for _, c := range plan.Targets {
-		r.Processes = append(r.Processes, Outcome{Process: c.Process, Session: c.Session,
-			Result: fmt.Sprintf("reap on %s: %v", runtime.GOOS, proc.ErrUnsupported), Alive: true})
+		r.Processes = append(r.Processes, Outcome{Process: c.Process, Session: c.Session, Ending: CannotSignal,
+			Detail: fmt.Sprintf("reap on %s: %v", runtime.GOOS, proc.ErrUnsupported), Alive: true})
 	}
 	return r
 }
+
+// killName names the end reap would give a process.
+const killName = "SIGKILL"

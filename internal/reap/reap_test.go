@@ -39,7 +39,7 @@ func TestReapVerifiesIdentity(t *testing.T) {
 		ch := session.Choice{Process: p, Session: p.Value}
 		c.change(&ch)
 		r := Reap(Plan{Targets: []session.Choice{ch}, Signal: 15, Grace: time.Second})
-		if len(r.Processes) != 1 || !strings.HasPrefix(r.Processes[0].Result, c.want) || r.Processes[0].Alive {
+		if len(r.Processes) != 1 || !strings.HasPrefix(r.Processes[0].Result(), c.want) || r.Processes[0].Alive {
 			t.Errorf("%s: %+v, want %q", c.name, r.Processes, c.want)
 		}
 		select {
@@ -52,7 +52,7 @@ func TestReapVerifiesIdentity(t *testing.T) {
 		}
 	}
 	r := Reap(Plan{Targets: []session.Choice{{Process: p, Session: p.Value}}, Signal: 15, Grace: time.Second})
-	if len(r.Processes) != 1 || r.Processes[0].Result != "ended after the first signal" {
+	if len(r.Processes) != 1 || r.Processes[0].Result() != "ended after the first signal" {
 		t.Errorf("the real identity: %+v", r.Processes)
 	}
 	select {
@@ -108,8 +108,8 @@ func TestReapInBatches(t *testing.T) {
 		t.Fatalf("report: %+v", r.Processes)
 	}
 	for _, o := range r.Processes {
-		if o.Result != "ended after the first signal" || o.Alive {
-			t.Errorf("%d: %q", o.PID, o.Result)
+		if o.Result() != "ended after the first signal" || o.Alive {
+			t.Errorf("%d: %q", o.PID, o.Result())
 		}
 	}
 	for i, done := range exited {
@@ -150,8 +150,8 @@ func TestReapLeftAloneAtSignal(t *testing.T) {
 		e := &reaper{log: func(string, ...any) {}}
 		tg := &target{out: Outcome{Process: session.Process{PID: 5}}, pin: refusingPin{c.err}, killed: true}
 		e.do(tg, opKill)
-		if tg.out.Result != c.want || tg.out.Alive != c.alive || !tg.done {
-			t.Errorf("%v: %q alive %v, want %q alive %v", c.err, tg.out.Result, tg.out.Alive, c.want, c.alive)
+		if tg.out.Result() != c.want || tg.out.Alive != c.alive || !tg.done {
+			t.Errorf("%v: %q alive %v, want %q alive %v", c.err, tg.out.Result(), tg.out.Alive, c.want, c.alive)
 		}
 	}
 }

@@ -22,5 +22,8 @@ func opName(o op, sig syscall.Signal) string {
 	case opSignal:
 		return signals.Name(sig)
 	}
-	return "SIGKILL"
+	return killName
 }
+
+// killName names the end reap gives a process.
+const killName = "SIGKILL"

@@ -41,8 +41,11 @@ func opName(o op, sig syscall.Signal) string {
 			return "nothing (signal 0)"
 		}
 	}
-	return "TerminateProcess"
+	return killName
 }
+
+// killName names the end reap gives a process.
+const killName = "TerminateProcess"
 
 // targetOS: Windows checks a target by its creation time and tag, which
 // the target's outcome already holds.

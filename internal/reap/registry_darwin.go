@@ -51,7 +51,7 @@ func describeEntry(e proc.Entry) (session.Process, bool) {
 // before each kill(2) (its start time, and that it took no other
 // session's tag); its environment is not asked to show the tag.
 func (e *reaper) registeredTarget(c session.Choice) *target {
-	return &target{out: Outcome{Process: c.Process, Session: c.Session}, targetOS: targetOS{verify: func(now proc.MacProc) error {
+	return &target{out: Outcome{Process: c.Process, Session: c.Session, Found: FoundInRegistry}, targetOS: targetOS{verify: func(now proc.MacProc) error {
 		return registeredCheck(envOf(now.PID), c.Session)
 	}}}
 }

@@ -33,6 +33,7 @@ func (e *reaper) registeredTarget(c session.Choice) *target {
 	t := newTarget(c.Process, c.Session, func(st procfs.Stat) error {
 		return registeredCheck(envOf(st.PID), c.Session)
 	})
+	t.out.Found = FoundInRegistry
 	if cg := e.cgroupHolding(c.PID); cg != nil {
 		t.frozen = cg.frozen
 	}

@@ -189,7 +189,7 @@ func TestReapRegistered(t *testing.T) {
 	r := Reap(Plan{Targets: chosen, Rescan: rescan, Signal: unix.SIGTERM, Grace: time.Second})
 	for _, p := range r.Processes {
 		if p.Alive || !want[p.PID] {
-			t.Errorf("%d (%s): %s", p.PID, p.Comm, p.Result)
+			t.Errorf("%d (%s): %s", p.PID, p.Comm, p.Result())
 		}
 	}
 	for pid := range want {

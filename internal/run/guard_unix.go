@@ -380,7 +380,7 @@ func guardReap(o guardOrders, pid int, grace time.Duration, log Logger, statusOf
 		log("registry: %v", err)
 	}
 	for _, o := range r.Processes {
-		log("%d (%s): %s", o.PID, o.Comm, o.Result)
+		log("%d (%s): %s", o.PID, o.Comm, o.Result())
 	}
 	for _, c := range r.Cgroups {
 		log("cgroup %s: %s", c.Dir, c.Result)
@@ -443,25 +443,25 @@ func guardedReport(o guardOrders, pid int, began time.Time, rr reap.Report, acco
 		}
 	}
 	for _, p := range rr.Processes {
-		l := report.Leftover{PID: p.PID, Argv: p.Argv, FoundBy: p.Session, EndedBy: p.Result}
+		l := report.Leftover{PID: p.PID, Argv: p.Argv, FoundBy: p.Where(), EndedBy: p.Result()}
 		if l.Argv == nil {
 			l.Argv = []string{}
 		}
 		switch {
-		case p.Registered:
+		case p.Found == reap.FoundInRegistry:
 			l.FoundBy = "registry"
-		case p.Session == o.value:
-			l.FoundBy = "tag"
-		case strings.HasPrefix(p.Session, "cgroup "):
+		case p.Found == reap.FoundInCgroup:
 			l.FoundBy = "cgroup"
+		case p.Found == reap.FoundByTag && p.Session == o.value:
+			l.FoundBy = "tag"
 		}
 		// What was sent, then how it ended: known where the shim reaped
 		// it, else unknown (the guard is no parent of the session's).
 		var sent string
-		switch {
-		case strings.HasPrefix(p.Result, "killed with "):
-			sent = strings.TrimPrefix(p.Result, "killed with ")
-		case strings.HasPrefix(p.Result, "ended after the first signal"):
+		switch p.Ending {
+		case reap.Killed:
+			sent = signals.Name(unix.SIGKILL)
+		case reap.EndedByFirst:
 			sent = signals.Name(unix.SIGTERM)
 			if p.PID == o.pgrp && o.signal != 0 {
 				sent = signals.Name(o.signal) // COMMAND's own, as contain died
@@ -470,7 +470,7 @@ func guardedReport(o guardOrders, pid int, began time.Time, rr reap.Report, acco
 		switch {
 		case p.Alive:
 			l.EndedBy = "still running"
-		case strings.HasPrefix(p.Result, "left alone"), strings.HasPrefix(p.Result, "cannot "):
+		case p.Ending == reap.LeftAlone || p.Ending == reap.CannotSignal:
 		default:
 			ws, reaped := statusOf(p.PID)
 			l.EndedBy = endedBy(sent, ws, reaped)
