@@ -8,8 +8,39 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// PidFD pins a process on Linux.
+// PidFD pins a process on Linux: until it is closed, the PID names that
+// process, alive or a zombie, and no other. The runner's signals and
+// reap's go through it alike.
 type PidFD int
+
+// OpenPin pins pid. ErrGone: there is no process pid; a PinFailure: it
+// could not be pinned.
+func OpenPin(pid int) (Pin, error) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return nil, ErrGone
+	}
+	if err != nil {
+		return nil, &PinFailure{What: "cannot be pinned", Err: err}
+	}
+	return PidFD(fd), nil
+}
+
+// SignalPinned sends sig to pid through a pin opened first. verify runs
+// once the process is pinned; the send succeeding afterwards proves the
+// PID was not recycled in between (a process keeps its PID until it is
+// reaped).
+func SignalPinned(pid int, sig syscall.Signal, verify func() error) error {
+	pin, err := OpenPin(pid)
+	if err != nil {
+		return err
+	}
+	defer pin.Close()
+	if err := verify(); err != nil {
+		return err
+	}
+	return pin.Signal(sig)
+}
 
 func (fd PidFD) send(sig syscall.Signal) error {
 	err := unix.PidfdSendSignal(int(fd), sig, nil, 0)
@@ -51,4 +82,6 @@ func ExitedPins(pins []Pin) []bool {
 }
 
 // Gone: a read of /proc/PID failed because the process is gone.
-func Gone(err error) bool { return errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ESRCH) }
+func Gone(err error) bool {
+	return errors.Is(err, ErrGone) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ESRCH)
+}

@@ -70,14 +70,7 @@ func (e *reaper) choiceTarget(c session.Choice) *target {
 // openPin opens a pidfd for t. It keeps the PID from being reused for
 // anything else; check then tells whether it is still the process seen.
 func (e *reaper) openPin(t *target) (proc.Pin, error) {
-	fd, err := unix.PidfdOpen(t.out.PID, 0)
-	if err != nil {
-		if errors.Is(err, unix.ESRCH) {
-			return nil, proc.ErrGone
-		}
-		return nil, &proc.PinFailure{What: "cannot be pinned", Err: err}
-	}
-	return proc.PidFD(fd), nil
+	return proc.OpenPin(t.out.PID)
 }
 
 // check reads t again, once its pidfd exists: same start time, not a

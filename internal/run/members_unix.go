@@ -62,7 +62,7 @@ func (r *runner) signal(m member, sig syscall.Signal) error {
 // cascade as GNU timeout's do. Closing the group spares nothing.
 func (r *runner) signalGroup(sig syscall.Signal) {
 	for _, m := range r.notNested(r.members()) {
-		if err := r.signal(m, sig); err != nil && !errors.Is(err, unix.ESRCH) {
+		if err := r.signal(m, sig); err != nil && !errors.Is(err, unix.ESRCH) && !errors.Is(err, proc.ErrGone) {
 			r.log("cannot send %s to %d (%s): %v", signals.Name(sig), m.pid, m.comm, err)
 		}
 	}

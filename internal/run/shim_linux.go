@@ -346,13 +346,13 @@ func ShimMain(args []string) int {
 
 // shimRun is the shim at work.
 type shimRun struct {
-	o     shimOrders
-	out   *os.File
-	log   Logger
-	self  int
-	cmd   int    // COMMAND
-	since uint64 // its start
-	cmdfd int    // a pidfd of COMMAND: signalled after it is reaped, it hits nothing
+	o      shimOrders
+	out    *os.File
+	log    Logger
+	self   int
+	cmd    int      // COMMAND
+	since  uint64   // its start
+	cmdPin proc.Pin // COMMAND's: signalled after it is reaped, it hits nothing; nil: none
 
 	mu       sync.Mutex
 	finished bool // no child is left: the session is over
@@ -390,10 +390,7 @@ func (s *shimRun) start() error {
 			return err
 		}
 		s.cmd, s.since = pid, proc.StartOf(pid)
-		s.cmdfd, err = unix.PidfdOpen(pid, 0)
-		if err != nil {
-			s.cmdfd = -1
-		}
+		s.cmdPin, _ = proc.OpenPin(pid)
 		return nil
 	}
 }
@@ -466,8 +463,8 @@ func (s *shimRun) statusOf(pid int) (unix.WaitStatus, bool) {
 // SIGTERM, then everything SIGKILL, found from the top of the tree.
 func (s *shimRun) closeAfterCrash(containPID int) {
 	s.log("contain %d has ended without closing its group: closing it (session %s)", containPID, s.o.Tag)
-	if s.cmdfd >= 0 && s.o.Signal != 0 {
-		if err := unix.PidfdSendSignal(s.cmdfd, syscall.Signal(s.o.Signal), nil, 0); err == nil {
+	if s.cmdPin != nil && s.o.Signal != 0 {
+		if err := s.cmdPin.Signal(syscall.Signal(s.o.Signal)); err == nil {
 			s.log("sent %s to COMMAND %d", signals.Name(syscall.Signal(s.o.Signal)), s.cmd)
 		}
 	}
