@@ -146,7 +146,7 @@ func (r *runner) finishFacts() *Facts {
 	}
 	res := &f.Resources
 	res.Sources, res.Absent = map[string]string{}, map[string]string{}
-	cg := r.groupResources(res)
+	cg := r.grp.resources(res)
 	if res.CPUUserSeconds == nil {
 		res.CPUUserSeconds, res.CPUSystemSeconds = report.Seconds(r.usage.user), report.Seconds(r.usage.system)
 		res.Sources["cpu"] = reapedSource(r.complete())

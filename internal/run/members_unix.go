@@ -49,7 +49,7 @@ func cpuTime() time.Duration {
 // process that was seen (through a pidfd on Linux).
 func (r *runner) signal(m member, sig syscall.Signal) error {
 	if m.start == 0 {
-		return proc.SignalMember(m.pid, 0, sig, func() error { return r.groupHolds(m.pid) })
+		return proc.SignalMember(m.pid, 0, sig, func() error { return r.grp.holds(m.pid) })
 	}
 	return proc.SignalMember(m.pid, m.start, sig, nil)
 }
@@ -97,7 +97,7 @@ func (r *runner) killGroup() {
 		r.noteLeftovers(members)
 	}
 	r.noteGone(members)
-	cgKilled := r.groupKill()
+	cgKilled := r.grp.kill()
 	for _, m := range members {
 		before := r.noteSignal(m, "SIGKILL")
 		if err := r.signal(m, unix.SIGKILL); err == nil || cgKilled {
@@ -121,7 +121,7 @@ func (r *runner) anyLeft() bool {
 // othersLeft reports whether a process of the group that is no child of
 // contain still lives: in the cgroup, or found by the tracker.
 func (r *runner) othersLeft() bool {
-	if r.groupPopulated() {
+	if r.grp.populated() {
 		return true
 	}
 	if r.complete() {
@@ -136,10 +136,10 @@ func (r *runner) othersLeft() bool {
 // grace period, and return only when nothing is left. A stop request during
 // the grace period kills at once.
 func (r *runner) closeGroup() {
-	defer r.groupRemove()
+	defer r.grp.remove()
 	// Nothing left is the common case: no child, and the cgroup (if any)
 	// can be removed, which only an empty group can.
-	if !r.more && r.groupEmptied() && (r.complete() || !r.othersLeft()) {
+	if !r.more && r.grp.emptied() && (r.complete() || !r.othersLeft()) {
 		return
 	}
 	defer r.noteGone(nil)
@@ -317,7 +317,7 @@ func (r *runner) members() []member {
 		out = append(out, member{pid: p.PID, comm: p.Comm, start: p.Start, entry: p})
 		seen[p.PID] = true
 	}
-	for _, pid := range r.groupProcs() {
+	for _, pid := range r.grp.procs() {
 		if seen[pid] {
 			continue
 		}

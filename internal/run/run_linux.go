@@ -6,13 +6,11 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/contain-cli/contain/internal/cgroup"
 	"github.com/contain-cli/contain/internal/signals"
-	"github.com/contain-cli/contain/report"
 )
 
 // forwarded are the signals contain passes on to the whole group: every
@@ -51,8 +49,7 @@ func laterSignals() []os.Signal {
 // runnerOS is what a run holds on Linux: the cgroup, and how the reaper
 // waits.
 type runnerOS struct {
-	cg        *cgroup.Group
-	cgStats   *cgroup.Stats // read last before the cgroup was removed, when collecting
+	cg        *cgroupGroup // also the run's group; nil: none
 	subreaper bool
 	waitFlags int   // WNOTHREAD: the guard, a child of another thread, is not waited for
 	shim      *shim // the subreaper between contain and COMMAND, where there is no cgroup
@@ -93,7 +90,8 @@ func (r *runner) setUp() []string {
 		if cg, err := cgroup.New(r.self); err != nil {
 			r.log("%v (falling back to the shim, a subreaper above COMMAND, and tracking)", err)
 		} else {
-			r.cg = cg
+			r.cg = &cgroupGroup{cg: cg, log: r.log, collect: r.o.Collect}
+			r.grp = r.cg
 		}
 	}
 	return layers
@@ -103,7 +101,7 @@ func (r *runner) setUp() []string {
 // sight by itself (the cgroup), so that contain need not scan while
 // COMMAND runs. A subreaper does that only while contain lives; the
 // guard, after a crash, needs what scans remember.
-func (r *runner) strong() bool { return r.cg != nil }
+func (r *runner) strong() bool { return r.cg != nil && !r.cg.gone }
 
 // complete reports whether contain's children and the cgroup alone hold
 // every process of the group: with a cgroup, or as subreaper.
@@ -150,71 +148,52 @@ func (r *runner) guardable() error {
 	return nil
 }
 
-// start starts COMMAND in its own process group, inside the cgroup when
-// there is one, with Pdeathsig. A clone into the cgroup that the kernel
-// refuses (no permission on a common ancestor, a threaded or busy group)
-// falls back to starting without it.
-func (r *runner) start() error {
-	path, err := lookPath(r.o.Args[0])
-	if err != nil {
-		return &StartError{Name: r.o.Args[0], Err: err}
+// startUnder starts COMMAND under the shim where it is used (done: true,
+// with the start's outcome). A shim that cannot be started is said and
+// dropped, and COMMAND starts without it: still contained while contain
+// lives; only the crash promise rests on the scans again.
+func (r *runner) startUnder(path string, foreground bool) (done bool, err error) {
+	if r.useShim() {
+		err := r.startShim(path, foreground)
+		if err == nil || errors.As(err, new(*StartError)) {
+			return true, err
+		}
+		r.log("cannot start the shim: %v (starting COMMAND without it)", err)
+		if r.shim != nil {
+			r.shim.orders.Close()
+			unix.Kill(r.shim.pid, unix.SIGKILL) // a child not yet waited for
+		}
+		r.shim, r.noShim = nil, true
 	}
-	argv := r.o.Args
-	const shell = "/bin/sh"
-	// Decided once: a first try that fails to exec (a script without #!)
-	// has already given the terminal to its own group, now gone.
-	foreground := r.tty != nil && r.tty.foreground() == r.ownPgrp
-	for {
-		if r.useShim() {
-			err := r.startShim(path, foreground)
-			if err == nil || errors.As(err, new(*StartError)) {
-				return err
-			}
-			// Without the shim COMMAND is still contained while contain
-			// lives; only the crash promise rests on the scans again.
-			r.log("cannot start the shim: %v (starting COMMAND without it)", err)
-			if r.shim != nil {
-				r.shim.orders.Close()
-				unix.Kill(r.shim.pid, unix.SIGKILL) // a child not yet waited for
-			}
-			r.shim, r.noShim = nil, true
-			continue
-		}
-		dropShim() // started early for nothing: there is a cgroup
-		// When contain dies, COMMAND first gets the timeout signal, as
-		// from GNU timeout, so that it can clean up; the guard ends the
-		// rest. Without a guard there is no second chance: SIGKILL.
-		attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-		if r.guard != nil {
-			attr.Pdeathsig = r.o.Signal
-		}
-		if foreground {
-			attr.Foreground, attr.Ctty = true, r.tty.fd
-		}
-		if r.cg != nil {
-			attr.UseCgroupFD, attr.CgroupFD = true, r.cg.FD
-		}
-		// syscall.ForkExec, not os/exec: os.StartProcess first probes
-		// whether clone can return a pidfd by starting a throwaway child,
-		// a tenth of contain run -- true.
-		pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: r.o.Env, Files: []uintptr{0, 1, 2}, Sys: attr})
-		if errors.Is(err, unix.ENOEXEC) && argv[0] != shell {
-			// A script without #!: run by the shell, as execvp does.
-			path, argv = shell, append([]string{shell, path}, r.o.Args[1:]...)
-			continue
-		}
-		if err != nil && r.cg != nil && cgroupRefusal(err) {
-			r.log("cannot start inside cgroup %s: %v (retrying without it)", r.cg.Dir, err)
-			r.cg.Remove()
-			r.cg = nil
-			continue
-		}
-		if err != nil {
-			return &StartError{Name: r.o.Args[0], Err: err}
-		}
-		r.pid, r.gaveTTY = pid, attr.Foreground
-		return nil
+	dropShim() // started early for nothing: there is a cgroup
+	return false, nil
+}
+
+// startAttr adds Pdeathsig and the cgroup to COMMAND's start. When contain
+// dies, COMMAND first gets the timeout signal, as from GNU timeout, so
+// that it can clean up; the guard ends the rest. Without a guard there is
+// no second chance: SIGKILL.
+func (r *runner) startAttr(attr *syscall.SysProcAttr) {
+	attr.Pdeathsig = syscall.SIGKILL
+	if r.guard != nil {
+		attr.Pdeathsig = r.o.Signal
 	}
+	if r.cg != nil {
+		attr.UseCgroupFD, attr.CgroupFD = true, r.cg.cg.FD
+	}
+}
+
+// startRefused handles a clone into the cgroup that the kernel refuses (no
+// permission on a common ancestor, a threaded or busy group): the cgroup
+// goes, and the start is tried again without it (true).
+func (r *runner) startRefused(err error) bool {
+	if r.cg == nil || !cgroupRefusal(err) {
+		return false
+	}
+	r.log("cannot start inside cgroup %s: %v (retrying without it)", r.cg.cg.Dir, err)
+	r.cg.remove()
+	r.cg, r.grp = nil, noGroup{}
+	return true
 }
 
 // cgroupRefusal reports whether a start error may come from the kernel
@@ -235,87 +214,6 @@ func (r *runner) wait(ws *unix.WaitStatus, flags int, ru *unix.Rusage) (int, err
 	return unix.Wait4(-1, ws, flags|r.waitFlags, ru)
 }
 
-// groupName is the cgroup, for messages; "" without one.
-func (r *runner) groupName() string {
-	if r.cg == nil {
-		return ""
-	}
-	return "cgroup " + r.cg.Dir
-}
-
-// groupProcs lists the processes in the cgroup.
-func (r *runner) groupProcs() []int {
-	if r.cg == nil {
-		return nil
-	}
-	pids, err := r.cg.Procs()
-	if err != nil {
-		r.log("cannot list cgroup %s: %v", r.cg.Dir, err)
-	}
-	return pids
-}
-
-// groupHolds checks that pid is still in the cgroup.
-func (r *runner) groupHolds(pid int) error { return r.cg.Contains(pid) }
-
-// groupKill kills the whole cgroup at once; false without one.
-func (r *runner) groupKill() bool {
-	if r.cg == nil {
-		return false
-	}
-	if err := r.cg.Kill(); err != nil {
-		r.log("cannot kill cgroup %s: %v", r.cg.Dir, err)
-		return false
-	}
-	return true
-}
-
-// groupPopulated reports whether a live process is in the cgroup; an error
-// reading it counts as yes, so that contain never returns early.
-func (r *runner) groupPopulated() bool {
-	if r.cg == nil {
-		return false
-	}
-	pop, err := r.cg.Populated()
-	if err != nil {
-		r.log("cannot read %s/cgroup.events: %v", r.cg.Dir, err)
-	}
-	return pop || err != nil
-}
-
-// groupEmptied removes the cgroup if it is empty now, the common case at
-// the end: then nothing is left. It reports whether it is gone.
-func (r *runner) groupEmptied() bool {
-	if r.cg == nil {
-		return true
-	}
-	if r.facts != nil {
-		st := r.cg.Stats()
-		r.cgStats = &st
-	}
-	if r.cg.TryRemove() != nil {
-		return false
-	}
-	r.cg = nil
-	return true
-}
-
-// groupRemove removes the cgroup, waiting for it to empty.
-func (r *runner) groupRemove() {
-	if r.cg == nil {
-		return
-	}
-	if r.facts != nil {
-		r.cg.WaitEmpty(time.Now().Add(cgroup.EmptyWait))
-		st := r.cg.Stats()
-		r.cgStats = &st
-	}
-	if err := r.cg.Remove(); err != nil {
-		r.log("%v", err)
-	}
-	r.cg = nil
-}
-
 // detachAttr starts a detached COMMAND in a new session.
 func detachAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
 
@@ -323,13 +221,3 @@ const detachedWhere = "in a new session"
 
 // maxRSSBytes: Linux gives ru_maxrss in KiB.
 func maxRSSBytes(ru *unix.Rusage) uint64 { return uint64(max(ru.Maxrss, 0)) * 1024 }
-
-// groupResources fills in what the cgroup accounted, and reports whether
-// there was one.
-func (r *runner) groupResources(res *report.Resources) bool {
-	if r.cgStats == nil {
-		return false
-	}
-	r.cgStats.Fill(res)
-	return true
-}

@@ -29,7 +29,7 @@ func Run(o Options) (Result, error) {
 	if o.Detach {
 		return runDetached(o)
 	}
-	r := &runner{o: o, log: o.logger(), self: os.Getpid(), ownPgrp: unix.Getpgrp(),
+	r := &runner{o: o, log: o.logger(), grp: noGroup{}, self: os.Getpid(), ownPgrp: unix.Getpgrp(),
 		events: make(chan waitEvent, 4), noKids: make(chan struct{})}
 	return r.run()
 }
@@ -42,6 +42,7 @@ type runner struct {
 	tty     *terminal
 	gaveTTY bool // COMMAND's group was given the terminal at some point
 
+	grp   group          // the kernel's hold on the session (noGroup: none)
 	guard *guard         // the crash guard, a child of contain but no member of the group; nil: none
 	reg   *reap.Registry // the session's members for contain reap, without a cgroup; nil: none
 
@@ -141,7 +142,7 @@ func (r *runner) run() (Result, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := r.start(); err != nil {
-		r.groupRemove()
+		r.grp.remove()
 		return Result{}, err
 	}
 	since := proc.StartOf(r.pid)
@@ -170,7 +171,7 @@ func (r *runner) run() (Result, error) {
 		r.track.Skip[r.guard.pid] = true
 		r.log("crash guard: PID %d", r.guard.pid)
 	}
-	if g := r.groupName(); g != "" {
+	if g := r.grp.name(); g != "" {
 		layers = append(layers, g)
 	} else {
 		layers = append(layers, "tracking")
@@ -234,6 +235,49 @@ func (r *runner) takeGuard() *guard {
 		}
 	}
 	return g
+}
+
+// start starts COMMAND in its own process group, in the terminal's
+// foreground when contain is, and adds what the OS has (on Linux the
+// shim, Pdeathsig and the cgroup, with a retry without a cgroup the kernel
+// refuses).
+func (r *runner) start() error {
+	path, err := lookPath(r.o.Args[0])
+	if err != nil {
+		return &StartError{Name: r.o.Args[0], Err: err}
+	}
+	argv := r.o.Args
+	const shell = "/bin/sh"
+	// Decided once: a first try that fails to exec (a script without #!)
+	// has already given the terminal to its own group, now gone.
+	foreground := r.tty != nil && r.tty.foreground() == r.ownPgrp
+	for {
+		if done, err := r.startUnder(path, foreground); done {
+			return err
+		}
+		attr := &syscall.SysProcAttr{Setpgid: true}
+		if foreground {
+			attr.Foreground, attr.Ctty = true, r.tty.fd
+		}
+		r.startAttr(attr)
+		// syscall.ForkExec, not os/exec: os.StartProcess first probes
+		// whether clone can return a pidfd by starting a throwaway child,
+		// a tenth of contain run -- true.
+		pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: r.o.Env, Files: []uintptr{0, 1, 2}, Sys: attr})
+		if errors.Is(err, unix.ENOEXEC) && argv[0] != shell {
+			// A script without #!: run by the shell, as execvp does.
+			path, argv = shell, append([]string{shell, path}, r.o.Args[1:]...)
+			continue
+		}
+		if err != nil && r.startRefused(err) {
+			continue
+		}
+		if err != nil {
+			return &StartError{Name: r.o.Args[0], Err: err}
+		}
+		r.pid, r.gaveTTY = pid, attr.Foreground
+		return nil
+	}
 }
 
 // lookPath finds COMMAND as execvp(3) does: a name with a slash as it is,

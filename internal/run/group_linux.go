@@ -1,0 +1,94 @@
+package run
+
+import (
+	"time"
+
+	"github.com/contain-cli/contain/internal/cgroup"
+	"github.com/contain-cli/contain/report"
+)
+
+// cgroupGroup is a run's cgroup as its group.
+type cgroupGroup struct {
+	cg      *cgroup.Group
+	log     Logger
+	collect bool          // the report or -v wants its accounting
+	stats   *cgroup.Stats // read last before it was removed, when collecting
+	gone    bool          // removed
+}
+
+func (g *cgroupGroup) name() string { return "cgroup " + g.cg.Dir }
+
+func (g *cgroupGroup) procs() []int {
+	if g.gone {
+		return nil
+	}
+	pids, err := g.cg.Procs()
+	if err != nil {
+		g.log("cannot list cgroup %s: %v", g.cg.Dir, err)
+	}
+	return pids
+}
+
+func (g *cgroupGroup) holds(pid int) error { return g.cg.Contains(pid) }
+
+func (g *cgroupGroup) kill() bool {
+	if g.gone {
+		return false
+	}
+	if err := g.cg.Kill(); err != nil {
+		g.log("cannot kill cgroup %s: %v", g.cg.Dir, err)
+		return false
+	}
+	return true
+}
+
+func (g *cgroupGroup) populated() bool {
+	if g.gone {
+		return false
+	}
+	pop, err := g.cg.Populated()
+	if err != nil {
+		g.log("cannot read %s/cgroup.events: %v", g.cg.Dir, err)
+	}
+	return pop || err != nil
+}
+
+// emptied removes the cgroup if it is empty now, the common case at the
+// end: then nothing is left.
+func (g *cgroupGroup) emptied() bool {
+	if g.gone {
+		return true
+	}
+	if g.collect {
+		st := g.cg.Stats()
+		g.stats = &st
+	}
+	if g.cg.TryRemove() != nil {
+		return false
+	}
+	g.gone = true
+	return true
+}
+
+func (g *cgroupGroup) remove() {
+	if g.gone {
+		return
+	}
+	if g.collect {
+		g.cg.WaitEmpty(time.Now().Add(cgroup.EmptyWait))
+		st := g.cg.Stats()
+		g.stats = &st
+	}
+	if err := g.cg.Remove(); err != nil {
+		g.log("%v", err)
+	}
+	g.gone = true
+}
+
+func (g *cgroupGroup) resources(res *report.Resources) bool {
+	if g.stats == nil {
+		return false
+	}
+	g.stats.Fill(res)
+	return true
+}
