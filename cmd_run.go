@@ -40,7 +40,7 @@ On Windows the group is a kill-on-close job object, and -s takes INT
 // doRun runs contain run from urfave/cli, which, for contain itself, is
 // only ever for help: internal/earlyrun (main on Windows) runs it before.
 func doRun(c *cli.Context) error {
-	code, ok := runcmd.Main(append([]string{"contain", "run"}, c.Args().Slice()...), c.App.Writer, c.App.ErrWriter)
+	code, ok := runcmd.Main(append([]string{"contain", "run"}, c.Args().Slice()...), nil, c.App.Writer, c.App.ErrWriter)
 	if !ok {
 		return cli.ShowCommandHelp(c, "run")
 	}

@@ -24,7 +24,7 @@ func TestRunThroughCLI(t *testing.T) {
 	} {
 		argv := append([]string{"contain"}, c.args...)
 		var direct, viaCLI strings.Builder
-		code, ok := runcmd.Main(argv, &strings.Builder{}, &direct)
+		code, ok := runcmd.Main(argv, nil, &strings.Builder{}, &direct)
 		if !ok {
 			t.Fatalf("%q: taken for help", c.args)
 		}
@@ -34,7 +34,7 @@ func TestRunThroughCLI(t *testing.T) {
 		}
 	}
 	for _, help := range [][]string{{"contain", "run", "--help"}, {"contain", "run", "-h"}, {"contain", "run", "-v", "-help"}, {"contain", "help", "run"}} {
-		if _, ok := runcmd.Main(help, &strings.Builder{}, &strings.Builder{}); ok && help[1] == "run" {
+		if _, ok := runcmd.Main(help, nil, &strings.Builder{}, &strings.Builder{}); ok && help[1] == "run" {
 			t.Errorf("%q was run; it asks for help", help)
 		}
 		var out strings.Builder

@@ -12,8 +12,11 @@ import (
 	"github.com/contain-cli/contain/internal/proc"
 )
 
-// DropGuard: only Linux and macOS prepare a crash guard before the run.
-func DropGuard() {}
+// Prepared: only Linux and macOS prepare a crash guard before the run.
+type Prepared struct{}
+
+// Drop drops nothing.
+func (p *Prepared) Drop() {}
 
 // ExitBySignal is not written for this OS yet: contain exits with 128+N.
 func ExitBySignal(syscall.Signal) error {

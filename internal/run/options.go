@@ -35,6 +35,10 @@ type Options struct {
 	// Report is where the report goes ("-": stderr), for the crash guard
 	// to write it if contain dies.
 	Report string
+	// Prepared is what PrepareRun started for this run: contain's own
+	// main passes it; nil (a test binary's Run) means no crash guard and
+	// no shim.
+	Prepared *Prepared
 }
 
 // Facts are what a run measured and saw, for the report.

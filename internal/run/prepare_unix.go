@@ -69,57 +69,57 @@ var subscription struct {
 // among the children the reaper waits for. main starts on the main thread
 // but may move once it blocks, hence first thing. (Locking in an init
 // function would do, for every command, and costs contain run -- true 5%.)
-func PrepareRun() {
+func PrepareRun() *Prepared {
 	runtime.LockOSThread()
-	preparedByMain = true
-	early.guardDone = make(chan struct{})
+	p := &Prepared{guardDone: make(chan struct{})}
 	go func() {
-		early.guard, early.guardErr = startGuard()
-		close(early.guardDone)
+		p.guard, p.guardErr = startGuard()
+		close(p.guardDone)
 	}()
-	prepareShim()
+	p.prepareShim()
 	subscribe()
+	return p
 }
 
-// preparedByMain is set when contain's own main prepared the run. Only
-// then is the executable contain, and able to be the guard (a test binary
-// that calls Run is not), and the main goroutine on the main thread. And
-// the process exits once Run returns, so Run leaves the signal
-// subscription in force instead of stopping it: signal.Stop costs a round
-// trip between two runtime threads per signal, like subscribing (measured:
-// 0.5-0.8 ms of contain run -- true); a signal that comes after the group
-// is closed changes nothing.
-var preparedByMain bool
-
-// early is what PrepareRun started for the next Run: the crash guard.
-var early struct {
+// Prepared is what PrepareRun started for the one Run of contain's own
+// main (Options.Prepared): the crash guard, and on Linux the shim. A Run
+// without it (a test binary's: its executable is not contain, and cannot
+// be the guard) has neither, and stops its signal subscription when done.
+// With it, the process exits once Run returns, so Run leaves the
+// subscription in force: signal.Stop costs a round trip between two
+// runtime threads per signal, like subscribing (measured: 0.5-0.8 ms of
+// contain run -- true); a signal that comes after the group is closed
+// changes nothing.
+type Prepared struct {
 	guardDone chan struct{} // closed once guard or guardErr is set
 	guard     *guard
 	guardErr  error
+	taken     bool // a Run took it, or Drop dropped it
+	preparedOS
 }
 
-// DropGuard ends the guard that PrepareRun started if no Run took it
-// (--detach, a bad option, help), so that it does not outlive contain.
-func DropGuard() {
-	if g := takeGuard(nopLog); g != nil {
+// Drop ends what PrepareRun started if no Run took it (--detach, a bad
+// option, help), so that nothing of it outlives contain. A nil p drops
+// nothing.
+func (p *Prepared) Drop() {
+	if g := p.takeGuard(nopLog); g != nil {
 		g.stop()
 	}
-	dropShim()
+	p.dropShim()
 }
 
 // takeGuard waits for the guard that PrepareRun started and hands it to
 // one Run; nil when there is none.
-func takeGuard(log Logger) *guard {
-	if early.guardDone == nil {
+func (p *Prepared) takeGuard(log Logger) *guard {
+	if p == nil || p.taken {
 		return nil
 	}
-	<-early.guardDone
-	g, err := early.guard, early.guardErr
-	early.guardDone, early.guard, early.guardErr = nil, nil, nil
-	if err != nil {
-		log("cannot start the crash guard: %v (if contain is killed, run contain reap)", err)
+	p.taken = true
+	<-p.guardDone
+	if p.guardErr != nil {
+		log("cannot start the crash guard: %v (if contain is killed, run contain reap)", p.guardErr)
 	}
-	return g
+	return p.guard
 }
 
 // subscribe starts the subscription, once.

@@ -30,9 +30,11 @@ func (r *runner) setUp() []string { return nil }
 // strong: nothing keeps the group in sight but contain's scans.
 func (r *runner) strong() bool { return false }
 
-// prepareShim and dropShim: macOS has no shim.
-func prepareShim() {}
-func dropShim()    {}
+// preparedOS: macOS has no shim.
+type preparedOS struct{}
+
+func (p *Prepared) prepareShim() {}
+func (p *Prepared) dropShim()    {}
 
 // started: macOS has no shim. A subreaper is what makes one worth its
 // start: XNU re-parents every orphan to launchd, whatever its ancestors.

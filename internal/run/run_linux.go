@@ -111,7 +111,7 @@ func (r *runner) complete() bool { return r.strong() || r.subreaper || r.shim !=
 // no cgroup holds the session, and contain's main runs (only contain's
 // binary can be the shim).
 func (r *runner) useShim() bool {
-	return r.cg == nil && preparedByMain && !r.noShim && !disabledLayer("shim")
+	return r.cg == nil && r.o.Prepared != nil && !r.noShim && !disabledLayer("shim")
 }
 
 // started finishes what the start began: the shim is adopted by the
@@ -165,7 +165,7 @@ func (r *runner) startUnder(path string, foreground bool) (done bool, err error)
 		}
 		r.shim, r.noShim = nil, true
 	}
-	dropShim() // started early for nothing: there is a cgroup
+	r.o.Prepared.dropShim() // started early for nothing: there is a cgroup
 	return false, nil
 }
 

@@ -9,15 +9,14 @@ import (
 	"github.com/contain-cli/contain/internal/proc"
 )
 
-// Run is not written for this OS yet. It refuses rather than start COMMAND
-// without the guarantees contain promises (see DESIGN.md for the plan:
-// kqueue and a guard on macOS, Job Objects on Windows).
+// Run is not written for this OS. It refuses rather than start COMMAND
+// without the guarantees contain promises.
 func Run(o Options) (Result, error) {
 	return Result{}, fmt.Errorf("run on %s: %w", runtime.GOOS, proc.ErrUnsupported)
 }
 
 // PrepareRun does nothing where Run is not written yet.
-func PrepareRun() {}
+func PrepareRun() *Prepared { return &Prepared{} }
 
 // GuardCommand is argv[1] of the crash guard, which this OS has not.
 const GuardCommand = "__guard"

@@ -112,7 +112,7 @@ func (r *runner) run() (Result, error) {
 	sigs, subscribed := takeSubscription()
 	r.sigs = sigs
 	var laterDone chan struct{} // the subscription to forwardedLater is in force
-	if !preparedByMain {
+	if r.o.Prepared == nil {
 		defer func() {
 			if laterDone != nil {
 				<-laterDone // else it could subscribe after the Stop
@@ -211,11 +211,11 @@ func (r *runner) run() (Result, error) {
 // takeGuard takes the crash guard that PrepareRun started and tells it the
 // session, before anything of the session exists (cgroup, COMMAND).
 func (r *runner) takeGuard() *guard {
-	if !preparedByMain {
+	if r.o.Prepared == nil {
 		r.log("run from another program than contain: no crash guard")
 		return nil
 	}
-	g := takeGuard(r.log)
+	g := r.o.Prepared.takeGuard(r.log)
 	if g == nil {
 		return nil
 	}

@@ -29,7 +29,7 @@ func Run(o Options) (Result, error) {
 
 // PrepareRun catches the console's control events before COMMAND starts,
 // so that contain cannot be ended by one before it has closed the job.
-func PrepareRun() { consoleEvents() }
+func PrepareRun() *Prepared { consoleEvents(); return &Prepared{} }
 
 // GuardCommand is argv[1] of the crash guard, which Windows does not need.
 const GuardCommand = "__guard"

@@ -88,12 +88,12 @@ type shim struct {
 	exited bool          // it said that COMMAND ended
 }
 
-// earlyShim is the shim that PrepareRun started, for a user who has no
+// preparedOS is the shim that PrepareRun started, for a user who has no
 // cgroup (likely: not root), so that its start overlaps with contain's
 // own; nil when none was started or a run took it.
-var earlyShim struct {
-	s   *shim
-	err error
+type preparedOS struct {
+	shim    *shim
+	shimErr error
 }
 
 // prepareShim starts the shim early where it will most likely be needed:
@@ -101,21 +101,21 @@ var earlyShim struct {
 // the main thread (PrepareRun's), whose children contain's reaper waits
 // for: fork and exec are all it waits for here, the shim's own start-up
 // runs beside contain's.
-func prepareShim() {
+func (p *Prepared) prepareShim() {
 	if os.Geteuid() == 0 || disabledLayer("shim") {
 		return
 	}
-	earlyShim.s, earlyShim.err = forkShim()
+	p.shim, p.shimErr = forkShim()
 }
 
 // dropShim ends the early shim if no run took it (a cgroup was made,
 // --detach, a bad option): EOF before any orders, and it exits.
-func dropShim() {
-	s := earlyShim.s
-	earlyShim.s, earlyShim.err = nil, nil
-	if s == nil {
+func (p *Prepared) dropShim() {
+	if p == nil || p.shim == nil {
 		return
 	}
+	s := p.shim
+	p.shim, p.shimErr = nil, nil
 	s.orders.Close()
 	s.status.Close()
 	for {
@@ -158,8 +158,12 @@ func forkShim() (*shim, error) {
 // startShim has the shim (the early one, or one started now) start
 // COMMAND; it returns once COMMAND runs, or with its start error.
 func (r *runner) startShim(path string, foreground bool) error {
-	s, err := earlyShim.s, earlyShim.err
-	earlyShim.s, earlyShim.err = nil, nil
+	var s *shim
+	var err error
+	if p := r.o.Prepared; p != nil {
+		s, err = p.shim, p.shimErr
+		p.shim, p.shimErr = nil, nil
+	}
 	if s == nil || err != nil {
 		if s, err = forkShim(); err != nil {
 			return err

@@ -44,19 +44,17 @@ func Dispatch(args []string) {
 	case "run":
 		// Subscribing to the forwarded signals is the slowest step of
 		// contain run's set-up; it runs while the options are parsed.
-		run.PrepareRun()
-		if code, ok := Main(args, os.Stdout, run.Stderr()); ok {
+		prepared := run.PrepareRun()
+		if code, ok := Main(args, prepared, os.Stdout, run.Stderr()); ok {
 			Exit(code)
 		}
-		run.DropGuard() // help: urfave/cli's to show
+		// help: urfave/cli's to show
 	}
 }
 
 // Exit ends contain run with code, or, when COMMAND was killed by a
-// signal, with that signal (see endSignal). A run that did not take the
-// crash guard it prepared (--detach, a bad option) ends it first.
+// signal, with that signal (see endSignal).
 func Exit(code int) {
-	run.DropGuard()
 	if endSignal != 0 {
 		run.ExitBySignal(endSignal) // returns only if it could not
 	}
@@ -143,7 +141,7 @@ func runFailed(format string, args ...any) error {
 
 // runParsed runs `contain run` with its options parsed and args the
 // COMMAND.
-func runParsed(c values, args []string, stdout, stderr io.Writer) error {
+func runParsed(c values, prepared *run.Prepared, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return runFailed("run: missing COMMAND (usage: contain run [OPTIONS] [--] COMMAND [ARG...])")
 	}
@@ -151,7 +149,7 @@ func runParsed(c values, args []string, stdout, stderr io.Writer) error {
 	if err := tag.ValidateTool(tool); err != nil {
 		return runFailed("--originator: %v", err)
 	}
-	opts := run.Options{Args: args, Detach: c.Bool("detach")}
+	opts := run.Options{Args: args, Detach: c.Bool("detach"), Prepared: prepared}
 	for _, d := range []struct {
 		flag string
 		dst  *time.Duration
@@ -246,7 +244,12 @@ var endSignal syscall.Signal
 // parse them, and an option's environment variable setting its default
 // (set but empty counts as unset). Help is urfave/cli's to show: ok is
 // false then.
-func Main(args []string, stdout, stderr io.Writer) (code int, ok bool) {
+//
+// prepared is what run.PrepareRun started (nil: nothing): the run takes
+// it, and what it does not take (--detach, a bad option, help) is dropped
+// before Main returns, so that nothing of it outlives contain.
+func Main(args []string, prepared *run.Prepared, stdout, stderr io.Writer) (code int, ok bool) {
+	defer prepared.Drop()
 	if len(args) < 2 || args[1] != "run" {
 		return 0, false
 	}
@@ -287,7 +290,7 @@ func Main(args []string, stdout, stderr io.Writer) (code int, ok bool) {
 	if *help || *h {
 		return 0, false
 	}
-	return ExitCode(runParsed(values{fs, fromEnv}, fs.Args(), stdout, stderr), stderr), true
+	return ExitCode(runParsed(values{fs, fromEnv}, prepared, fs.Args(), stdout, stderr), stderr), true
 }
 
 // values reads options from a parsed flag set. Each name of an option is its own entry in the set: the value is
