@@ -199,7 +199,8 @@ func archiveFiles(t *testing.T, p string) (names []string, binSum string) {
 }
 
 // TestReleaseArchives: tar.gz (zip on Windows) with the binary of its
-// platform, README, LICENSE, man page and completions; checksums.txt right.
+// platform, README, the guide and the report schema, LICENSE, man page
+// and completions; checksums.txt right.
 func TestReleaseArchives(t *testing.T) {
 	r := loadRelease(t)
 	binaries := map[string]string{}
@@ -231,7 +232,7 @@ func TestReleaseArchives(t *testing.T) {
 		}
 		names, binSum := archiveFiles(t, r.file(a))
 		bin := map[bool]string{true: "contain.exe", false: "contain"}[a.GOOS == "windows"]
-		for _, want := range []string{bin, "README.md", "LICENSE", "man/contain.1",
+		for _, want := range []string{bin, "README.md", "docs/GUIDE.md", "docs/REPORT.md", "LICENSE", "man/contain.1",
 			"completions/contain.bash", "completions/contain.zsh", "completions/contain.fish"} {
 			if !slices.Contains(names, want) {
 				t.Errorf("%s lacks %s (has %v)", a.Name, want, names)
