@@ -119,7 +119,16 @@ func sharedDir(t *testing.T) string {
 // readPID reads a PID a test command wrote to dir/name.
 func readPID(t *testing.T, dir, name string) int {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, name))
+	// A file the shell has created may not be written yet, or only in
+	// part: the PID is whole once its line ends (echo writes it at once).
+	var b []byte
+	var err error
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+		b, err = os.ReadFile(filepath.Join(dir, name))
+		if err == nil && bytes.HasSuffix(b, []byte("\n")) || time.Now().After(deadline) {
+			break
+		}
+	}
 	if err != nil {
 		t.Fatalf("the command did not record %s: %v", name, err)
 	}

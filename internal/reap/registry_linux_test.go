@@ -200,7 +200,9 @@ func TestReapRegistered(t *testing.T) {
 			t.Errorf("%d, left alone, is %c (%v)", pid, st.State, err)
 		}
 	}
-	if n, err := PruneRegistries(); n != 1 || err != nil {
+	// At least the spent one: /tmp/contain-UID may hold the spent
+	// registries of other tests' runs too.
+	if n, err := PruneRegistries(); n < 1 || err != nil {
 		t.Errorf("PruneRegistries removed %d (%v), want the spent one", n, err)
 	}
 	if _, err := os.Stat(orphanedPath); err == nil {

@@ -17,14 +17,14 @@ import (
 // noteLeftovers records the processes alive after COMMAND ended, each
 // once: those there when the close began, and those found while closing.
 func (r *runner) noteLeftovers(ms []member) {
-	if r.facts == nil {
+	if r.rec == nil {
 		return
 	}
 	sid, _ := unix.Getsid(0) // COMMAND's session is contain's
-	r.leftMu.Lock()
-	defer r.leftMu.Unlock()
-	known := make(map[proc.ID]bool, len(r.left))
-	for _, l := range r.left {
+	r.rec.mu.Lock()
+	defer r.rec.mu.Unlock()
+	known := make(map[proc.ID]bool, len(r.rec.left))
+	for _, l := range r.rec.left {
 		known[l.id] = true
 	}
 	for _, m := range ms {
@@ -44,7 +44,7 @@ func (r *runner) noteLeftovers(ms []member) {
 			r.trackMu.Lock()
 			o.FoundBy = r.track.FoundBy(m.pid)
 			r.trackMu.Unlock()
-			o.Started = &report.Time{Time: proc.StartWall(m.start, r.track.Since, r.facts.Started)}
+			o.Started = &report.Time{Time: proc.StartWall(m.start, r.track.Since, r.rec.facts.Started)}
 			o.LeftProcessGroup = report.Ptr(m.entry.Pgrp != r.pid)
 			msid := m.entry.Sid
 			if msid == 0 {
@@ -60,19 +60,19 @@ func (r *runner) noteLeftovers(ms []member) {
 			}
 			o.Absent["held_stdout"], o.Absent["held_stderr"] = why, why
 		}
-		r.left = append(r.left, l)
+		r.rec.left = append(r.rec.left, l)
 	}
 }
 
 // noteSignal records the last signal sent to a leftover.
 // It returns what was recorded before, to be put back if the send fails.
 func (r *runner) noteSignal(m member, sig string) (before string) {
-	if r.facts == nil {
+	if r.rec == nil {
 		return ""
 	}
-	r.leftMu.Lock()
-	defer r.leftMu.Unlock()
-	for _, l := range r.left {
+	r.rec.mu.Lock()
+	defer r.rec.mu.Unlock()
+	for _, l := range r.rec.left {
 		if l.id == (proc.ID{PID: m.pid, Start: m.start}) && !l.done {
 			before, l.signal = l.signal, sig
 		}
@@ -84,7 +84,7 @@ func (r *runner) noteSignal(m member, sig string) (before string) {
 // left): by its wait status when contain reaped it, else by the last
 // signal contain sent it.
 func (r *runner) noteGone(live []member) {
-	if r.facts == nil {
+	if r.rec == nil {
 		return
 	}
 	alive := map[proc.ID]bool{}
@@ -92,14 +92,14 @@ func (r *runner) noteGone(live []member) {
 		alive[proc.ID{PID: m.pid, Start: m.start}] = true
 	}
 	now := time.Now()
-	r.leftMu.Lock()
-	defer r.leftMu.Unlock()
-	for _, l := range r.left {
+	r.rec.mu.Lock()
+	defer r.rec.mu.Unlock()
+	for _, l := range r.rec.left {
 		if l.done || alive[l.id] {
 			continue
 		}
 		l.done = true
-		l.out.EndedAfterSeconds = report.Seconds(now.Sub(r.facts.CommandEnded))
+		l.out.EndedAfterSeconds = report.Seconds(now.Sub(r.rec.facts.CommandEnded))
 		// How it ended is read at the end (finishFacts): its status may
 		// come later.
 	}
@@ -128,16 +128,16 @@ func endedBy(sent string, ws unix.WaitStatus, reaped bool) string {
 
 // finishFacts completes the facts once the group is closed.
 func (r *runner) finishFacts() *Facts {
-	f := r.facts
-	if f == nil {
+	if r.rec == nil {
 		return nil
 	}
+	f := &r.rec.facts
 	f.Ended = time.Now()
-	r.leftMu.Lock()
-	defer r.leftMu.Unlock()
-	for _, l := range r.left {
+	r.rec.mu.Lock()
+	defer r.rec.mu.Unlock()
+	for _, l := range r.rec.left {
 		if l.done {
-			ws, reaped := r.reaped[l.id.PID]
+			ws, reaped := r.rec.reaped[l.id.PID]
 			l.out.EndedBy = endedBy(l.signal, ws, reaped)
 		} else {
 			l.out.EndedBy = "still running"
@@ -148,11 +148,11 @@ func (r *runner) finishFacts() *Facts {
 	res.Sources, res.Absent = map[string]string{}, map[string]string{}
 	cg := r.grp.resources(res)
 	if res.CPUUserSeconds == nil {
-		res.CPUUserSeconds, res.CPUSystemSeconds = report.Seconds(r.usage.user), report.Seconds(r.usage.system)
+		res.CPUUserSeconds, res.CPUSystemSeconds = report.Seconds(r.rec.usage.user), report.Seconds(r.rec.usage.system)
 		res.Sources["cpu"] = reapedSource(r.complete())
 	}
-	if r.usage.n > 0 {
-		res.MaxProcessRSSBytes = report.Ptr(r.usage.maxRSS)
+	if r.rec.usage.n > 0 {
+		res.MaxProcessRSSBytes = report.Ptr(r.rec.usage.maxRSS)
 		res.Sources["max_process_rss_bytes"] = reapedSource(r.complete())
 	} else {
 		res.Absent["max_process_rss_bytes"] = "contain reaped no process"
@@ -168,7 +168,7 @@ func (r *runner) finishFacts() *Facts {
 		if cg {
 			res.Absent["peak_processes"] = "the pids controller is not enabled in contain's cgroup, and contain does not scan when it has a cgroup"
 		} else {
-			res.PeakProcesses = report.Ptr(max(r.peak, 1))
+			res.PeakProcesses = report.Ptr(max(r.rec.peak, 1))
 			res.Sources["peak_processes"] = "contain's scans while COMMAND ran (sampled: a process that lived between two scans is not counted)"
 		}
 	}

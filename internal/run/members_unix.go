@@ -284,7 +284,7 @@ func (r *runner) scanAll() (live, added []proc.Entry) {
 	r.trackMu.Lock()
 	defer r.trackMu.Unlock()
 	live, added = r.track.Update(procs)
-	r.peak = max(r.peak, len(live))
+	r.rec.sawLive(len(live))
 	for _, p := range added {
 		if err := r.reg.Member(p.PID, p.Start); err != nil {
 			r.log("cannot write %d to the registry: %v", p.PID, err)

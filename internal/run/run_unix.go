@@ -58,18 +58,82 @@ type runner struct {
 	told    map[proc.ID]bool // members the guard was told of
 	watched chan struct{}    // closed when the watcher, if any, has stopped
 
-	sigs   chan os.Signal
-	events chan waitEvent // from the reaper: COMMAND stopped or ended
-	noKids chan struct{}  // closed by the reaper once contain has no child left
+	sigs      chan os.Signal
+	laterDone chan struct{}  // closed once forwardedLater is subscribed too
+	events    chan waitEvent // from the reaper: COMMAND stopped or ended
+	noKids    chan struct{}  // closed by the reaper once contain has no child left
 
-	// With RunOptions.Collect: what the report says.
-	facts  *Facts
-	usage  usage // of every process contain reaped
-	peak   int   // the most live members one scan saw
-	leftMu sync.Mutex
+	rec *recorder // what the report says; nil: nothing is collected
+	runnerOS
+}
+
+// recorder gathers what the report and -v's summary say of a run
+// (Options.Collect). A nil recorder records nothing: each of its methods
+// does nothing then, and nothing that costs anything is measured.
+type recorder struct {
+	facts  Facts
+	mu     sync.Mutex
+	usage  usage                   // of every process contain reaped
+	peak   int                     // the most live members one scan saw
 	reaped map[int]unix.WaitStatus // processes other than COMMAND that contain reaped
 	left   []*leftover             // alive when COMMAND ended
-	runnerOS
+}
+
+func newRecorder(collect bool) *recorder {
+	if !collect {
+		return nil
+	}
+	return &recorder{reaped: map[int]unix.WaitStatus{}}
+}
+
+// started records COMMAND's start and the layers that hold it.
+func (rec *recorder) started(layers []string) {
+	if rec != nil {
+		rec.facts.Started, rec.facts.Layers = time.Now(), layers
+	}
+}
+
+// commandEnded records the moment COMMAND ended.
+func (rec *recorder) commandEnded() {
+	if rec != nil {
+		rec.facts.CommandEnded = time.Now()
+	}
+}
+
+// toldToStop records the first signal that told contain to stop.
+func (rec *recorder) toldToStop(name string) {
+	if rec != nil && rec.facts.ToldToStop == "" {
+		rec.facts.ToldToStop = name
+	}
+}
+
+// killedAfterTimeout records that --kill-after's SIGKILL was sent.
+func (rec *recorder) killedAfterTimeout() {
+	if rec != nil {
+		rec.facts.KilledAfterTimeout = true
+	}
+}
+
+// reapedOne counts a process contain reaped (command: COMMAND's PID).
+func (rec *recorder) reapedOne(pid, command int, ws unix.WaitStatus, ru *unix.Rusage) {
+	if rec == nil {
+		return
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if ru != nil {
+		rec.usage.add(ru)
+	}
+	if pid != command {
+		rec.reaped[pid] = ws
+	}
+}
+
+// sawLive records how many members one scan saw alive.
+func (rec *recorder) sawLive(n int) {
+	if rec != nil {
+		rec.peak = max(rec.peak, n)
+	}
 }
 
 // usage adds up the rusage of the processes contain reaped: each includes
@@ -106,36 +170,12 @@ type waitEvent struct {
 	more   bool // with an exit: other children were alive at that moment
 }
 
+// run is contain run in its steps: prepare, start, begin, supervise (the
+// close included), result.
 func (r *runner) run() (Result, error) {
-	// Subscribed before starting, so that no signal that would end contain
-	// comes between the start and the loop.
-	sigs, subscribed := takeSubscription()
-	r.sigs = sigs
-	var laterDone chan struct{} // the subscription to forwardedLater is in force
-	if r.o.Prepared == nil {
-		defer func() {
-			if laterDone != nil {
-				<-laterDone // else it could subscribe after the Stop
-			}
-			signal.Stop(r.sigs)
-		}()
-	}
-
-	if g := r.takeGuard(); g != nil {
-		defer g.stop()
-		r.guard = g
-	}
-
-	if r.o.Collect {
-		r.facts = &Facts{}
-		r.reaped = map[int]unix.WaitStatus{}
-	}
-	layers := append([]string{"process group"}, r.setUp()...)
-	if r.tty = openTerminal(); r.tty != nil {
-		defer r.tty.close()
-	}
-	<-subscribed
-
+	var undo cleanups
+	defer undo.run()
+	layers := r.prepare(&undo)
 	// Pdeathsig fires when the thread that forked the child exits, not when
 	// the process does (golang/go#27505): this goroutine stays on its thread
 	// from the fork until the last child is reaped.
@@ -145,6 +185,55 @@ func (r *runner) run() (Result, error) {
 		r.grp.remove()
 		return Result{}, err
 	}
+	r.begin(layers, &undo)
+	r.supervise()
+	return r.result(), nil
+}
+
+// cleanups are what a run undoes when it returns, last first.
+type cleanups []func()
+
+func (c *cleanups) add(f func()) { *c = append(*c, f) }
+
+// run runs them; a pointer, so that a deferred run sees what was added
+// after the defer.
+func (c *cleanups) run() {
+	for i := len(*c) - 1; i >= 0; i-- {
+		(*c)[i]()
+	}
+}
+
+// prepare readies what must be in place before COMMAND starts: the signal
+// subscription (so that no signal that would end contain comes between
+// the start and the loop), the crash guard, the recorder, the OS's layers
+// and the terminal. It returns the layers.
+func (r *runner) prepare(undo *cleanups) []string {
+	sigs, subscribed := takeSubscription()
+	r.sigs = sigs
+	if r.o.Prepared == nil {
+		undo.add(func() {
+			if r.laterDone != nil {
+				<-r.laterDone // else it could subscribe after the Stop
+			}
+			signal.Stop(r.sigs)
+		})
+	}
+	if g := r.takeGuard(); g != nil {
+		undo.add(g.stop)
+		r.guard = g
+	}
+	r.rec = newRecorder(r.o.Collect)
+	layers := append([]string{"process group"}, r.setUp()...)
+	if r.tty = openTerminal(); r.tty != nil {
+		undo.add(r.tty.close)
+	}
+	<-subscribed
+	return layers
+}
+
+// begin follows COMMAND once it runs: the guard learns of it, the registry
+// and the tracker start from it, and -v says what holds it.
+func (r *runner) begin(layers []string, undo *cleanups) {
 	since := proc.StartOf(r.pid)
 	// The guard learns COMMAND first: should contain die now, COMMAND is
 	// the one the guard leaves its -s signal to act on.
@@ -161,7 +250,7 @@ func (r *runner) run() (Result, error) {
 			r.log("no registry for contain reap: %v", err)
 		} else {
 			r.reg = reg
-			defer reg.Remove()
+			undo.add(reg.Remove)
 		}
 	}
 	r.track = proc.NewTracker(r.self, r.pid, since, r.o.Tag)
@@ -178,14 +267,18 @@ func (r *runner) run() (Result, error) {
 	}
 	layers = append(layers, r.started()...)
 	r.log("started %s as PID %d; containment: %s", r.o.Args[0], r.pid, strings.Join(layers, ", "))
-	if r.facts != nil {
-		r.facts.Started, r.facts.Layers = time.Now(), layers
-	}
+	r.rec.started(layers)
+}
+
+// supervise runs the run: the later signals subscribed, the watcher, the
+// main loop until COMMAND ends, then the close; the reaper here, on the
+// thread that forked COMMAND, until no child of contain is left.
+func (r *runner) supervise() {
 	closed := make(chan struct{})
-	laterDone = make(chan struct{})
+	r.laterDone = make(chan struct{})
 	go func() {
 		signal.Notify(r.sigs, forwardedLater...)
-		close(laterDone)
+		close(r.laterDone)
 	}()
 	stopWatch := r.watch()
 	go func() {
@@ -197,7 +290,10 @@ func (r *runner) run() (Result, error) {
 	}()
 	r.reap()
 	<-closed
+}
 
+// result is how COMMAND ended, with the facts when collected.
+func (r *runner) result() Result {
 	res := Result{Pid: r.pid, TimedOut: r.timedOut, Facts: r.finishFacts()}
 	switch {
 	case r.status.Exited():
@@ -205,7 +301,7 @@ func (r *runner) run() (Result, error) {
 	case r.status.Signaled():
 		res.Signaled, res.Signal = true, syscall.Signal(r.status.Signal())
 	}
-	return res, nil
+	return res
 }
 
 // takeGuard takes the crash guard that PrepareRun started and tells it the
@@ -348,17 +444,7 @@ func (r *runner) reap() {
 
 // reapedOne counts a process contain reaped, for the report.
 func (r *runner) reapedOne(pid int, ws unix.WaitStatus, ru *unix.Rusage) {
-	if r.facts == nil {
-		return
-	}
-	r.leftMu.Lock()
-	defer r.leftMu.Unlock()
-	if ru != nil {
-		r.usage.add(ru)
-	}
-	if pid != r.pid {
-		r.reaped[pid] = ws
-	}
+	r.rec.reapedOne(pid, r.pid, ws, ru)
 }
 
 // reapReady reaps the children that have already ended and reports whether
@@ -408,17 +494,13 @@ func (r *runner) waitMain() {
 				r.commandStopped(syscall.Signal(ev.status >> 8 & 0xff))
 			} else {
 				r.status, r.more, r.mainDone = ev.status, ev.more, true
-				if r.facts != nil {
-					r.facts.CommandEnded = time.Now()
-				}
+				r.rec.commandEnded()
 			}
 		case s := <-r.sigs:
 			sig := s.(syscall.Signal)
 			switch {
 			case stopRequest(sig):
-				if r.facts != nil && r.facts.ToldToStop == "" {
-					r.facts.ToldToStop = signals.Name(sig)
-				}
+				r.rec.toldToStop(signals.Name(sig))
 				r.log("received %s: forwarding it to the group", signals.Name(sig))
 				r.signalGroup(sig)
 				switch {
@@ -445,9 +527,7 @@ func (r *runner) waitMain() {
 				killC = time.After(r.o.KillAfter)
 			}
 		case <-killC:
-			if r.facts != nil {
-				r.facts.KilledAfterTimeout = true
-			}
+			r.rec.killedAfterTimeout()
 			r.log("still running %v after the timeout signal: sending SIGKILL to the group", r.o.KillAfter)
 			r.killGroup()
 		case <-stopC:
