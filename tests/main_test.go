@@ -120,14 +120,16 @@ func sharedDir(t *testing.T) string {
 func readPID(t *testing.T, dir, name string) int {
 	t.Helper()
 	// A file the shell has created may not be written yet, or only in
-	// part: the PID is whole once its line ends (echo writes it at once).
-	var b []byte
+	// part: the PID is whole once its line ends (echo writes it at once),
+	// or, from a writer without a newline, once it reads the same twice.
+	var b, last []byte
 	var err error
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		b, err = os.ReadFile(filepath.Join(dir, name))
-		if err == nil && bytes.HasSuffix(b, []byte("\n")) || time.Now().After(deadline) {
+		if err == nil && (bytes.HasSuffix(b, []byte("\n")) || len(b) > 0 && bytes.Equal(b, last)) || time.Now().After(deadline) {
 			break
 		}
+		last = b
 	}
 	if err != nil {
 		t.Fatalf("the command did not record %s: %v", name, err)
