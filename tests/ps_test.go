@@ -15,8 +15,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/contain-cli/contain/internal/testtool"
 )
 
 // psOutput is the part of `contain ps --format json` the tests read.
@@ -126,23 +124,11 @@ func startTagged(t *testing.T, value string, o procOpts, argv ...string) int {
 	if len(argv) == 0 {
 		argv = []string{"sleep", "300"}
 	}
-	if o.nobody {
-		testtool.Need(t, "setpriv", "util-linux")
-		argv = append([]string{"setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"}, argv...)
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(withoutTag(os.Environ()), "RUNNING_PROCESS_ORIGINATOR="+value)
+	env := append(withoutTag(os.Environ()), "RUNNING_PROCESS_ORIGINATOR="+value)
 	if o.daemon {
-		cmd.Env = append(cmd.Env, "RUNNING_PROCESS_IS_DAEMON=1")
+		env = append(env, "RUNNING_PROCESS_IS_DAEMON=1")
 	}
-	cmd.Env = append(cmd.Env, o.env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go cmd.Wait()
-	pid := cmd.Process.Pid
-	killOnCleanup(t, pid)
+	pid := startAs(t, o.nobody, append(env, o.env...), argv...)
 	// And whatever it started that carries the tag.
 	t.Cleanup(func() {
 		for _, p := range tagged(value) {

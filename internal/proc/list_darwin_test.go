@@ -28,17 +28,13 @@ var sleeper = testtool.Sleeper()
 // TestSleeper is the sleeper when run as it.
 func TestSleeper(t *testing.T) { testtool.Sleep(t) }
 
-func startSleeper(t *testing.T, attr *syscall.SysProcAttr, env ...string) *exec.Cmd {
-	return testtool.StartSleeper(t, attr, env...)
-}
-
 // TestDarwinListTagged: kern.proc.all and kern.procargs2 give a tagged
 // child with its argv, its tag, the daemon mark, its user and its start
 // time in microseconds.
 func TestDarwinListTagged(t *testing.T) {
 	value := "DARWINPS:" + strconv.Itoa(os.Getpid())
 	before := time.Now()
-	cmd := startSleeper(t, nil, "RUNNING_PROCESS_ORIGINATOR="+value, "RUNNING_PROCESS_IS_DAEMON=1")
+	cmd := testtool.StartSleeper(t, nil, "RUNNING_PROCESS_ORIGINATOR="+value, "RUNNING_PROCESS_IS_DAEMON=1")
 	var p session.Process
 	for i := 0; i < 200 && p.PID == 0; i++ { // until it has exec'd
 		l, err := ListTagged()
@@ -130,7 +126,7 @@ func TestDarwinZombie(t *testing.T) {
 
 // TestDarwinStopped: a process sent SIGSTOP shows p_stat SSTOP.
 func TestDarwinStopped(t *testing.T) {
-	cmd := startSleeper(t, nil)
+	cmd := testtool.StartSleeper(t, nil)
 	pid := cmd.Process.Pid
 	unix.Kill(pid, unix.SIGSTOP)
 	for i := 0; !Stopped(pid); i++ {
@@ -189,7 +185,7 @@ func TestDarwinRefusedAndHidden(t *testing.T) {
 // larger than ARG_MAX, which SysctlRaw always gets EINVAL for, is told as
 // such at once, without the wait for an exit that a refusal costs.
 func TestDarwinProcArgs2(t *testing.T) {
-	for _, pid := range []int{os.Getpid(), startSleeper(t, nil).Process.Pid} {
+	for _, pid := range []int{os.Getpid(), testtool.StartSleeper(t, nil).Process.Pid} {
 		want, err := unix.SysctlRaw("kern.procargs2", pid)
 		got, err2 := procArgs2(pid)
 		if err != nil || err2 != nil || !bytes.Equal(got, want) {

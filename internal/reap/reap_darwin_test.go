@@ -2,7 +2,6 @@ package reap
 
 import (
 	"os"
-	"os/exec"
 	"strconv"
 	"syscall"
 	"testing"
@@ -20,14 +19,10 @@ var sleeper = testtool.Sleeper()
 // TestSleeper is the sleeper when run as it.
 func TestSleeper(t *testing.T) { testtool.Sleep(t) }
 
-func startSleeper(t *testing.T, attr *syscall.SysProcAttr, env ...string) *exec.Cmd {
-	return testtool.StartSleeper(t, attr, env...)
-}
-
 // TestDarwinReapProcessGroup: a process group's members are reaped without
 // a tag (the crash guard's plan), found by the tracker.
 func TestDarwinReapProcessGroup(t *testing.T) {
-	cmd := startSleeper(t, &syscall.SysProcAttr{Setpgid: true})
+	cmd := testtool.StartSleeper(t, &syscall.SysProcAttr{Setpgid: true})
 	pid := cmd.Process.Pid
 	o, err := proc.LookupOriginator(pid)
 	if err != nil || !o.Exists {
@@ -49,7 +44,7 @@ func TestDarwinReapProcessGroup(t *testing.T) {
 // microsecond is another process: left alone, not signalled.
 func TestDarwinReapLeavesRecycled(t *testing.T) {
 	value := "DARWINREAP:" + strconv.Itoa(os.Getpid())
-	cmd := startSleeper(t, nil, "RUNNING_PROCESS_ORIGINATOR="+value)
+	cmd := testtool.StartSleeper(t, nil, "RUNNING_PROCESS_ORIGINATOR="+value)
 	p := listed(t, cmd.Process.Pid, value)
 	p.Start++
 	r := Reap(Plan{Targets: []session.Choice{{Process: p, Session: value}}, Signal: unix.SIGTERM, Grace: time.Second})
