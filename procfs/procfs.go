@@ -41,6 +41,10 @@ type Stat struct {
 	PGRP    int
 	Session int
 	Start   uint64 // clock ticks after boot: with the PID, the process's identity
+	// CPU time in clock ticks: the process's own (all its threads), and
+	// that of the children it has waited for.
+	UTime, STime, CUTime, CSTime uint64
+	RSS                          uint64 // resident set, in pages
 }
 
 // Zombie reports whether the process has ended and waits to be reaped.
@@ -77,6 +81,14 @@ func ParseStat(b []byte) (Stat, error) {
 	}
 	if st.Start, err = strconv.ParseUint(string(f[19]), 10, 64); err != nil {
 		return Stat{}, fmt.Errorf("%w: stat: starttime is %q", ErrFormat, f[19])
+	}
+	// utime stime cutime cstime are fields 14 to 17, rss 24: read as
+	// they are, 0 where a field is missing or negative (a zombie's rss).
+	for i, dst := range []*uint64{&st.UTime, &st.STime, &st.CUTime, &st.CSTime} {
+		*dst, _ = strconv.ParseUint(string(f[11+i]), 10, 64)
+	}
+	if len(f) > 21 {
+		st.RSS, _ = strconv.ParseUint(string(f[21]), 10, 64)
 	}
 	return st, nil
 }

@@ -13,7 +13,7 @@ import (
 var fixture = FS{Root: "testdata/proc"}
 
 func TestParseStat(t *testing.T) {
-	tail := " 4242 4243 4244 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 100 18446744073709551615"
+	tail := " 4242 4243 4244 0 -1 4194560 100 0 0 0 1 2 3 4 20 0 1 0 987654 1000 100 18446744073709551615"
 	cases := []struct {
 		line  string
 		comm  string
@@ -32,7 +32,8 @@ func TestParseStat(t *testing.T) {
 			t.Errorf("ParseStat(%q): %v", c.line, err)
 			continue
 		}
-		want := Stat{PID: 4244, Comm: c.comm, State: c.state, PPID: 4242, PGRP: 4243, Session: 4244, Start: 987654}
+		want := Stat{PID: 4244, Comm: c.comm, State: c.state, PPID: 4242, PGRP: 4243, Session: 4244, Start: 987654,
+			UTime: 1, STime: 2, CUTime: 3, CSTime: 4, RSS: 100}
 		if st != want {
 			t.Errorf("ParseStat(%q) = %+v, want %+v", c.line, st, want)
 		}
@@ -130,15 +131,15 @@ func TestScanFixture(t *testing.T) {
 		got[p.PID] = p
 	}
 	want := map[int]Tagged{
-		100: {Stat: Stat{PID: 100, Comm: "sleep", State: 'S', PPID: 1, PGRP: 100, Session: 100, Start: 5000}, UID: 1000, Argv: []string{"sleep", "300"}, Value: "CLUD:4242"},
-		101: {Stat: Stat{PID: 101, Comm: "my (odd) ) (prog", State: 'S', PPID: 100, PGRP: 101, Session: 101, Start: 5001}, Argv: []string{"/usr/bin/my prog", "--flag"}, Value: "CLUD:4242"},
-		107: {Stat: Stat{PID: 107, Comm: "cut", State: 'S', PPID: 1, PGRP: 107, Session: 107, Start: 5007}, Argv: []string{"cut"}, Value: "CONTAIN:77"},
-		108: {Stat: Stat{PID: 108, Comm: "agent", State: 'S', PPID: 1, PGRP: 108, Session: 108, Start: 5008}, UID: 65534, Argv: []string{"ssh-agent"}, Value: "CONTAIN:77", Daemon: true},
-		109: {Stat: Stat{PID: 109, Comm: "bad", State: 'S', PPID: 1, PGRP: 109, Session: 109, Start: 5009}, Argv: []string{"bad"}, Value: "X:abc"},
-		110: {Stat: Stat{PID: 110, Comm: "dup", State: 'S', PPID: 1, PGRP: 110, Session: 110, Start: 5010}, Argv: []string{"dup"}, Value: "A:1"},
-		111: {Stat: Stat{PID: 111, Comm: "nginx", State: 'S', PPID: 1, PGRP: 111, Session: 111, Start: 5011}, Argv: []string{"nginx: worker process"}, Value: "CLUD:4242"},
-		114: {Stat: Stat{PID: 114, Comm: "empty", State: 'S', PPID: 1, PGRP: 114, Session: 114, Start: 5014}, Argv: []string{"empty"}, Value: ""},
-		115: {Stat: Stat{PID: 115, Comm: "kworker", State: 'S', PPID: 2, PGRP: 115, Session: 115, Start: 5015}, Value: "K:9"},
+		100: {Stat: Stat{PID: 100, Comm: "sleep", State: 'S', PPID: 1, PGRP: 100, Session: 100, Start: 5000, UTime: 1, STime: 2, RSS: 100}, UID: 1000, Argv: []string{"sleep", "300"}, Value: "CLUD:4242"},
+		101: {Stat: Stat{PID: 101, Comm: "my (odd) ) (prog", State: 'S', PPID: 100, PGRP: 101, Session: 101, Start: 5001, UTime: 1, STime: 2, RSS: 100}, Argv: []string{"/usr/bin/my prog", "--flag"}, Value: "CLUD:4242"},
+		107: {Stat: Stat{PID: 107, Comm: "cut", State: 'S', PPID: 1, PGRP: 107, Session: 107, Start: 5007, UTime: 1, STime: 2, RSS: 100}, Argv: []string{"cut"}, Value: "CONTAIN:77"},
+		108: {Stat: Stat{PID: 108, Comm: "agent", State: 'S', PPID: 1, PGRP: 108, Session: 108, Start: 5008, UTime: 1, STime: 2, RSS: 100}, UID: 65534, Argv: []string{"ssh-agent"}, Value: "CONTAIN:77", Daemon: true},
+		109: {Stat: Stat{PID: 109, Comm: "bad", State: 'S', PPID: 1, PGRP: 109, Session: 109, Start: 5009, UTime: 1, STime: 2, RSS: 100}, Argv: []string{"bad"}, Value: "X:abc"},
+		110: {Stat: Stat{PID: 110, Comm: "dup", State: 'S', PPID: 1, PGRP: 110, Session: 110, Start: 5010, UTime: 1, STime: 2, RSS: 100}, Argv: []string{"dup"}, Value: "A:1"},
+		111: {Stat: Stat{PID: 111, Comm: "nginx", State: 'S', PPID: 1, PGRP: 111, Session: 111, Start: 5011, UTime: 1, STime: 2, RSS: 100}, Argv: []string{"nginx: worker process"}, Value: "CLUD:4242"},
+		114: {Stat: Stat{PID: 114, Comm: "empty", State: 'S', PPID: 1, PGRP: 114, Session: 114, Start: 5014, UTime: 1, STime: 2, RSS: 100}, Argv: []string{"empty"}, Value: ""},
+		115: {Stat: Stat{PID: 115, Comm: "kworker", State: 'S', PPID: 2, PGRP: 115, Session: 115, Start: 5015, UTime: 1, STime: 2, RSS: 100}, Value: "K:9"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		for pid := range merge(got, want) {

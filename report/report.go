@@ -16,8 +16,9 @@ import (
 )
 
 // Version is the schema's version; it changes only when a field changes
-// meaning or goes away.
-const Version = 1
+// meaning or goes away, or a field is added that a reader must not miss
+// (2: limits).
+const Version = 2
 
 // Report is one run of contain, as contain (or its crash guard) saw it.
 type Report struct {
@@ -33,7 +34,10 @@ type Report struct {
 	// Containment names the layers, as -v does.
 	Containment []string   `json:"containment"`
 	Resources   Resources  `json:"resources"`
-	Leftovers   []Leftover `json:"leftovers"`
+	// Limits are the whole-tree limits asked for, by name ("memory",
+	// "pids", "cpu_time", "cpus"); absent when none was.
+	Limits    map[string]Limit `json:"limits,omitempty"`
+	Leftovers []Leftover       `json:"leftovers"`
 	// Absent names each top-level field that could not be known, and why.
 	Absent map[string]string `json:"absent,omitempty"`
 }
@@ -84,6 +88,40 @@ type Resources struct {
 	IOWriteBytes       *uint64           `json:"io_write_bytes,omitempty"`
 	Sources            map[string]string `json:"sources"`
 	Absent             map[string]string `json:"absent,omitempty"`
+}
+
+// Limit is one whole-tree limit of the run and what became of it.
+type Limit struct {
+	// Value is the limit in Unit: "bytes", "processes", "seconds", "cpus".
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit"`
+	// EnforcedBy names what held it: "cgroup memory.max", "cgroup
+	// pids.max", "cgroup cpu.max", "cgroup cpu.stat, polled every 50ms",
+	// "job object", "sampling every 50ms", "freezing the cgroup, sampled
+	// every 50ms", "SIGSTOP/SIGCONT, sampled every 50ms".
+	EnforcedBy string `json:"enforced_by"`
+	Exceeded   bool   `json:"exceeded"`
+	// Peak is the most that was observed, in Unit (cpus: the tree's
+	// busiest sampling window).
+	Peak *float64 `json:"peak,omitempty"`
+	// Action is what was done when it was exceeded: "killed the tree",
+	// "the kernel's OOM killer ended the tree", "forks refused", "sent
+	// the timeout signal SIGTERM", "throttled".
+	Action string            `json:"action,omitempty"`
+	Absent map[string]string `json:"absent,omitempty"`
+}
+
+// Words say the limit as -v's summary does: "memory limit 100 MiB".
+func (l Limit) Words() string {
+	switch l.Unit {
+	case "bytes":
+		return "memory limit " + mib(uint64(l.Value))
+	case "processes":
+		return fmt.Sprintf("process limit %g", l.Value)
+	case "seconds":
+		return fmt.Sprintf("CPU time limit %gs", l.Value)
+	}
+	return fmt.Sprintf("CPU share %g", l.Value)
 }
 
 // Leftover is a process still alive when COMMAND ended.
@@ -198,6 +236,11 @@ func Summary(r *Report) string {
 	}
 	if t := r.Ending.TimedOut; t != nil && *t {
 		b.WriteString(" (timed out)")
+	}
+	for _, key := range []string{"memory", "pids", "cpu_time", "cpus"} {
+		if l, ok := r.Limits[key]; ok && l.Exceeded {
+			fmt.Fprintf(&b, " (%s exceeded: %s)", l.Words(), l.Action)
+		}
 	}
 	fmt.Fprintf(&b, ", %.3fs wall", r.WallSeconds)
 	res := r.Resources

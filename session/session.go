@@ -46,6 +46,16 @@ type Process struct {
 	// show (written over by its title, unreadable, or cleared); Value is
 	// that run's session.
 	Registered bool
+	// Usage is what the process has used so far, read with the rest.
+	Usage Usage
+}
+
+// Usage is a process's CPU time and resident memory, as the OS reports
+// them; Known is false where they could not be read.
+type Usage struct {
+	CPU   time.Duration // user + system, all its threads
+	RSS   uint64        // resident set, bytes
+	Known bool
 }
 
 // Originator is what a lookup of the session's PID finds now.

@@ -287,7 +287,7 @@ func TestDarwinReport(t *testing.T) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatalf("%v\n%s", err, b)
 	}
-	if r.Version != 1 || r.Ending.ExitCode == nil || *r.Ending.ExitCode != 3 || !strings.Contains(strings.Join(r.Containment, ","), "tracking") {
+	if r.Version != report.Version || r.Ending.ExitCode == nil || *r.Ending.ExitCode != 3 || !strings.Contains(strings.Join(r.Containment, ","), "tracking") {
 		t.Errorf("report:\n%s", b)
 	}
 	found := map[int]report.Leftover{}

@@ -50,8 +50,8 @@ func readReport(t *testing.T, path string) report.Report {
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatalf("report: %v\n%s", err, b)
 	}
-	if r.Version != 1 {
-		t.Errorf("version %d, want 1", r.Version)
+	if r.Version != 2 {
+		t.Errorf("version %d, want 2", r.Version)
 	}
 	return r
 }

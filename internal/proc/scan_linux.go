@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/contain-cli/contain/procfs"
+	"github.com/contain-cli/contain/session"
 	"github.com/contain-cli/contain/tag"
 )
 
@@ -43,8 +44,19 @@ func EntryOf(pid int) (Entry, bool) {
 
 // EntryFrom is what the tracker keeps of a process's stat.
 func EntryFrom(pid int, st procfs.Stat) Entry {
-	return Entry{PID: pid, PPID: st.PPID, Pgrp: st.PGRP, Sid: st.Session, Start: st.Start, Zombie: st.Zombie(), Comm: st.Comm}
+	return Entry{PID: pid, PPID: st.PPID, Pgrp: st.PGRP, Sid: st.Session, Start: st.Start, Zombie: st.Zombie(), Comm: st.Comm,
+		Usage: UsageFrom(st), ChildCPU: Ticks(st.CUTime + st.CSTime)}
 }
+
+// UsageFrom is the usage a stat line shows.
+func UsageFrom(st procfs.Stat) session.Usage {
+	return session.Usage{CPU: Ticks(st.UTime + st.STime), RSS: st.RSS * pageSize, Known: true}
+}
+
+// Ticks is a number of clock ticks as a duration.
+func Ticks(n uint64) time.Duration { return time.Duration(n) * (time.Second / procfs.TicksPerSecond) }
+
+var pageSize = uint64(os.Getpagesize())
 
 // Scan lists every visible process for the tracker.
 func Scan() ([]Entry, error) {
@@ -135,4 +147,14 @@ func HeldStdio(pid int) (out, err *bool, why string) {
 func Stopped(pid int) bool {
 	s, err := ReadStat(pid, nil)
 	return err == nil && s.State == 'T'
+}
+
+// UsageOf reads pid's CPU time and resident memory, and the CPU time of
+// the children it has waited for.
+func UsageOf(pid int, buf []byte) (u session.Usage, childCPU time.Duration, err error) {
+	st, err := ReadStat(pid, buf)
+	if err != nil {
+		return session.Usage{}, 0, err
+	}
+	return UsageFrom(st), Ticks(st.CUTime + st.CSTime), nil
 }

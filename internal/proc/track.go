@@ -3,6 +3,9 @@ package proc
 import (
 	"runtime"
 	"sort"
+	"time"
+
+	"github.com/contain-cli/contain/session"
 )
 
 // Entry is one process as a scan of the whole system sees it: the
@@ -14,6 +17,10 @@ type Entry struct {
 	Start           uint64 // in the OS's unit; with PID, the process's identity
 	Zombie          bool
 	Comm            string
+	// Usage is the process's own use; ChildCPU the CPU time of the
+	// children it has waited for (Linux; 0 elsewhere).
+	Usage    session.Usage
+	ChildCPU time.Duration
 }
 
 // Tracker follows every process that COMMAND started, by what a scan of

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/report"
 )
 
@@ -35,6 +36,8 @@ type Options struct {
 	// Report is where the report goes ("-": stderr), for the crash guard
 	// to write it if contain dies.
 	Report string
+	// Limits are the whole-tree limits asked for.
+	Limits limit.Set
 	// Prepared is what PrepareRun started for this run: contain's own
 	// main passes it; nil (a test binary's Run) means no crash guard and
 	// no shim.
@@ -65,7 +68,22 @@ type Result struct {
 	Signal   syscall.Signal
 	TimedOut bool   // the timeout fired before COMMAND ended
 	Facts    *Facts // with RunOptions.Collect, where the OS's runner gathers them
+	// Limit tells that a limit ended the run (nil: none did); Limits is
+	// the account of every limit asked for (nil: none was).
+	Limit  *LimitEnd
+	Limits *limit.Watch
 }
+
+// LimitEnd is a limit that ended the run.
+type LimitEnd struct {
+	Kind    limit.Kind
+	Message string // "memory limit 100 MiB exceeded: ...", for stderr
+}
+
+// Killed reports whether the limit killed the tree (memory, processes):
+// contain then exits 137, as Docker does for an OOM kill. A CPU time
+// limit ends the run as the timeout does.
+func (e *LimitEnd) Killed() bool { return e != nil && (e.Kind == limit.Memory || e.Kind == limit.Pids) }
 
 // StartError means COMMAND itself could not be started (not found, not
 // executable), as opposed to contain failing to set up the group.

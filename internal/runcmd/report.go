@@ -54,6 +54,7 @@ func buildReport(o run.Options, began time.Time, res *run.Result, code int, star
 	}
 	if res != nil && !o.Detach {
 		e.TimedOut = report.Ptr(res.TimedOut)
+		r.Limits = res.Limits.Report()
 	}
 	f := (*run.Facts)(nil)
 	if res != nil {

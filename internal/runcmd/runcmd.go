@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/run"
 	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/report"
@@ -92,6 +93,11 @@ var Options = []Option{
 	{Name: "detach", Aliases: []string{"d"}, Bool: true, Usage: "start COMMAND in a new session marked as a daemon, print its PID, return at once"},
 	{Name: "verbose", Aliases: []string{"v"}, Bool: true, Usage: "say on stderr what is done"},
 	{Name: "report", EnvVar: "CONTAIN_REPORT", Usage: "when done, write a JSON report of the whole tree to `FILE` (-: stderr)"},
+	{Name: "memory", Usage: "limit the whole tree's resident memory to `SIZE` (512M, 2G, 2GiB; binary units): exceeding it kills the tree, exit 137"},
+	{Name: "pids", Usage: "at most `N` processes alive in the tree at once"},
+	{Name: "cpu-time", Usage: "limit the whole tree's CPU time to `DURATION`: exceeding it acts as the timeout (124, or 137 after --kill-after)"},
+	{Name: "cpus", Usage: "hold the tree to a CPU share `X` (1.5 CPUs, or 150%): throttles, never kills"},
+	{Name: "strict-limits", Bool: true, Usage: "exit 125 before COMMAND runs if a limit asked for cannot be enforced by the kernel"},
 	{Name: "foreground", Bool: true, Usage: "accepted for GNU timeout compatibility: COMMAND gets the terminal anyway, and containment stays on (children are timed out and killed too)"},
 }
 
@@ -171,6 +177,12 @@ func runParsed(c values, prepared *run.Prepared, args []string, stdout, stderr i
 	if opts.Detach && (opts.Timeout > 0 || c.IsSet("kill-after") || c.Bool("preserve-status")) {
 		return runFailed("--detach cannot be combined with --timeout, --kill-after or --preserve-status")
 	}
+	if opts.Limits, err = parseLimits(c); err != nil {
+		return err
+	}
+	if opts.Detach && (opts.Limits.Any() || opts.Limits.Strict) {
+		return runFailed("--detach cannot be combined with --memory, --pids, --cpu-time, --cpus or --strict-limits: a detached COMMAND has no contain to hold its limits")
+	}
 
 	reportPath := c.String("report")
 	if reportPath != "" {
@@ -222,7 +234,10 @@ func runParsed(c values, prepared *run.Prepared, args []string, stdout, stderr i
 		finishReport(reportPath, opts, began, &res, 0, nil, stderr)
 		return nil
 	}
-	if res.Signaled && !res.TimedOut {
+	if res.Limit != nil {
+		fmt.Fprintf(stderr, "contain: %s\n", res.Limit.Message)
+	}
+	if res.Signaled && !res.TimedOut && !res.Limit.Killed() {
 		endSignal = res.Signal
 	}
 	code := exitStatus(res, c.Bool("preserve-status"))
@@ -341,6 +356,9 @@ func (v values) IsSet(name string) bool {
 // does: on timeout 124, unless COMMAND had to be killed with SIGKILL (137)
 // or --preserve-status asks for COMMAND's own status.
 func exitStatus(res run.Result, preserve bool) int {
+	if res.Limit.Killed() {
+		return exitKilledAfter // as Docker's 137 for an OOM kill
+	}
 	code := res.Code
 	if res.Signaled {
 		code = 128 + int(res.Signal)
@@ -352,6 +370,47 @@ func exitStatus(res run.Result, preserve bool) int {
 		return ExitTimedOut
 	}
 	return code
+}
+
+// parseLimits reads --memory, --pids, --cpu-time, --cpus and
+// --strict-limits.
+func parseLimits(c values) (limit.Set, error) {
+	var l limit.Set
+	var err error
+	given := func(name string) (string, bool) {
+		v := c.String(name)
+		return v, c.IsSet(name) || v != ""
+	}
+	if v, ok := given("memory"); ok {
+		if l.Memory, err = limit.ParseSize(v); err != nil {
+			return l, runFailed("--memory: %v", err)
+		}
+	}
+	if v, ok := given("pids"); ok {
+		if l.Pids, err = limit.ParsePids(v); err != nil {
+			return l, runFailed("--pids: %v", err)
+		}
+	}
+	if v, ok := given("cpu-time"); ok {
+		d, err := parseDuration(v)
+		if err == nil {
+			err = limit.CheckCPUTime(d)
+		}
+		if err != nil {
+			return l, runFailed("--cpu-time: %v", err)
+		}
+		l.CPUTime = d
+	}
+	if v, ok := given("cpus"); ok {
+		if l.CPUs, err = limit.ParseCPUs(v); err != nil {
+			return l, runFailed("--cpus: %v", err)
+		}
+	}
+	l.Strict = c.Bool("strict-limits")
+	if l.Strict && !l.Any() {
+		return l, runFailed("--strict-limits: no limit asked for (--memory, --pids, --cpu-time or --cpus)")
+	}
+	return l, nil
 }
 
 // startStatus is 127 when COMMAND was not found, 126 when it was found but

@@ -1,0 +1,225 @@
+// Package limit is contain run's whole-tree limits: what was asked
+// (--memory, --pids, --cpu-time, --cpus), their parsing, how each is
+// enforced (by the kernel, or by contain sampling the tree), what was
+// observed, and the report's account of it. The per-OS runners apply them;
+// the decisions are here, on plain numbers, so that every OS decides alike
+// and the logic is tested on any.
+package limit
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Kind is one of the limits.
+type Kind int
+
+const (
+	Memory  Kind = iota // --memory: resident memory of the whole tree
+	Pids                // --pids: processes alive at once
+	CPUTime             // --cpu-time: CPU time of the whole tree
+	CPUs                // --cpus: a CPU share
+	nKinds
+)
+
+// Kinds are the limits in the order they are listed.
+var Kinds = []Kind{Memory, Pids, CPUTime, CPUs}
+
+// Option is the option of contain run that sets the limit.
+func (k Kind) Option() string {
+	return [...]string{"--memory", "--pids", "--cpu-time", "--cpus"}[k]
+}
+
+// Key is the limit's name in the report.
+func (k Kind) Key() string { return [...]string{"memory", "pids", "cpu_time", "cpus"}[k] }
+
+// Words name the limit in a sentence.
+func (k Kind) Words() string {
+	return [...]string{"memory limit", "process limit", "CPU time limit", "CPU share"}[k]
+}
+
+// Unit is the unit of the limit's numbers in the report.
+func (k Kind) Unit() string { return [...]string{"bytes", "processes", "seconds", "cpus"}[k] }
+
+// Set is what was asked; a zero field asks nothing.
+type Set struct {
+	Memory  uint64        // bytes
+	Pids    int           // processes (the kernel counts threads too)
+	CPUTime time.Duration // user + system, the whole tree
+	CPUs    float64       // CPUs' worth of time per wall-clock second
+	// Strict: refuse to run when a limit asked for cannot be enforced by
+	// the kernel (sampling is not enough).
+	Strict bool
+}
+
+// Any reports whether a limit is asked for.
+func (s Set) Any() bool { return s.Memory > 0 || s.Pids > 0 || s.CPUTime > 0 || s.CPUs > 0 }
+
+// Has reports whether limit k is asked for.
+func (s Set) Has(k Kind) bool {
+	switch k {
+	case Memory:
+		return s.Memory > 0
+	case Pids:
+		return s.Pids > 0
+	case CPUTime:
+		return s.CPUTime > 0
+	case CPUs:
+		return s.CPUs > 0
+	}
+	return false
+}
+
+// Asked lists the limits asked for.
+func (s Set) Asked() []Kind {
+	var out []Kind
+	for _, k := range Kinds {
+		if s.Has(k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// Value is limit k as a number in its unit.
+func (s Set) Value(k Kind) float64 {
+	switch k {
+	case Memory:
+		return float64(s.Memory)
+	case Pids:
+		return float64(s.Pids)
+	case CPUTime:
+		return s.CPUTime.Seconds()
+	case CPUs:
+		return s.CPUs
+	}
+	return 0
+}
+
+// Show says limit k as people write it: "100 MiB", "50", "2s", "1.5".
+func (s Set) Show(k Kind) string {
+	switch k {
+	case Memory:
+		return Size(s.Memory)
+	case Pids:
+		return strconv.Itoa(s.Pids)
+	case CPUTime:
+		return s.CPUTime.String()
+	case CPUs:
+		return strconv.FormatFloat(s.CPUs, 'f', -1, 64)
+	}
+	return ""
+}
+
+// The smallest limits that make sense: below them nothing useful runs, or
+// the kernel's own granularity is coarser (clock ticks of 10 ms; cpu.max
+// takes at least 1 ms per 100 ms period).
+const (
+	MinMemory  = 4 << 20
+	MinCPUTime = 10 * time.Millisecond
+	MinCPUs    = 0.01
+	MaxPids    = 1 << 22 // the kernel's largest pid_max
+)
+
+// ParseSize reads a SIZE: bytes, or a number with a binary unit as Docker
+// and systemd take them: K, M, G, T, with or without B or iB, any case
+// (512M, 2G, 2GiB, 1.5g, 1048576).
+func ParseSize(s string) (uint64, error) {
+	num := strings.TrimSpace(s)
+	lower := strings.ToLower(num)
+	mult := 1.0
+	for _, u := range []struct {
+		suffix string
+		mult   float64
+	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40},
+		{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"tb", 1 << 40},
+		{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"t", 1 << 40}, {"b", 1}} {
+		if strings.HasSuffix(lower, u.suffix) {
+			num, mult = strings.TrimSpace(num[:len(num)-len(u.suffix)]), u.mult
+			break
+		}
+	}
+	f, err := plainPositive(num)
+	if err != nil {
+		return 0, fmt.Errorf("invalid size %q (want bytes, or a number with K, M, G or T: 512M, 2GiB)", s)
+	}
+	b := f * mult
+	switch {
+	case b >= math.MaxInt64:
+		return 0, fmt.Errorf("size %q is too large", s)
+	case b < MinMemory:
+		return 0, fmt.Errorf("size %q is too small to run anything: at least %s", s, Size(MinMemory))
+	}
+	return uint64(b), nil
+}
+
+// ParsePids reads --pids: a whole number of processes, at least 1.
+func ParsePids(s string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	switch {
+	case err != nil && errors.Is(err, strconv.ErrRange):
+		return 0, fmt.Errorf("%q is too large: at most %d", s, MaxPids)
+	case err != nil:
+		return 0, fmt.Errorf("invalid number of processes %q (want a whole number, at least 1)", s)
+	case n < 1:
+		return 0, fmt.Errorf("invalid number of processes %q: at least 1 (COMMAND itself)", s)
+	case n > MaxPids:
+		return 0, fmt.Errorf("%q is too large: at most %d", s, MaxPids)
+	}
+	return n, nil
+}
+
+// ParseCPUs reads --cpus: a number of CPUs (1.5) or a percentage of one
+// (150%), as Docker's --cpus and systemd's CPUQuota=.
+func ParseCPUs(s string) (float64, error) {
+	num, scale := strings.TrimSpace(s), 1.0
+	if p, ok := strings.CutSuffix(num, "%"); ok {
+		num, scale = strings.TrimSpace(p), 0.01
+	}
+	f, err := plainPositive(num)
+	if err != nil || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("invalid CPU share %q (want a number of CPUs such as 1.5, or a percentage such as 150%%)", s)
+	}
+	f *= scale
+	if f < MinCPUs {
+		return 0, fmt.Errorf("CPU share %q is too small: at least %v CPUs (1%%)", s, MinCPUs)
+	}
+	return f, nil
+}
+
+// CheckCPUTime checks --cpu-time once read as a DURATION.
+func CheckCPUTime(d time.Duration) error {
+	if d < MinCPUTime {
+		return fmt.Errorf("a CPU time of %v is too small: at least %v (the kernel counts in clock ticks)", d, MinCPUTime)
+	}
+	return nil
+}
+
+// plainPositive reads a decimal number greater than zero.
+func plainPositive(s string) (float64, error) {
+	if s == "" || s[0] == '-' || s[0] == '+' {
+		return 0, strconv.ErrSyntax
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || f <= 0 {
+		return 0, strconv.ErrSyntax
+	}
+	return f, nil
+}
+
+// Size says a number of bytes in binary units: "100 MiB", "1.5 GiB".
+func Size(b uint64) string {
+	units := []string{"bytes", "KiB", "MiB", "GiB", "TiB"}
+	f, i := float64(b), 0
+	for f >= 1024 && i < len(units)-1 {
+		f, i = f/1024, i+1
+	}
+	if i == 0 {
+		return fmt.Sprintf("%d bytes", b)
+	}
+	return strconv.FormatFloat(math.Round(f*10)/10, 'f', -1, 64) + " " + units[i]
+}

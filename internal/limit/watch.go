@@ -1,0 +1,248 @@
+package limit
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/contain-cli/contain/report"
+)
+
+// Sample is one look at the whole tree.
+type Sample struct {
+	At     time.Time
+	Memory uint64        // resident bytes of the live processes, summed
+	Procs  int           // live processes
+	CPU    time.Duration // user + system of the whole tree so far, the ended included
+}
+
+// Every is how often contain samples the tree when it enforces a limit
+// itself: a tree growing by 100 MiB/s is stopped within some 10 MiB of
+// its limit, plus what it grows while the tree is killed.
+const Every = 50 * time.Millisecond
+
+// Watch is one run's limits: how each is held, what was seen of the tree,
+// which was exceeded and what was done. It is safe for concurrent use.
+type Watch struct {
+	Set Set
+	// Every is the sampling interval, for what is enforced by sampling.
+	Every time.Duration
+
+	mu       sync.Mutex
+	by       [nKinds]string // what enforces each limit
+	kernel   [nKinds]bool   // the kernel enforces it: contain only observes
+	peak     [nKinds]float64
+	seen     [nKinds]bool
+	exceeded [nKinds]bool
+	action   [nKinds]string
+	window   Sample // the start of the current 1-second window for the CPU share
+}
+
+// NewWatch starts the account of limits s, each enforced by sampling
+// until Enforce says otherwise.
+func NewWatch(s Set) *Watch {
+	w := &Watch{Set: s, Every: Every}
+	for _, k := range s.Asked() {
+		w.by[k] = w.sampled(k)
+	}
+	return w
+}
+
+// sampled names contain's own enforcement of k.
+func (w *Watch) sampled(k Kind) string {
+	if k == CPUs {
+		return fmt.Sprintf("SIGSTOP/SIGCONT, sampled every %v", w.Every)
+	}
+	return fmt.Sprintf("sampling every %v", w.Every)
+}
+
+// Enforce records what holds limit k: by, and whether it is the kernel
+// (then contain does not act on what it samples of k).
+func (w *Watch) Enforce(k Kind, by string, kernel bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.by[k], w.kernel[k] = by, kernel
+}
+
+// By names what holds limit k.
+func (w *Watch) By(k Kind) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.by[k]
+}
+
+// Kernel reports whether the kernel holds limit k.
+func (w *Watch) Kernel(k Kind) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.kernel[k]
+}
+
+// Sampling reports whether contain must sample the tree: a limit it holds
+// itself, or one whose figure only a sample shows (CPU time, always
+// polled; the CPU share's peak).
+func (w *Watch) Sampling() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, k := range w.Set.Asked() {
+		if !w.kernel[k] || k == CPUTime {
+			return true
+		}
+	}
+	return false
+}
+
+// Check takes a sample and returns the limit it exceeds that contain holds
+// itself (memory and processes when sampled; CPU time always), if any.
+// The CPU share is never exceeded: it throttles.
+func (w *Watch) Check(s Sample) (k Kind, over bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.note(Memory, float64(s.Memory))
+	w.note(Pids, float64(s.Procs))
+	w.note(CPUTime, s.CPU.Seconds())
+	if w.Set.Has(CPUs) {
+		switch {
+		case w.window.At.IsZero():
+			w.window = s
+		case s.At.Sub(w.window.At) >= time.Second:
+			w.note(CPUs, float64(s.CPU-w.window.CPU)/float64(s.At.Sub(w.window.At)))
+			w.window = s
+		}
+	}
+	switch {
+	case w.Set.Has(Memory) && !w.kernel[Memory] && s.Memory > w.Set.Memory:
+		return Memory, true
+	case w.Set.Has(Pids) && !w.kernel[Pids] && s.Procs > w.Set.Pids:
+		return Pids, true
+	case w.Set.Has(CPUTime) && s.CPU >= w.Set.CPUTime:
+		return CPUTime, true
+	}
+	return 0, false
+}
+
+func (w *Watch) note(k Kind, v float64) {
+	if w.Set.Has(k) {
+		w.peak[k], w.seen[k] = max(w.peak[k], v), true
+	}
+}
+
+// Observe records a peak that the kernel measured (memory.peak, say).
+func (w *Watch) Observe(k Kind, v float64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.note(k, v)
+}
+
+// Hit records that limit k was exceeded and what was done; the first
+// action stays.
+func (w *Watch) Hit(k Kind, action string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.exceeded[k] {
+		w.exceeded[k], w.action[k] = true, action
+	}
+}
+
+// Exceeded reports whether limit k was exceeded.
+func (w *Watch) Exceeded(k Kind) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.exceeded[k]
+}
+
+// Said says what a sample shows of limit k, for the line that tells it
+// was exceeded: "the tree's resident memory reached 112 MiB".
+func Said(k Kind, s Sample) string {
+	switch k {
+	case Memory:
+		return "the tree's resident memory reached " + Size(s.Memory)
+	case Pids:
+		return fmt.Sprintf("%d processes were alive", s.Procs)
+	case CPUTime:
+		return fmt.Sprintf("the tree used %v of CPU time", s.CPU.Round(time.Millisecond))
+	}
+	return ""
+}
+
+// Message is the line that says limit k was exceeded:
+// "memory limit 100 MiB exceeded: the tree's resident memory reached
+// 112 MiB (sampling every 50ms); killed the tree".
+func (w *Watch) Message(k Kind, what string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return fmt.Sprintf("%s %s exceeded: %s (%s); %s", k.Words(), w.Set.Show(k), what, w.by[k], w.action[k])
+}
+
+// Report is the report's limits object; nil when no limit was asked.
+func (w *Watch) Report() map[string]report.Limit {
+	if w == nil || !w.Set.Any() {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[string]report.Limit{}
+	for _, k := range w.Set.Asked() {
+		l := report.Limit{Value: w.Set.Value(k), Unit: k.Unit(), EnforcedBy: w.by[k], Exceeded: w.exceeded[k], Action: w.action[k]}
+		if w.seen[k] {
+			p := w.peak[k]
+			if k == CPUs || k == CPUTime {
+				p = math.Round(p*1000) / 1000
+			}
+			l.Peak = &p
+		} else {
+			l.Absent = map[string]string{"peak": "not sampled: the kernel held the limit and gave no figure"}
+		}
+		out[k.Key()] = l
+	}
+	return out
+}
+
+// Summary names the limits that were exceeded, for -v's closing line:
+// "memory limit 100 MiB exceeded"; "" when none was.
+func (w *Watch) Summary() string {
+	if w == nil {
+		return ""
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := ""
+	for _, k := range w.Set.Asked() {
+		if w.exceeded[k] {
+			if s != "" {
+				s += ", "
+			}
+			s += k.Words() + " " + w.Set.Show(k) + " exceeded"
+		}
+	}
+	return s
+}
+
+// Throttle holds a tree to a CPU share without the kernel's cpu.max: a
+// budget that grows by the share for every wall-clock second and shrinks
+// by the CPU time the tree used; when it is spent the tree is stopped
+// until it is not. Bursts up to a tenth of a second of the share are let
+// through.
+type Throttle struct {
+	CPUs   float64
+	budget float64 // seconds of CPU time
+	last   Sample
+}
+
+// Step takes the tree's CPU time at a sample and returns how long the
+// tree must now stay stopped (0: let it run).
+func (t *Throttle) Step(s Sample) time.Duration {
+	if t.last.At.IsZero() {
+		t.last = s
+		return 0
+	}
+	burst := t.CPUs * 0.1
+	t.budget += s.At.Sub(t.last.At).Seconds()*t.CPUs - (s.CPU - t.last.CPU).Seconds()
+	t.budget = min(t.budget, burst)
+	t.last = s
+	if t.budget >= 0 {
+		return 0
+	}
+	return time.Duration(-t.budget / t.CPUs * float64(time.Second))
+}
