@@ -32,8 +32,8 @@ type Report struct {
 	WallSeconds float64  `json:"wall_seconds"`
 	Ending      Ending   `json:"ending"`
 	// Containment names the layers, as -v does.
-	Containment []string   `json:"containment"`
-	Resources   Resources  `json:"resources"`
+	Containment []string  `json:"containment"`
+	Resources   Resources `json:"resources"`
 	// Limits are the whole-tree limits asked for, by name ("memory",
 	// "pids", "cpu_time", "cpus"); absent when none was.
 	Limits    map[string]Limit `json:"limits,omitempty"`
@@ -107,7 +107,10 @@ type Limit struct {
 	// Action is what was done when it was exceeded: "killed the tree",
 	// "the kernel's OOM killer ended the tree", "forks refused", "sent
 	// the timeout signal SIGTERM", "throttled".
-	Action string            `json:"action,omitempty"`
+	Action string `json:"action,omitempty"`
+	// Note is a remark: an OOM kill inside the tree for a limit that is
+	// not this one (an ancestor cgroup's).
+	Note   string            `json:"note,omitempty"`
 	Absent map[string]string `json:"absent,omitempty"`
 }
 

@@ -63,6 +63,9 @@ func FindLeftovers() ([]Leftover, error) {
 // containCgroupPID parses the name contain gives its cgroups.
 func containCgroupPID(name string) (int, bool) {
 	n, ok := strings.CutPrefix(name, Prefix)
+	// contain-PID.self: the leaf contain moved itself into to enable
+	// controllers for its group (see Enable).
+	n = strings.TrimSuffix(n, SelfSuffix)
 	if !ok || n == "" || n[0] == '0' {
 		return 0, false
 	}

@@ -36,6 +36,7 @@ type Watch struct {
 	seen     [nKinds]bool
 	exceeded [nKinds]bool
 	action   [nKinds]string
+	remark   [nKinds]string
 	window   Sample // the start of the current 1-second window for the CPU share
 }
 
@@ -63,6 +64,19 @@ func (w *Watch) Enforce(k Kind, by string, kernel bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.by[k], w.kernel[k] = by, kernel
+}
+
+// Sampled hands limit k back to contain's sampling (the kernel's hold
+// was lost: a cgroup the kernel refused at the start).
+func (w *Watch) Sampled(k Kind) {
+	w.Enforce(k, w.sampled(k), false)
+}
+
+// Note adds a remark on limit k for the report.
+func (w *Watch) Note(k Kind, s string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.remark[k] = s
 }
 
 // By names what holds limit k.
@@ -184,7 +198,7 @@ func (w *Watch) Report() map[string]report.Limit {
 	defer w.mu.Unlock()
 	out := map[string]report.Limit{}
 	for _, k := range w.Set.Asked() {
-		l := report.Limit{Value: w.Set.Value(k), Unit: k.Unit(), EnforcedBy: w.by[k], Exceeded: w.exceeded[k], Action: w.action[k]}
+		l := report.Limit{Value: w.Set.Value(k), Unit: k.Unit(), EnforcedBy: w.by[k], Exceeded: w.exceeded[k], Action: w.action[k], Note: w.remark[k]}
 		if w.seen[k] {
 			p := w.peak[k]
 			if k == CPUs || k == CPUTime {

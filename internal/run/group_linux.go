@@ -14,6 +14,9 @@ type cgroupGroup struct {
 	collect bool          // the report or -v wants its accounting
 	stats   *cgroup.Stats // read last before it was removed, when collecting
 	gone    bool          // removed
+	// delegation is what contain changed in its parent cgroup to enable
+	// the limits' controllers: undone once the group is gone.
+	delegation *cgroup.Delegation
 }
 
 func (g *cgroupGroup) name() string { return "cgroup " + g.cg.Dir }
@@ -67,6 +70,7 @@ func (g *cgroupGroup) emptied() bool {
 		return false
 	}
 	g.gone = true
+	g.undo()
 	return true
 }
 
@@ -83,6 +87,15 @@ func (g *cgroupGroup) remove() {
 		g.log("%v", err)
 	}
 	g.gone = true
+	g.undo()
+}
+
+// undo puts back what enabling the limits' controllers changed.
+func (g *cgroupGroup) undo() {
+	if err := g.delegation.Undo(); err != nil {
+		g.log("%v", err)
+	}
+	g.delegation = nil
 }
 
 func (g *cgroupGroup) resources(res *report.Resources) bool {

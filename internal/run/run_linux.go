@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/contain-cli/contain/internal/cgroup"
+	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/signals"
 )
 
@@ -51,9 +52,10 @@ func laterSignals() []os.Signal {
 type runnerOS struct {
 	cg        *cgroupGroup // also the run's group; nil: none
 	subreaper bool
-	waitFlags int   // WNOTHREAD: the guard, a child of another thread, is not waited for
-	shim      *shim // the subreaper between contain and COMMAND, where there is no cgroup
-	noShim    bool  // the shim could not be started
+	waitFlags int                   // WNOTHREAD: the guard, a child of another thread, is not waited for
+	shim      *shim                 // the subreaper between contain and COMMAND, where there is no cgroup
+	noShim    bool                  // the shim could not be started
+	limitWhy  map[limit.Kind]string // why the kernel does not hold a limit
 }
 
 // disabledLayer reports whether CONTAIN_DISABLE (a comma-separated list)
@@ -193,6 +195,15 @@ func (r *runner) startRefused(err error) bool {
 	r.log("cannot start inside cgroup %s: %v (retrying without it)", r.cg.cg.Dir, err)
 	r.cg.remove()
 	r.cg, r.grp = nil, noGroup{}
+	if r.lim != nil {
+		for _, k := range r.o.Limits.Asked() {
+			r.lim.w.Sampled(k)
+			r.limitWhy[k] = "the kernel refused to start COMMAND in the run's cgroup"
+		}
+		if r.lim.throttle == nil && r.o.Limits.CPUs > 0 {
+			r.lim.throttle = &limit.Throttle{CPUs: r.o.Limits.CPUs}
+		}
+	}
 	return true
 }
 

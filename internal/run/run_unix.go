@@ -4,6 +4,7 @@ package run
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -64,6 +65,7 @@ type runner struct {
 	noKids    chan struct{}  // closed by the reaper once contain has no child left
 
 	rec *recorder // what the report says; nil: nothing is collected
+	lim *limiter  // the whole-tree limits; nil: none asked
 	runnerOS
 }
 
@@ -176,6 +178,10 @@ func (r *runner) run() (Result, error) {
 	var undo cleanups
 	defer undo.run()
 	layers := r.prepare(&undo)
+	if err := r.setLimits(); err != nil {
+		r.grp.remove()
+		return Result{}, err
+	}
 	// Pdeathsig fires when the thread that forked the child exits, not when
 	// the process does (golang/go#27505): this goroutine stays on its thread
 	// from the fork until the last child is reaped.
@@ -281,9 +287,12 @@ func (r *runner) supervise() {
 		close(r.laterDone)
 	}()
 	stopWatch := r.watch()
+	stopEnforce := r.enforce()
 	go func() {
 		r.waitMain()
+		stopEnforce()
 		stopWatch()
+		r.kernelOutcome()
 		r.restoreTerminal()
 		r.closeGroup()
 		close(closed)
@@ -295,6 +304,7 @@ func (r *runner) supervise() {
 // result is how COMMAND ended, with the facts when collected.
 func (r *runner) result() Result {
 	res := Result{Pid: r.pid, TimedOut: r.timedOut, Facts: r.finishFacts()}
+	r.finishLimits(&res)
 	switch {
 	case r.status.Exited():
 		res.Exited, res.Code = true, r.status.ExitStatus()
@@ -445,6 +455,7 @@ func (r *runner) reap() {
 // reapedOne counts a process contain reaped, for the report.
 func (r *runner) reapedOne(pid int, ws unix.WaitStatus, ru *unix.Rusage) {
 	r.rec.reapedOne(pid, r.pid, ws, ru)
+	r.lim.reaped(ru)
 }
 
 // reapReady reaps the children that have already ended and reports whether
@@ -491,7 +502,9 @@ func (r *runner) waitMain() {
 		select {
 		case ev := <-r.events:
 			if stoppedStatus(ev.status) {
-				r.commandStopped(syscall.Signal(ev.status >> 8 & 0xff))
+				if sig := syscall.Signal(ev.status >> 8 & 0xff); !r.throttleStop(sig) {
+					r.commandStopped(sig)
+				}
 			} else {
 				r.status, r.more, r.mainDone = ev.status, ev.more, true
 				r.rec.commandEnded()
@@ -513,7 +526,7 @@ func (r *runner) waitMain() {
 			case sig == unix.SIGCONT:
 				r.resumed()
 			case sig == unix.SIGALRM:
-				r.timeout(true)
+				r.timeout("received SIGALRM: timing out now")
 				if r.o.KillAfter > 0 && killC == nil {
 					killC = time.After(r.o.KillAfter)
 				}
@@ -522,8 +535,12 @@ func (r *runner) waitMain() {
 				r.signalGroup(sig)
 			}
 		case <-timeoutC:
-			r.timeout(false)
+			r.timeout(fmt.Sprintf("timeout after %v", r.o.Timeout))
 			if r.o.KillAfter > 0 && killC == nil {
+				killC = time.After(r.o.KillAfter)
+			}
+		case o := <-r.overLimits():
+			if r.limitExceeded(o) && r.o.KillAfter > 0 && killC == nil {
 				killC = time.After(r.o.KillAfter)
 			}
 		case <-killC:
@@ -537,16 +554,12 @@ func (r *runner) waitMain() {
 	}
 }
 
-// timeout sends the timeout signal to the group: the timer fired, or
+// timeout sends the timeout signal to the group: the timer fired,
 // contain got SIGALRM ("time out now", as GNU timeout takes it, so that
-// nested runs cascade).
-func (r *runner) timeout(alarm bool) {
+// nested runs cascade), or the CPU time limit was reached; why says which.
+func (r *runner) timeout(why string) {
 	r.timedOut = true
-	if alarm {
-		r.log("received SIGALRM: timing out now, sending %s to the group", signals.Name(r.o.Signal))
-	} else {
-		r.log("timeout after %v: sending %s to the group", r.o.Timeout, signals.Name(r.o.Signal))
-	}
+	r.log("%s: sending %s to the group", why, signals.Name(r.o.Signal))
 	if r.o.Signal == 0 {
 		return
 	}

@@ -1,0 +1,23 @@
+package run
+
+import (
+	"time"
+
+	"github.com/contain-cli/contain/internal/limit"
+)
+
+// kernelLimits: macOS's kernel holds no limit of a whole tree. Its
+// RLIMIT_AS and RLIMIT_DATA bound one process's virtual size, RLIMIT_CPU
+// sends one process a SIGXCPU, RLIMIT_NPROC counts a user's processes:
+// contain samples the tree instead, through the tracker's scans.
+func (r *runner) kernelLimits(*limit.Watch) {}
+
+func (r *runner) kernelWhy(limit.Kind) string {
+	return "macOS has no whole-tree limits (its rlimits are per process or per user)"
+}
+
+func (r *runner) freezable() bool                { return false }
+func (r *runner) freeze(bool) error              { return nil }
+func (r *runner) sampleGroup(*limit.Sample) bool { return false }
+func (r *runner) shimReapedCPU() time.Duration   { return 0 }
+func (r *runner) kernelOutcome()                 {}

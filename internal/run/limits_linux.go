@@ -1,0 +1,163 @@
+package run
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/contain-cli/contain/internal/cgroup"
+	"github.com/contain-cli/contain/internal/limit"
+	"github.com/contain-cli/contain/internal/proc"
+)
+
+// controllerOf is the cgroup controller each kernel-held limit needs; CPU
+// time needs none (cpu.stat is always there).
+var controllerOf = map[limit.Kind]string{limit.Memory: cgroup.MemoryController, limit.Pids: cgroup.PidsController, limit.CPUs: cgroup.CPUController}
+
+// kernelLimits sets what the run's cgroup can hold of the limits: the
+// controllers enabled in its parent (contain moving itself and its guard
+// into a leaf of their own when the parent holds nothing else), then
+// memory.max, pids.max and cpu.max. What it cannot set stays sampled, and
+// kernelWhy says why.
+func (r *runner) kernelLimits(w *limit.Watch) {
+	r.limitWhy = map[limit.Kind]string{}
+	if r.cg == nil {
+		why := "no cgroup for this run"
+		if disabledLayer("cgroup") {
+			why = "the cgroup is turned off by CONTAIN_DISABLE"
+		}
+		for _, k := range w.Set.Asked() {
+			r.limitWhy[k] = why
+		}
+		return
+	}
+	w.Enforce(limit.CPUTime, fmt.Sprintf("cgroup cpu.stat, polled every %v", w.Every), true)
+	var want []string
+	for _, k := range w.Set.Asked() {
+		if c, ok := controllerOf[k]; ok {
+			want = append(want, c)
+		}
+	}
+	if len(want) == 0 {
+		return
+	}
+	d, why := r.cg.cg.Enable(want, r.ours)
+	r.cg.delegation = d
+	if leaf := d.Moved(); leaf != "" {
+		r.log("moved contain and its crash guard into cgroup %s, so that the kernel lets controllers be enabled for the run's group", leaf)
+	}
+	set, whyNot := r.cg.cg.SetLimits(cgroup.Limits{Memory: w.Set.Memory, Pids: w.Set.Pids, CPUs: w.Set.CPUs})
+	for _, k := range w.Set.Asked() {
+		c, ok := controllerOf[k]
+		if !ok {
+			continue
+		}
+		if by, ok := set[c]; ok && why[c] == "" {
+			w.Enforce(k, by, true)
+			continue
+		}
+		r.limitWhy[k] = why[c]
+		if r.limitWhy[k] == "" {
+			r.limitWhy[k] = whyNot[c]
+		}
+		r.log("%s: %s (contain enforces it by sampling)", k.Option(), r.limitWhy[k])
+	}
+}
+
+// kernelWhy says why the kernel does not hold limit k.
+func (r *runner) kernelWhy(k limit.Kind) string { return r.limitWhy[k] }
+
+// ours reports whether pid is contain or one of its descendants (the
+// crash guard): the processes contain may move out of its parent cgroup.
+func (r *runner) ours(pid int) bool {
+	for i := 0; i < 8 && pid > 1; i++ {
+		if pid == r.self {
+			return true
+		}
+		ppid, err := proc.ParentOf(pid)
+		if err != nil {
+			return false
+		}
+		pid = ppid
+	}
+	return false
+}
+
+// freezable reports whether the tree can be stopped by cgroup.freeze.
+func (r *runner) freezable() bool { return r.strong() }
+
+func (r *runner) freeze(on bool) error { return r.cg.cg.Freeze(on) }
+
+// sampleGroup measures the tree from its cgroup: its processes' resident
+// memory and count, and cpu.stat for the CPU time of everything that ever
+// ran in it. False: there is no cgroup.
+func (r *runner) sampleGroup(s *limit.Sample) bool {
+	if !r.strong() {
+		return false
+	}
+	buf := make([]byte, 1024)
+	for _, pid := range r.grp.procs() {
+		u, _, err := proc.UsageOf(pid, buf)
+		if err != nil {
+			continue
+		}
+		s.Memory += u.RSS
+		s.Procs++
+	}
+	cpu, err := r.cg.cg.CPUUsage()
+	if err != nil {
+		r.log("%v", err)
+	}
+	s.CPU = cpu
+	return true
+}
+
+// shimReapedCPU is the CPU time of the processes the shim reaped (its
+// children's, in its own stat).
+func (r *runner) shimReapedCPU() time.Duration {
+	if r.shim == nil {
+		return 0
+	}
+	_, child, _ := proc.UsageOf(r.shim.pid, nil)
+	return child
+}
+
+// kernelOutcome reads, once COMMAND has ended and before the cgroup goes,
+// what the kernel did of the limits it held: an OOM kill for the run's
+// memory.max (the tree was killed: 137) or for a limit above it (said,
+// not counted as ours), forks that pids.max refused, throttling by cpu.max.
+func (r *runner) kernelOutcome() {
+	l := r.lim
+	if l == nil || !r.strong() {
+		return
+	}
+	w := l.w
+	e := r.cg.cg.Events()
+	if w.Kernel(limit.Memory) {
+		if e.MemoryPeak > 0 {
+			w.Observe(limit.Memory, float64(e.MemoryPeak))
+		}
+		switch {
+		case e.OOMKills > 0 && e.OwnLimit > 0:
+			w.Hit(limit.Memory, "the kernel's OOM killer ended the tree")
+			if l.end == nil {
+				l.end = &LimitEnd{Kind: limit.Memory, Message: w.Message(limit.Memory, fmt.Sprintf("the kernel killed %d process(es) of the tree for it", e.OOMKills))}
+				r.log("%s", l.end.Message)
+			}
+		case e.OOMKills > 0:
+			r.log("the kernel's OOM killer ended %d process(es) of the tree for a limit that is not contain's (an ancestor cgroup's, or the machine's): memory.events counts them, memory.events.local does not", e.OOMKills)
+			w.Note(limit.Memory, fmt.Sprintf("%d OOM kill(s) inside the tree came from a limit above it, not --memory", e.OOMKills))
+		}
+	}
+	if w.Kernel(limit.Pids) {
+		if e.PidsPeak > 0 {
+			w.Observe(limit.Pids, float64(e.PidsPeak))
+		}
+		if e.ForksRefused > 0 {
+			w.Hit(limit.Pids, fmt.Sprintf("refused %d fork(s) (pids.events max)", e.ForksRefused))
+			r.log("%s", w.Message(limit.Pids, "the tree tried to start more processes"))
+		}
+	}
+	if w.Kernel(limit.CPUs) && e.Throttled > 0 {
+		w.Hit(limit.CPUs, fmt.Sprintf("throttled %d time(s), %v in all", e.Throttled, e.ThrottledTime.Round(time.Millisecond)))
+	}
+}
