@@ -142,7 +142,7 @@ func (d *Delegation) moveBack() {
 		writeFile(filepath.Join(d.parent, "cgroup.procs"), strconv.Itoa(p))
 	}
 	// A process that was exiting may hold the leaf a moment longer.
-	for i := 0; i < 100 && unix.Rmdir(d.leaf) == unix.EBUSY; i++ {
+	for i := 0; i < 100 && removeDir(d.leaf) == unix.EBUSY; i++ {
 		time.Sleep(10 * time.Millisecond)
 	}
 	d.leaf = ""
@@ -319,9 +319,12 @@ func readPIDs(path string) ([]int, error) {
 	return out, nil
 }
 
-// writeFile writes s to a cgroup file, as one write; a test's fake
-// kernel replaces it.
-var writeFile = writeCgroupFile
+// writeFile writes s to a cgroup file, as one write, and removeDir
+// removes a cgroup; a test's fake kernel replaces them.
+var (
+	writeFile = writeCgroupFile
+	removeDir = unix.Rmdir
+)
 
 func writeCgroupFile(path, s string) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)

@@ -1,0 +1,139 @@
+package limit
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]uint64{
+		"512M": 512 << 20, "2G": 2 << 30, "2GiB": 2 << 30, "2gb": 2 << 30, "1.5g": 3 << 29,
+		"100MiB": 100 << 20, "8388608": 8 << 20, "4096K": 4 << 20, "1T": 1 << 40, " 64m ": 64 << 20, "8388608b": 8 << 20,
+	} {
+		got, err := ParseSize(in)
+		if err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "0", "-1M", "+5M", "M", "12X", "1e400", "nan", "1K", "3M", "inf", "5 5M"} {
+		if got, err := ParseSize(bad); err == nil {
+			t.Errorf("ParseSize(%q) = %d, want an error", bad, got)
+		}
+	}
+	if _, err := ParseSize("1K"); err == nil || !strings.Contains(err.Error(), "too small") {
+		t.Errorf("ParseSize(1K): %v, want 'too small'", err)
+	}
+}
+
+func TestParsePidsCPUs(t *testing.T) {
+	if n, err := ParsePids("50"); n != 50 || err != nil {
+		t.Errorf("ParsePids(50) = %d, %v", n, err)
+	}
+	for _, bad := range []string{"0", "-3", "1.5", "x", "", "99999999999999999999", "4194305"} {
+		if n, err := ParsePids(bad); err == nil {
+			t.Errorf("ParsePids(%q) = %d, want an error", bad, n)
+		}
+	}
+	for in, want := range map[string]float64{"1.5": 1.5, "150%": 1.5, "50 %": 0.5, "0.01": 0.01, "4": 4} {
+		if got, err := ParseCPUs(in); err != nil || math.Abs(got-want) > 1e-9 {
+			t.Errorf("ParseCPUs(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"0", "-1", "0.001", "0.5%", "%", "x", "inf", ""} {
+		if got, err := ParseCPUs(bad); err == nil {
+			t.Errorf("ParseCPUs(%q) = %v, want an error", bad, got)
+		}
+	}
+	if CheckCPUTime(5*time.Millisecond) == nil || CheckCPUTime(0) == nil || CheckCPUTime(time.Second) != nil {
+		t.Error("CheckCPUTime: wrong verdicts")
+	}
+}
+
+func TestSize(t *testing.T) {
+	for in, want := range map[uint64]string{100 << 20: "100 MiB", 3 << 29: "1.5 GiB", 512: "512 bytes", 1536: "1.5 KiB"} {
+		if got := Size(in); got != want {
+			t.Errorf("Size(%d) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestWatchCheck(t *testing.T) {
+	w := NewWatch(Set{Memory: 100 << 20, Pids: 10, CPUTime: 2 * time.Second})
+	at := time.Unix(1000, 0)
+	if _, over := w.Check(Sample{At: at, Memory: 50 << 20, Procs: 3, CPU: time.Second}); over {
+		t.Fatal("under every limit, yet over")
+	}
+	if k, over := w.Check(Sample{At: at, Memory: 101 << 20, Procs: 3, CPU: time.Second}); !over || k != Memory {
+		t.Errorf("over memory: %v %v", k, over)
+	}
+	if k, over := w.Check(Sample{At: at, Memory: 1, Procs: 11, CPU: time.Second}); !over || k != Pids {
+		t.Errorf("over pids: %v %v", k, over)
+	}
+	if k, over := w.Check(Sample{At: at, Memory: 1, Procs: 1, CPU: 2 * time.Second}); !over || k != CPUTime {
+		t.Errorf("over CPU time: %v %v", k, over)
+	}
+	// Held by the kernel: contain does not act on its samples of it, but
+	// CPU time is always polled.
+	w.Enforce(Memory, "cgroup memory.max", true)
+	w.Enforce(CPUTime, "cgroup cpu.stat, polled every 50ms", true)
+	if k, over := w.Check(Sample{At: at, Memory: 200 << 20, Procs: 1, CPU: 3 * time.Second}); !over || k != CPUTime {
+		t.Errorf("kernel memory, CPU over: %v %v", k, over)
+	}
+	w.Hit(Memory, "killed the tree")
+	w.Hit(Memory, "second action, not kept")
+	rep := w.Report()
+	m := rep["memory"]
+	if !m.Exceeded || m.Action != "killed the tree" || m.EnforcedBy != "cgroup memory.max" || m.Peak == nil || *m.Peak != 200<<20 || m.Unit != "bytes" || m.Value != 100<<20 {
+		t.Errorf("report memory = %+v", m)
+	}
+	if p := rep["pids"]; p.Exceeded || p.Peak == nil || *p.Peak != 11 {
+		t.Errorf("report pids = %+v", p)
+	}
+	if _, ok := rep["cpus"]; ok {
+		t.Error("report has cpus, not asked")
+	}
+	if got := w.Message(Memory, "the tree's resident memory reached 200 MiB"); got != "memory limit 100 MiB exceeded: the tree's resident memory reached 200 MiB (cgroup memory.max); killed the tree" {
+		t.Errorf("Message = %q", got)
+	}
+	if got := w.Summary(); got != "memory limit 100 MiB exceeded" {
+		t.Errorf("Summary = %q", got)
+	}
+	if (&Watch{}).Report() != nil || NewWatch(Set{}).Report() != nil {
+		t.Error("no limits, yet a report")
+	}
+}
+
+// TestThrottle runs a tree that would use 1 CPU whenever it runs under a
+// 0.5 share, on a simulated clock: it may run half the time.
+func TestThrottle(t *testing.T) {
+	for _, share := range []float64{0.5, 0.25, 1.5} {
+		busy := 2.0 // CPUs the tree uses while it runs
+		th := &Throttle{CPUs: share}
+		now, cpu := time.Unix(0, 0), time.Duration(0)
+		start := now
+		for now.Sub(start) < 60*time.Second {
+			stop := th.Step(Sample{At: now, CPU: cpu})
+			if stop > 0 {
+				now = now.Add(stop) // stopped: no CPU used
+				continue
+			}
+			now = now.Add(Every)
+			cpu += time.Duration(float64(Every) * busy)
+		}
+		got := cpu.Seconds() / now.Sub(start).Seconds()
+		if math.Abs(got-share) > share*0.05 {
+			t.Errorf("share %v: the tree got %.3f CPUs", share, got)
+		}
+	}
+	// A tree that uses less than its share is never stopped.
+	th := &Throttle{CPUs: 1}
+	now, cpu := time.Unix(0, 0), time.Duration(0)
+	for i := 0; i < 1000; i++ {
+		if d := th.Step(Sample{At: now, CPU: cpu}); d > 0 {
+			t.Fatalf("step %d: stopped %v a tree using half its share", i, d)
+		}
+		now, cpu = now.Add(Every), cpu+Every/2
+	}
+}
