@@ -24,6 +24,9 @@ import (
 // directory that an unprivileged user can read too.
 var bin string
 
+// hog is the tests' resource hog (testdata/hog), built beside contain.
+var hog string
+
 func TestMain(m *testing.M) {
 	os.Exit(buildAndRun(m))
 }
@@ -44,6 +47,16 @@ func buildAndRun(m *testing.M) int {
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building contain:", err)
+		return 1
+	}
+	hog = filepath.Join(dir, "hog")
+	if runtime.GOOS == "windows" {
+		hog += ".exe"
+	}
+	build = exec.Command("go", "build", "-o", hog, "./testdata/hog")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building hog:", err)
 		return 1
 	}
 	defer endWine()
