@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -32,6 +33,11 @@ started no later than the session's earliest process; otherwise it is
 orphaned (a reused PID is not the originator). A session whose processes are
 all marked RUNNING_PROCESS_IS_DAEMON=1 is shown as daemon; a value that is
 not TOOL:PID as malformed.
+
+Each process shows the CPU time it has used (user and system, all its
+threads) and its resident memory; each session, its processes and their
+sums. They are read with the rest (Linux: the stat line read for the
+process's identity), once per process.
 
 Processes whose environment cannot be read (other users' without root), or
 that wrote their process title over it (redis-server, nginx, postgres), are
@@ -189,6 +195,16 @@ type sessionJSON struct {
 	Reason     string         `json:"reason"`
 	Count      int            `json:"count"`
 	Processes  []processJSON  `json:"processes"`
+	Totals     totalsJSON     `json:"totals"`
+}
+
+// totalsJSON is a session's usage: the sums over its processes whose
+// usage could be read (usage_unknown counts the others).
+type totalsJSON struct {
+	Processes    int     `json:"processes"` // all live: the scans leave zombies out
+	CPUSeconds   float64 `json:"cpu_seconds"`
+	RSSBytes     uint64  `json:"rss_bytes"`
+	UsageUnknown int     `json:"usage_unknown"`
 }
 
 type processJSON struct {
@@ -202,6 +218,11 @@ type processJSON struct {
 	UID        int            `json:"uid"`
 	Argv       []string       `json:"argv"`
 	Comm       string         `json:"comm"`
+	// The process's usage: null when it could not be read, and
+	// usage_absent says why.
+	CPUSeconds  *float64 `json:"cpu_seconds"`
+	RSSBytes    *uint64  `json:"rss_bytes"`
+	UsageAbsent string   `json:"usage_absent,omitempty"`
 }
 
 func originatorOf(s *session.Session) originatorJSON {
@@ -212,12 +233,21 @@ func jsonSessions(sessions []session.Session) []sessionJSON {
 	out := make([]sessionJSON, 0, len(sessions))
 	for i := range sessions {
 		s := &sessions[i]
-		sj := sessionJSON{Originator: originatorOf(s), State: s.State, Reason: s.Reason, Count: len(s.Processes)}
+		t := s.Totals()
+		sj := sessionJSON{Originator: originatorOf(s), State: s.State, Reason: s.Reason, Count: len(s.Processes),
+			Totals: totalsJSON{Processes: t.Processes, CPUSeconds: t.CPU.Seconds(), RSSBytes: t.RSS, UsageUnknown: t.Unknown}}
 		for _, p := range s.Processes {
-			sj.Processes = append(sj.Processes, processJSON{
+			pj := processJSON{
 				PID: p.PID, PPID: p.PPID, Originator: sj.Originator, State: s.StateOf(p), Daemon: p.Daemon,
 				Started: p.Started.Format(time.RFC3339Nano), User: p.User, UID: p.UID, Argv: nonNil(p.Argv), Comm: p.Comm,
-			})
+			}
+			if u := p.Usage; u.Known {
+				cpu, rss := u.CPU.Seconds(), u.RSS
+				pj.CPUSeconds, pj.RSSBytes = &cpu, &rss
+			} else {
+				pj.UsageAbsent = cmp.Or(u.Why, "not read")
+			}
+			sj.Processes = append(sj.Processes, pj)
 		}
 		out = append(out, sj)
 	}
@@ -241,35 +271,67 @@ func writeJSON(w io.Writer, v any) error {
 	return nil
 }
 
-// writePsTable prints a summary line per session, then the processes,
-// one row each, the sessions apart by a blank line.
+// writePsTable prints a summary line per session (its processes, their
+// CPU time and resident memory summed), then the processes, one row each,
+// the sessions apart by a blank line.
 func writePsTable(w io.Writer, sessions []session.Session) {
 	if len(sessions) == 0 {
 		fmt.Fprintf(w, "no process carries %s\n", tag.Var)
 		return
 	}
 	sum := &table{}
-	sum.row("SESSION", "STATE", "PROCESSES", "WHY")
+	sum.row("SESSION", "STATE", "PROCESSES", "CPU", "RSS", "WHY")
 	for i := range sessions {
 		s := &sessions[i]
-		sum.row(printable(s.Value), string(s.State), strconv.Itoa(len(s.Processes)), printable(s.Reason))
+		t := s.Totals()
+		cpu, rss := "-", "-"
+		if t.Unknown < t.Processes {
+			more := "" // "+": the sums leave out processes whose usage is unknown
+			if t.Unknown > 0 {
+				more = "+"
+			}
+			cpu, rss = cpuTime(t.CPU)+more, memSize(t.RSS)+more
+		}
+		sum.row(printable(s.Value), string(s.State), strconv.Itoa(t.Processes), cpu, rss, printable(s.Reason))
 	}
 	sum.write(w)
 	fmt.Fprintln(w)
 
 	procs := &table{}
-	procs.row("ORIGINATOR", "STATE", "PID", "PPID", "STARTED", "USER", "COMMAND")
+	procs.row("ORIGINATOR", "STATE", "PID", "PPID", "STARTED", "USER", "CPU", "RSS", "COMMAND")
 	for i := range sessions {
 		s := &sessions[i]
 		if i > 0 {
 			procs.gap()
 		}
 		for _, p := range s.Processes {
+			cpu, rss := "-", "-"
+			if p.Usage.Known {
+				cpu, rss = cpuTime(p.Usage.CPU), memSize(p.Usage.RSS)
+			}
 			procs.row(printable(s.Value), string(s.StateOf(p)), strconv.Itoa(p.PID), strconv.Itoa(p.PPID),
-				p.Started.Format("2006-01-02 15:04:05"), printable(p.User), commandLine(p))
+				p.Started.Format("2006-01-02 15:04:05"), printable(p.User), cpu, rss, commandLine(p))
 		}
 	}
 	procs.write(w)
+}
+
+// cpuTime shows a CPU time as BSD's and macOS's ps do: minutes, seconds
+// and hundredths (0:01.23, 125:04.50).
+func cpuTime(d time.Duration) string {
+	cs := int64(max(d, 0) / (10 * time.Millisecond))
+	return fmt.Sprintf("%d:%02d.%02d", cs/6000, cs/100%60, cs%100)
+}
+
+// memSize shows a number of bytes in binary units, to a tenth: 0.5K,
+// 980.0K, 12.3M, 1.2G.
+func memSize(b uint64) string {
+	const units = "KMGTPE"
+	v, i := float64(b)/1024, 0
+	for v >= 1023.95 && i < len(units)-1 {
+		v, i = v/1024, i+1
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + units[i:i+1]
 }
 
 // commandLine shows argv as ps does, or [comm] when it is empty.

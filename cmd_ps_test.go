@@ -29,27 +29,37 @@ func TestPrintable(t *testing.T) {
 
 func TestPsTable(t *testing.T) {
 	at := time.Date(2026, 11, 21, 10, 0, 1, 0, time.Local)
-	daemon := session.Process{PID: 51240, PPID: 51234, Started: at, User: "root", Argv: []string{"ssh-agent"}, Daemon: true}
+	daemon := session.Process{PID: 51240, PPID: 51234, Started: at, User: "root", Argv: []string{"ssh-agent"}, Daemon: true,
+		Usage: session.Usage{CPU: 61230 * time.Millisecond, RSS: 12900 << 10, Known: true}}
 	sessions := []session.Session{
 		{Value: "CLUD:4242", Tool: "CLUD", PID: 4242, State: session.Orphaned, Reason: "PID 4242 is gone", Processes: []session.Process{
-			{PID: 51234, PPID: 1, Started: at, User: "root", Argv: []string{"sleep", "300"}},
+			{PID: 51234, PPID: 1, Started: at, User: "root", Argv: []string{"sleep", "300"},
+				Usage: session.Usage{CPU: 10 * time.Millisecond, RSS: 1 << 20, Known: true}},
 			daemon,
 		}},
 		{Value: "X:abc", State: session.Malformed, Reason: "not TOOL:PID", Processes: []session.Process{
-			{PID: 7, PPID: 1, Started: at, User: "nobody", Comm: "kworker"},
+			{PID: 7, PPID: 1, Started: at, User: "nobody", Comm: "kworker", Usage: session.Usage{Why: "permission denied"}},
+		}},
+		{Value: "Y:9", Tool: "Y", PID: 9, State: session.Alive, Reason: "PID 9 is running", Processes: []session.Process{
+			{PID: 8, PPID: 9, Started: at, User: "nobody", Argv: []string{"a"}, Usage: session.Usage{CPU: time.Second, RSS: 2 << 30, Known: true}},
+			{PID: 10, PPID: 9, Started: at, User: "nobody", Argv: []string{"b"}},
 		}},
 	}
 	var b bytes.Buffer
 	writePsTable(&b, sessions)
-	want := `SESSION    STATE      PROCESSES  WHY
-CLUD:4242  orphaned   2          PID 4242 is gone
-X:abc      malformed  1          not TOOL:PID
+	want := `SESSION    STATE      PROCESSES  CPU       RSS    WHY
+CLUD:4242  orphaned   2          1:01.24   13.6M  PID 4242 is gone
+X:abc      malformed  1          -         -      not TOOL:PID
+Y:9        alive      2          0:01.00+  2.0G+  PID 9 is running
 
-ORIGINATOR  STATE      PID    PPID   STARTED              USER    COMMAND
-CLUD:4242   orphaned   51234  1      2026-11-21 10:00:01  root    sleep 300
-CLUD:4242   daemon     51240  51234  2026-11-21 10:00:01  root    ssh-agent
+ORIGINATOR  STATE      PID    PPID   STARTED              USER    CPU      RSS    COMMAND
+CLUD:4242   orphaned   51234  1      2026-11-21 10:00:01  root    0:00.01  1.0M   sleep 300
+CLUD:4242   daemon     51240  51234  2026-11-21 10:00:01  root    1:01.23  12.6M  ssh-agent
 
-X:abc       malformed  7      1      2026-11-21 10:00:01  nobody  [kworker]
+X:abc       malformed  7      1      2026-11-21 10:00:01  nobody  -        -      [kworker]
+
+Y:9         alive      8      9      2026-11-21 10:00:01  nobody  0:01.00  2.0G   a
+Y:9         alive      10     9      2026-11-21 10:00:01  nobody  -        -      b
 `
 	if got := b.String(); got != want {
 		t.Errorf("table:\n%s\nwant:\n%s", got, want)
@@ -58,6 +68,59 @@ X:abc       malformed  7      1      2026-11-21 10:00:01  nobody  [kworker]
 	writePsTable(&b, nil)
 	if !strings.Contains(b.String(), "no process carries RUNNING_PROCESS_ORIGINATOR") {
 		t.Errorf("empty table: %q", b.String())
+	}
+
+	// JSON: each process's usage, or null and why; each session's sums.
+	out := jsonSessions(sessions)
+	p := out[0].Processes[1]
+	if p.CPUSeconds == nil || *p.CPUSeconds != 61.23 || p.RSSBytes == nil || *p.RSSBytes != 12900<<10 || p.UsageAbsent != "" {
+		t.Errorf("the daemon's usage: %v %v %q", p.CPUSeconds, p.RSSBytes, p.UsageAbsent)
+	}
+	if got, want := out[0].Totals, (totalsJSON{Processes: 2, CPUSeconds: 61.24, RSSBytes: 13924 << 10}); got != want {
+		t.Errorf("CLUD:4242's totals %+v, want %+v", got, want)
+	}
+	p = out[1].Processes[0]
+	if p.CPUSeconds != nil || p.RSSBytes != nil || p.UsageAbsent != "permission denied" {
+		t.Errorf("an unknown usage: %v %v %q", p.CPUSeconds, p.RSSBytes, p.UsageAbsent)
+	}
+	if got, want := out[1].Totals, (totalsJSON{Processes: 1, UsageUnknown: 1}); got != want {
+		t.Errorf("X:abc's totals %+v, want %+v", got, want)
+	}
+	if got, want := out[2].Totals, (totalsJSON{Processes: 2, CPUSeconds: 1, RSSBytes: 2 << 30, UsageUnknown: 1}); got != want || out[2].Processes[1].UsageAbsent != "not read" {
+		t.Errorf("Y:9's totals %+v, want %+v; %q", got, want, out[2].Processes[1].UsageAbsent)
+	}
+}
+
+func TestCPUTimeAndMemSize(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0:                                       "0:00.00",
+		9 * time.Millisecond:                    "0:00.00",
+		1230 * time.Millisecond:                 "0:01.23",
+		59990 * time.Millisecond:                "0:59.99",
+		time.Minute:                             "1:00.00",
+		125*time.Minute + 4500*time.Millisecond: "125:04.50",
+		-time.Second:                            "0:00.00",
+	} {
+		if got := cpuTime(d); got != want {
+			t.Errorf("cpuTime(%v) = %q, want %q", d, got, want)
+		}
+	}
+	for n, want := range map[uint64]string{
+		0:            "0.0K",
+		512:          "0.5K",
+		4096:         "4.0K",
+		980 << 10:    "980.0K",
+		1023 << 10:   "1023.0K",
+		1024<<10 - 1: "1.0M",
+		12900 << 10:  "12.6M",
+		64 << 20:     "64.0M",
+		1536 << 20:   "1.5G",
+		3 << 40:      "3.0T",
+		1<<64 - 1:    "16.0E",
+	} {
+		if got := memSize(n); got != want {
+			t.Errorf("memSize(%d) = %q, want %q", n, got, want)
+		}
 	}
 }
 

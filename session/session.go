@@ -51,11 +51,35 @@ type Process struct {
 }
 
 // Usage is a process's CPU time and resident memory, as the OS reports
-// them; Known is false where they could not be read.
+// them; Known is false where they could not be read, and Why says why.
 type Usage struct {
 	CPU   time.Duration // user + system, all its threads
 	RSS   uint64        // resident set, bytes
 	Known bool
+	Why   string // why it is not Known, for people
+}
+
+// Totals is a session's usage: its processes and the sums of the usage
+// of those whose usage is known.
+type Totals struct {
+	Processes int // its processes, all live: the scans leave zombies out
+	CPU       time.Duration
+	RSS       uint64 // the sum of the resident sets: shared pages count in each process, as ps shows them
+	Unknown   int    // processes whose usage could not be read, not in the sums
+}
+
+// Totals sums the usage of s's processes.
+func (s *Session) Totals() Totals {
+	t := Totals{Processes: len(s.Processes)}
+	for _, p := range s.Processes {
+		if !p.Usage.Known {
+			t.Unknown++
+			continue
+		}
+		t.CPU += p.Usage.CPU
+		t.RSS += p.Usage.RSS
+	}
+	return t
 }
 
 // Originator is what a lookup of the session's PID finds now.

@@ -5,9 +5,11 @@ package tests
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/contain-cli/contain/internal/testtool"
 )
 
 // psOutput is the part of `contain ps --format json` the tests read.
@@ -37,7 +41,16 @@ type psOutput struct {
 			User    string   `json:"user"`
 			UID     int      `json:"uid"`
 			Argv    []string `json:"argv"`
+			CPU     *float64 `json:"cpu_seconds"`
+			RSS     *uint64  `json:"rss_bytes"`
+			Absent  string   `json:"usage_absent"`
 		} `json:"processes"`
+		Totals struct {
+			Processes int     `json:"processes"`
+			CPU       float64 `json:"cpu_seconds"`
+			RSS       uint64  `json:"rss_bytes"`
+			Unknown   int     `json:"usage_unknown"`
+		} `json:"totals"`
 	} `json:"sessions"`
 	Unreadable map[string]int `json:"unreadable"`
 }
@@ -225,7 +238,7 @@ func TestPsSessions(t *testing.T) {
 	for _, want := range []string{
 		orphanValue + ` +orphaned +2 `, liveValue + ` +alive +1 `, daemonValue + ` +daemon +1 `,
 		fmt.Sprintf(`\n%s +orphaned +%d +\d+ `, orphanValue, orphan), fmt.Sprintf(`\n%s +alive +%d `, liveValue, live),
-		`sleep 300\n`, `\nORIGINATOR +STATE +PID +PPID +STARTED +USER +COMMAND\n`,
+		`sleep 300\n`, `\nORIGINATOR +STATE +PID +PPID +STARTED +USER +CPU +RSS +COMMAND\n`,
 	} {
 		if !regexp.MustCompile(want).MatchString(res.stdout) {
 			t.Errorf("the table does not match %q:\n%s", want, res.stdout)
@@ -296,4 +309,94 @@ func TestPsUnreadableCounted(t *testing.T) {
 	if !alive(root) {
 		t.Error("root's process died")
 	}
+}
+
+// TestPsUsage: a tagged process that wrote 64 MiB and spun for 0.3 s of
+// CPU shows them in JSON, as the kernel counts them (the resident size as
+// /proc/PID/statm says it, a file ps does not read, to within a few pages);
+// its session's totals are the sums of its two processes, and its count of
+// live processes two; the table shows both, per process and per session.
+func TestPsUsage(t *testing.T) {
+	testtool.Need(t, "perl", "perl-base")
+	tool := uniqueTool(t)
+	value := fmt.Sprintf("%s:%d", tool, deadPID(t))
+	dir := t.TempDir()
+	began := time.Now()
+	hogPID := startTagged(t, value, procOpts{}, "perl", "-e",
+		`my $s = "x" x (64 << 20); 1 while (times)[0] < 0.3; open(my $f, ">", "$ARGV[0]/ready") or die; close $f; sleep 300`, dir)
+	sleeper := startTagged(t, value, procOpts{})
+	waitFor(t, "the hog to spin", time.Minute, func() bool {
+		_, err := os.Stat(dir + "/ready")
+		return err == nil
+	})
+	lived := time.Since(began)
+	before := statmRSS(t, hogPID)
+	res := run(t, runOpts{}, "ps", "--format", "json", "-o", tool)
+	wantCode(t, res, 0)
+	after := statmRSS(t, hogPID)
+	out := decode[psOutput](t, res)
+	if len(out.Sessions) != 1 || len(out.Sessions[0].Processes) != 2 {
+		t.Fatalf("want one session of two processes: %s", res.stdout)
+	}
+	s := out.Sessions[0]
+	var cpu float64
+	var rss uint64
+	for _, p := range s.Processes {
+		if p.CPU == nil || p.RSS == nil || p.Absent != "" {
+			t.Fatalf("process %d: no usage (%s)", p.PID, p.Absent)
+		}
+		cpu += *p.CPU
+		rss += *p.RSS
+		switch p.PID {
+		case hogPID:
+			if *p.RSS < 64<<20 || *p.CPU < 0.3 || *p.CPU > lived.Seconds()*float64(runtime.NumCPU()) {
+				t.Errorf("the hog: %v s of CPU and %d bytes resident; want 0.3 s to %v, and 64 MiB or more", *p.CPU, *p.RSS, lived)
+			}
+			// The kernel counts resident pages per CPU, and stat
+			// sums them approximately, statm exactly: a few pages apart.
+			if d := int64(*p.RSS) - int64(before); before == after && (d > 1<<20 || d < -1<<20) {
+				t.Errorf("the hog's resident size: %d bytes, /proc/%d/statm %d", *p.RSS, hogPID, before)
+			}
+		case sleeper:
+			if *p.RSS == 0 || *p.RSS > 64<<20 || *p.CPU > 0.3 {
+				t.Errorf("the sleeper: %v s of CPU and %d bytes resident", *p.CPU, *p.RSS)
+			}
+		default:
+			t.Errorf("process %d is neither the hog %d nor the sleeper %d", p.PID, hogPID, sleeper)
+		}
+	}
+	tot := s.Totals
+	if tot.Processes != 2 || s.Count != 2 || tot.Unknown != 0 || tot.RSS != rss || math.Abs(tot.CPU-cpu) > 1e-9 {
+		t.Errorf("totals %+v (count %d); want 2 processes, %v s and %d bytes", tot, s.Count, cpu, rss)
+	}
+
+	res = run(t, runOpts{}, "ps", "-o", tool)
+	wantCode(t, res, 0)
+	mib := `(6[4-9]|[7-9]\d|\d{3,})\.\dM` // 64 MiB or more
+	for _, want := range []string{
+		`^SESSION +STATE +PROCESSES +CPU +RSS +WHY\n`,
+		fmt.Sprintf(`\n%s +orphaned +2 +0:\d\d\.\d\d +%s +PID \d+ is gone\n`, value, mib),
+		`\nORIGINATOR +STATE +PID +PPID +STARTED +USER +CPU +RSS +COMMAND\n`,
+		fmt.Sprintf(`\n%s +orphaned +%d +\d+ +[-\d]+ [:\d]+ +\S+ +0:\d\d\.\d\d +%s +perl -e `, value, hogPID, mib),
+		fmt.Sprintf(`\n%s +orphaned +%d +\d+ +[-\d]+ [:\d]+ +\S+ +0:00\.\d\d +\d+\.\d[KM] +sleep 300\n`, value, sleeper),
+	} {
+		if !regexp.MustCompile(want).MatchString(res.stdout) {
+			t.Errorf("the table does not match %q:\n%s", want, res.stdout)
+		}
+	}
+}
+
+// statmRSS reads a process's resident size from /proc/PID/statm.
+func statmRSS(t *testing.T, pid int) uint64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/statm", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b))
+	pages, err := strconv.ParseUint(f[1], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pages * uint64(os.Getpagesize())
 }

@@ -61,9 +61,24 @@ func oneProc(pid int) (MacProc, error) {
 }
 
 // ListTagged reads the environment of every process (kern.procargs2) and
-// returns those that carry RUNNING_PROCESS_ORIGINATOR. Those whose
+// returns those that carry RUNNING_PROCESS_ORIGINATOR, with their usage
+// (UsageOf, one proc_info call each, the tagged ones only). Those whose
 // environment the kernel refuses or hides are counted by reason.
-func ListTagged() (Listing, error) { return Darwin.listTagged() }
+func ListTagged() (Listing, error) {
+	l, err := Darwin.listTagged()
+	if err != nil {
+		return l, err
+	}
+	buf := make([]byte, macTaskInfoSize)
+	for i := range l.Procs {
+		u, _, err := UsageOf(l.Procs[i].PID, buf)
+		if err != nil {
+			u = session.Usage{Why: err.Error()}
+		}
+		l.Procs[i].Usage = u
+	}
+	return l, nil
+}
 
 // LookupOriginator tells what process PID names now: whether it exists, is
 // a zombie, and when it started (microseconds).

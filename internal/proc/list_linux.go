@@ -33,11 +33,13 @@ func listTagged(fs procfs.FS) (Listing, error) {
 	return l, nil
 }
 
-// ProcessOf is what ps shows of a process read from /proc.
+// ProcessOf is what ps shows of a process read from /proc: its usage too,
+// from the stat line the scan read for its identity.
 func ProcessOf(p procfs.Tagged, boot time.Time) session.Process {
 	return session.Process{
 		PID: p.PID, PPID: p.PPID, Start: p.Start, Started: procfs.StartTime(boot, p.Start),
 		UID: p.UID, User: userName(p.UID), Argv: p.Argv, Comm: p.Comm, Value: p.Value, Daemon: p.Daemon,
+		Usage: UsageFrom(p.Stat),
 	}
 }
 

@@ -98,7 +98,8 @@ func describeProcess(e entry) (session.Process, error) {
 	return readProcess(h, e)
 }
 
-// readProcess reads, through h, the identity and tag of process e.
+// readProcess reads, through h, the identity and tag of process e, and
+// the usage of a tagged one.
 func readProcess(h windows.Handle, e entry) (session.Process, error) {
 	start, exited, err := CreationTime(h)
 	if err != nil {
@@ -123,6 +124,9 @@ func readProcess(h windows.Handle, e entry) (session.Process, error) {
 	}
 	if o, err := processOwner(h); err == nil {
 		p.User, p.SID = o.name, o.sid
+	}
+	if p.Usage, err = UsageOfHandle(h); err != nil {
+		p.Usage = session.Usage{Why: err.Error()}
 	}
 	return p, nil
 }
