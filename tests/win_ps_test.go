@@ -37,6 +37,14 @@ type psOut struct {
 			User    string
 			Argv    []string
 			Comm    string
+			CPU     *float64 `json:"cpu_seconds"`
+			RSS     *uint64  `json:"rss_bytes"`
+			Absent  string   `json:"usage_absent"`
+		}
+		Totals struct {
+			Processes int
+			CPU       float64 `json:"cpu_seconds"`
+			RSS       uint64  `json:"rss_bytes"`
 		}
 	}
 	Unreadable map[string]int
@@ -103,11 +111,19 @@ func TestWinPsAndReap(t *testing.T) {
 		if !strings.Contains(p.User, `\`) || len(p.Argv) != 2 || !strings.HasSuffix(strings.ToLower(p.Argv[0]), ".exe") || p.Comm == "" {
 			t.Errorf("PID %d: user %q, argv %q, comm %q", p.PID, p.User, p.Argv, p.Comm)
 		}
+		// Its usage, read through the handle ps opened (a Go program
+		// has some megabytes resident), and its session's sums.
+		if p.CPU == nil || p.RSS == nil || *p.RSS < 1<<20 || *p.CPU < 0 {
+			t.Errorf("PID %d: usage %v s, %v bytes (%s)", p.PID, p.CPU, p.RSS, p.Absent)
+		} else if s.Totals.Processes != 1 || s.Totals.RSS != *p.RSS || s.Totals.CPU != *p.CPU {
+			t.Errorf("session %s: totals %+v, its one process %v s, %d bytes", s.Originator.Value, s.Totals, *p.CPU, *p.RSS)
+		}
 	}
 	if found != len(want) {
 		t.Fatalf("ps found %d of the %d sessions: %+v", found, len(want), out.Sessions)
 	}
-	if table := run(t, os.Environ(), "ps", "-o", u+"ORPH"); !strings.Contains(table.stdout, fmt.Sprintf("%sORPH:%d", u, gone)) || !strings.Contains(table.stdout, "orphaned") {
+	if table := run(t, os.Environ(), "ps", "-o", u+"ORPH"); !strings.Contains(table.stdout, fmt.Sprintf("%sORPH:%d", u, gone)) || !strings.Contains(table.stdout, "orphaned") ||
+		!strings.Contains(table.stdout, "  CPU  ") || !strings.Contains(table.stdout, "M  ") {
 		t.Errorf("ps table:\n%s", table.stdout)
 	}
 
