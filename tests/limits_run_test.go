@@ -5,12 +5,14 @@ package tests
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/contain-cli/contain/internal/cgroup"
+	"github.com/contain-cli/contain/internal/testtool"
 	"github.com/contain-cli/contain/report"
 )
 
@@ -260,5 +262,56 @@ func TestLimitKernelMemory(t *testing.T) {
 	}
 	if entries, _ := filepath.Glob(filepath.Join(own, cgroup.Prefix+"*"+cgroup.SelfSuffix)); len(entries) > 0 {
 		t.Errorf("leaf left behind: %v", entries)
+	}
+}
+
+// TestLimitRealDaemon: redis-server daemonizes (a double fork out of
+// COMMAND's session, its title written over its environment) and is then
+// filled past the memory limit: the tree, redis included, is killed.
+func TestLimitRealDaemon(t *testing.T) {
+	testtool.Need(t, "redis-server", "redis-server")
+	testtool.Need(t, "redis-cli", "redis-tools")
+	for _, m := range limitModes(t) {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			dir := sharedDir(t)
+			script := fmt.Sprintf(`D=%s
+redis-server --daemonize yes --port 0 --unixsocket $D/redis.sock --dir $D --logfile /dev/null --save '' --enable-debug-command yes --pidfile $D/redis.pid
+i=0; while [ ! -s $D/redis.pid ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done
+cp $D/redis.pid $D/hog
+redis-cli -s $D/redis.sock debug populate 3000000 >/dev/null
+sleep 60`, dir)
+			res, r, _ := limitReport(t, m.o, []string{"--memory", "64M"}, script, dir)
+			wantCode(t, res, 137)
+			if l := r.Limits["memory"]; !l.Exceeded || !strings.Contains(res.stderr, "contain: memory limit 64 MiB exceeded") {
+				t.Errorf("limits.memory %+v\n%s", l, res.stderr)
+			}
+		})
+	}
+}
+
+// TestLimitLeafReaped: after a crash, the cgroup contain-PID.self that
+// contain moved itself into (to enable controllers) is left empty beside
+// its group; contain reap --session removes it with the group.
+func TestLimitLeafReaped(t *testing.T) {
+	requireRoot(t, "making cgroups")
+	own := ownCgroupDir()
+	if own == "" {
+		t.Skip("no cgroup v2")
+	}
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	pid := gone.Process.Pid // ended: a dead contain's PID
+	leaf := filepath.Join(own, fmt.Sprintf("%s%d%s", cgroup.Prefix, pid, cgroup.SelfSuffix))
+	if err := os.Mkdir(leaf, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(leaf) })
+	res := run(t, runOpts{}, "reap", "--session", fmt.Sprintf("CONTAIN:%d", pid))
+	wantCode(t, res, 0)
+	if _, err := os.Stat(leaf); err == nil {
+		t.Errorf("reap left %s\n%s%s", leaf, res.stdout, res.stderr)
 	}
 }
