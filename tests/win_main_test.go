@@ -124,6 +124,42 @@ func helper(h string, args []string) int {
 		record(dir, "ignore")
 		time.Sleep(2 * time.Minute)
 		return 0
+	case "alloc": // allocate and touch 8 MiB every 20 ms, up to 1 GiB, writing
+		// how many MiB it holds to dir/allocated, then sleep
+		record(dir, "alloc")
+		var held [][]byte
+		for i := 1; i <= 128; i++ {
+			b := make([]byte, 8<<20)
+			for k := 0; k < len(b); k += 4096 {
+				b[k] = 1
+			}
+			held = append(held, b)
+			os.WriteFile(filepath.Join(dir, "allocated"), []byte(strconv.Itoa(8*i)), 0o644)
+			time.Sleep(20 * time.Millisecond)
+		}
+		time.Sleep(2 * time.Minute)
+		return len(held)
+	case "spin": // spin for args[0] seconds of wall-clock time (0: for ever),
+		// then print the CPU time it used and the time it took, in ms
+		d, _ := strconv.ParseFloat(args[0], 64)
+		start := time.Now()
+		for d == 0 || time.Since(start).Seconds() < d {
+		}
+		var created, exited, kernel, user windows.Filetime
+		windows.GetProcessTimes(windows.CurrentProcess(), &created, &exited, &kernel, &user)
+		cpu := time.Duration(uint64(kernel.HighDateTime)<<32|uint64(kernel.LowDateTime)) * 100
+		cpu += time.Duration(uint64(user.HighDateTime)<<32|uint64(user.LowDateTime)) * 100
+		fmt.Printf("%d %d\n", cpu.Milliseconds(), time.Since(start).Milliseconds())
+		return 0
+	case "spinners": // run children that spin for 0.3 s each, one after the
+		// other, for ever: only the ended ones add up to much CPU time
+		self, _ := os.Executable()
+		record(dir, "spinners")
+		for {
+			c := exec.Command(self, "0.3")
+			c.Env = append(os.Environ(), "CONTAIN_HELPER=spin")
+			c.Run()
+		}
 	case "forker": // start a tagged child every 20 ms, forever
 		self, _ := os.Executable()
 		record(dir, "forker")

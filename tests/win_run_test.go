@@ -389,7 +389,7 @@ func TestWinReport(t *testing.T) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatalf("%v\n%s", err, b)
 	}
-	if r.Version != 1 || r.WrittenBy != "contain" || r.ContainPID != res.pid || r.Ending.ExitCode == nil || *r.Ending.ExitCode != 7 {
+	if r.Version != report.Version || r.WrittenBy != "contain" || r.ContainPID != res.pid || r.Ending.ExitCode == nil || *r.Ending.ExitCode != 7 {
 		t.Errorf("report: %s", b)
 	}
 	if len(r.Containment) == 0 || !strings.HasPrefix(r.Containment[0], "job object") {

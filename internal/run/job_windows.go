@@ -3,8 +3,10 @@ package run
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os/exec"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/contain-cli/contain/internal/proc"
@@ -48,16 +50,112 @@ type jobAccounting struct {
 	TotalTerminatedProcesses                           uint32
 }
 
-// active counts the live processes of the job; an error counts as some, so
-// that contain never returns early.
-func (j *job) active() (int, error) {
+// accounting reads the job's basic accounting.
+func (j *job) accounting() (jobAccounting, error) {
 	var acc jobAccounting
 	err := windows.QueryInformationJobObject(j.h, windows.JobObjectBasicAccountingInformation,
 		uintptr(unsafe.Pointer(&acc)), uint32(unsafe.Sizeof(acc)), nil)
+	return acc, err
+}
+
+// cpu is the CPU time, user and kernel, of every process that ran in the
+// job, those that ended included.
+func (acc jobAccounting) cpu() time.Duration {
+	return time.Duration(acc.TotalUserTime+acc.TotalKernelTime) * 100
+}
+
+// active counts the live processes of the job; an error counts as some, so
+// that contain never returns early.
+func (j *job) active() (int, error) {
+	acc, err := j.accounting()
 	if err != nil {
 		return 1, err
 	}
 	return int(acc.ActiveProcesses), nil
+}
+
+// limit sets the job's memory limit (JobMemoryLimit: the committed memory
+// of all its processes; an allocation past it fails) and its limit on
+// processes alive at once (a process start past it fails); 0 sets none.
+// Kill on close stays.
+func (j *job) limit(memory uint64, procs int) error {
+	var info windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION
+	info.BasicLimitInformation.LimitFlags = windows.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
+	if memory > 0 {
+		info.BasicLimitInformation.LimitFlags |= windows.JOB_OBJECT_LIMIT_JOB_MEMORY
+		info.JobMemoryLimit = uintptr(min(memory, uint64(math.MaxInt64)))
+	}
+	if procs > 0 {
+		info.BasicLimitInformation.LimitFlags |= windows.JOB_OBJECT_LIMIT_ACTIVE_PROCESS
+		info.BasicLimitInformation.ActiveProcessLimit = uint32(min(procs, math.MaxUint32))
+	}
+	_, err := windows.SetInformationJobObject(j.h, windows.JobObjectExtendedLimitInformation,
+		uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info)))
+	return err
+}
+
+// jobCPURate is JOBOBJECT_CPU_RATE_CONTROL_INFORMATION with a CpuRate,
+// which x/sys does not declare.
+type jobCPURate struct {
+	ControlFlags uint32
+	CpuRate      uint32 // cycles per 10,000 of the whole machine's
+}
+
+const (
+	jobCPURateEnable  = 0x1 // JOB_OBJECT_CPU_RATE_CONTROL_ENABLE
+	jobCPURateHardCap = 0x4 // JOB_OBJECT_CPU_RATE_CONTROL_HARD_CAP
+)
+
+// capCPU holds the job to cpus CPUs' worth of cycles (Windows 8 and
+// later): a hard cap, the job's threads are not scheduled once it is used
+// up in a scheduling interval.
+func (j *job) capCPU(cpus float64) error {
+	n := windows.GetActiveProcessorCount(windows.ALL_PROCESSOR_GROUPS)
+	if n == 0 {
+		n = 1
+	}
+	rate := jobCPURate{ControlFlags: jobCPURateEnable | jobCPURateHardCap,
+		CpuRate: uint32(min(max(math.Round(cpus*10000/float64(n)), 1), 10000))}
+	_, err := windows.SetInformationJobObject(j.h, windows.JobObjectCpuRateControlInformation,
+		uintptr(unsafe.Pointer(&rate)), uint32(unsafe.Sizeof(rate)))
+	return err
+}
+
+// peakMemory is the most memory the job's processes had committed at once.
+func (j *job) peakMemory() (uint64, error) {
+	var ext windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION
+	err := windows.QueryInformationJobObject(j.h, windows.JobObjectExtendedLimitInformation,
+		uintptr(unsafe.Pointer(&ext)), uint32(unsafe.Sizeof(ext)), nil)
+	return uint64(ext.PeakJobMemoryUsed), err
+}
+
+// The job's messages that contain reads from its completion port
+// (JOB_OBJECT_MSG_*, which x/sys does not declare).
+const (
+	jobMsgActiveProcessLimit = 3  // a process start was refused by ActiveProcessLimit
+	jobMsgJobMemoryLimit     = 10 // an allocation was refused by JobMemoryLimit; the overlapped value is the PID
+)
+
+// notifications associates a new completion port with the job, which
+// then posts its messages to it (key 1). Windows promises delivery only
+// for notification limits: should a memory-limit message be lost, the
+// failed allocation is COMMAND's to handle, and the run ends as COMMAND
+// does.
+func (j *job) notifications() (windows.Handle, error) {
+	port, err := windows.CreateIoCompletionPort(windows.InvalidHandle, 0, 0, 1)
+	if err != nil {
+		return 0, err
+	}
+	assoc := struct {
+		CompletionKey  uintptr
+		CompletionPort windows.Handle
+	}{1, port}
+	if _, err := windows.SetInformationJobObject(j.h, windows.JobObjectAssociateCompletionPortInformation,
+		uintptr(unsafe.Pointer(&assoc)), uint32(unsafe.Sizeof(assoc))); err != nil {
+		windows.CloseHandle(port)
+		return 0, err
+	}
+	return port, nil
 }
 
 // pids lists the processes of the job (for what -v says; nothing is

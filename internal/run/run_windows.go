@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/signals"
 	"golang.org/x/sys/windows"
@@ -53,6 +54,7 @@ type winRunner struct {
 
 	facts *Facts // with RunOptions.Collect
 	left  []*winLeftover
+	lim   *jobLimits // nil: no limit asked
 }
 
 func (r *winRunner) run() (Result, error) {
@@ -64,6 +66,9 @@ func (r *winRunner) run() (Result, error) {
 	}
 	r.job = j
 	defer j.close()
+	if err := r.setLimits(); err != nil {
+		return Result{}, err
+	}
 
 	cmd := exec.Command(r.o.Args[0], r.o.Args[1:]...)
 	if cmd.Err != nil {
@@ -84,13 +89,17 @@ func (r *winRunner) run() (Result, error) {
 
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
+	stopLimits := r.enforce()
 	timedOut := r.waitMain(waited, events)
+	stopLimits()
 	if r.facts != nil {
 		r.facts.CommandEnded = time.Now()
 	}
+	r.lateLimits()
 	r.closeGroup(events)
 
 	res := Result{Pid: cmd.Process.Pid, TimedOut: timedOut, Facts: r.finishFacts()}
+	r.finishLimits(&res)
 	if r.killedBy != 0 {
 		res.Signaled, res.Signal = true, r.killedBy
 	} else {
@@ -99,8 +108,9 @@ func (r *winRunner) run() (Result, error) {
 	return res, nil
 }
 
-// waitMain runs until COMMAND has ended: it runs the timeout and answers
-// the console's events. It reports whether the timeout fired.
+// waitMain runs until COMMAND has ended: it runs the timeout, acts on
+// the limits found exceeded and answers the console's events. It reports
+// whether the timeout fired (or a CPU time limit acted as it).
 func (r *winRunner) waitMain(waited <-chan error, events <-chan uint32) (timedOut bool) {
 	var timeoutC, killC, stopC <-chan time.Time
 	if r.o.Timeout > 0 {
@@ -126,10 +136,20 @@ func (r *winRunner) waitMain(waited <-chan error, events <-chan uint32) (timedOu
 				stopC = time.After(r.o.Grace)
 			}
 		case <-timeoutC:
-			timedOut = true
+			timedOut, timeoutC = true, nil
 			r.log("timeout after %v: %s", r.o.Timeout, r.deliver(r.o.Signal))
 			if r.o.KillAfter > 0 {
 				killC = time.After(r.o.KillAfter)
+			}
+		case h := <-r.limitHits():
+			if h.kind == limit.CPUTime && timedOut {
+				continue // the timeout came first
+			}
+			if r.limitExceeded(h) {
+				timedOut, timeoutC = true, nil
+				if r.o.KillAfter > 0 {
+					killC = time.After(r.o.KillAfter)
+				}
 			}
 		case <-killC:
 			if r.facts != nil {

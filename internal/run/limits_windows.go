@@ -1,0 +1,505 @@
+package run
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/windows"
+
+	"github.com/contain-cli/contain/internal/limit"
+	"github.com/contain-cli/contain/internal/proc"
+)
+
+// jobLimits holds a run's whole-tree limits on Windows. The job object
+// holds what it can: JobMemoryLimit (an allocation past it fails: contain
+// learns of it from the job's completion port and ends the tree, as the
+// kernel does on Linux), ActiveProcessLimit (a process start past it
+// fails) and the CPU rate hard cap; --cpu-time is polled from the job's
+// accounting, which counts the processes that ended too. Wine's job
+// objects keep the limits but enforce none, and account no CPU time
+// (DESIGN.md): there contain samples the job's processes every
+// limit.Every, and holds --cpus by suspending them (NtSuspendProcess).
+type jobLimits struct {
+	w        *limit.Watch
+	wine     bool
+	throttle *limit.Throttle // nil: no --cpus, or the job object caps it
+	hits     chan limitHit   // to the main loop; one per kind at most
+	sent     [4]bool         // a kind already sent by the sampler
+	end      *LimitEnd       // the limit that ended the run, set by the main loop
+	port     windows.Handle  // the job's messages; 0: none read
+	refused  atomic.Int64    // process starts the job refused
+	stopped  atomic.Bool     // the throttle could not suspend a process
+	last     limit.Sample
+	// accounted: Wine's job accounting counts CPU time after all (a Wine
+	// later than 8); it is then the figure.
+	accounted bool
+
+	// Under Wine: the CPU time of each process of the job as last seen,
+	// that of those which ended, and the buffer of the system snapshot.
+	seen  map[procKey]time.Duration
+	ended time.Duration
+	snap  []uint64
+}
+
+// limitHit is a limit found exceeded, and what showed it.
+type limitHit struct {
+	kind limit.Kind
+	what string // "the tree's resident memory reached 112 MiB"
+}
+
+// procKey is a process: its PID and creation time.
+type procKey struct {
+	pid     int
+	created int64
+}
+
+// Calls x/sys does not wrap.
+var (
+	procIsProcessInJob            = kernel32.NewProc("IsProcessInJob")
+	procGetQueuedCompletionStatus = kernel32.NewProc("GetQueuedCompletionStatus")
+	procNtSuspendProcess          = windows.NewLazySystemDLL("ntdll.dll").NewProc("NtSuspendProcess")
+)
+
+// wineWhy says why each limit is sampled under Wine (8.0, seen).
+var wineWhy = map[limit.Kind]string{
+	limit.Memory:  "Wine keeps a job object's memory limit but enforces none",
+	limit.Pids:    "Wine keeps a job object's process limit but enforces none",
+	limit.CPUTime: "Wine's job accounting counts no CPU time",
+	limit.CPUs:    "Wine implements no CPU rate control",
+}
+
+// wineCPUBy names what holds --cpu-time under Wine, whose job accounting
+// counts no CPU time (Wine 8): the sum over the job's processes.
+func wineCPUBy(w *limit.Watch) string {
+	return fmt.Sprintf("sampling every %v: the job's live processes, plus those that ended as last seen", w.Every)
+}
+
+// setLimits readies the limits after the job is made and before COMMAND
+// starts: the job object's own, what contain samples instead, and, with
+// --strict-limits, the refusal of anything the job object does not hold.
+func (r *winRunner) setLimits() error {
+	set := r.o.Limits
+	if !set.Any() {
+		return nil
+	}
+	l := &jobLimits{w: limit.NewWatch(set), wine: underWine(), hits: make(chan limitHit, 4)}
+	r.lim = l
+	w := l.w
+	why := map[limit.Kind]string{}
+	if l.wine {
+		for _, k := range set.Asked() {
+			why[k] = wineWhy[k]
+		}
+		if set.Has(limit.CPUTime) {
+			w.Enforce(limit.CPUTime, wineCPUBy(w), false)
+		}
+	} else {
+		if set.Memory > 0 || set.Pids > 0 {
+			if err := r.job.limit(set.Memory, set.Pids); err != nil {
+				why[limit.Memory] = fmt.Sprintf("the job object refused the limit: %v", err)
+				why[limit.Pids] = why[limit.Memory]
+			} else {
+				if set.Memory > 0 {
+					w.Enforce(limit.Memory, "job object (committed memory)", true)
+				}
+				if set.Pids > 0 {
+					w.Enforce(limit.Pids, "job object (active processes)", true)
+				}
+			}
+		}
+		if set.CPUTime > 0 {
+			w.Enforce(limit.CPUTime, fmt.Sprintf("job accounting, polled every %v", w.Every), true)
+		}
+		if set.CPUs > 0 {
+			if err := r.job.capCPU(set.CPUs); err != nil {
+				why[limit.CPUs] = fmt.Sprintf("the job object refused a CPU rate cap: %v", err)
+			} else {
+				w.Enforce(limit.CPUs, "job object (CPU rate hard cap)", true)
+			}
+		}
+	}
+	if set.CPUs > 0 && !w.Kernel(limit.CPUs) {
+		if err := procNtSuspendProcess.Find(); err != nil {
+			return fmt.Errorf("--cpus %s cannot be held here: %s, and contain cannot suspend the tree's processes itself (%v)", set.Show(limit.CPUs), why[limit.CPUs], err)
+		}
+		l.throttle = &limit.Throttle{CPUs: set.CPUs}
+		w.Enforce(limit.CPUs, fmt.Sprintf("NtSuspendProcess/NtResumeProcess, sampled every %v", w.Every), false)
+	}
+	for _, k := range set.Asked() {
+		if w.Kernel(k) {
+			r.log("%s %s: enforced by %s", k.Option(), set.Show(k), w.By(k))
+		} else {
+			r.log("%s %s: enforced by %s (%s)", k.Option(), set.Show(k), w.By(k), why[k])
+		}
+	}
+	if set.Strict {
+		for _, k := range set.Asked() {
+			if !w.Kernel(k) {
+				return fmt.Errorf("--strict-limits: %s %s cannot be enforced by the kernel here (%s): %s", k.Option(), set.Show(k), why[k], w.By(k))
+			}
+		}
+	}
+	if set.Memory > 0 && w.Kernel(limit.Memory) || set.Pids > 0 && w.Kernel(limit.Pids) {
+		port, err := r.job.notifications()
+		if err != nil {
+			r.log("cannot read the job's messages (%v): a refused allocation is left to the command, and the run ends as it does", err)
+		} else {
+			l.port = port
+		}
+	}
+	return nil
+}
+
+// enforce starts what the limits need while COMMAND runs: the reader of
+// the job's messages, and the sampler (CPU time, what the job object does
+// not hold, the --cpus throttle). It returns the function that stops
+// them, which leaves the tree running.
+func (r *winRunner) enforce() (stop func()) {
+	l := r.lim
+	if l == nil {
+		return func() {}
+	}
+	var stops []func()
+	if l.port != 0 {
+		done := make(chan struct{})
+		go r.readJobMessages(done)
+		stops = append(stops, func() {
+			// Packets come out in order: every message the job posted
+			// before this one is read first.
+			windows.PostQueuedCompletionStatus(l.port, 0, stopKey, nil)
+			<-done
+			windows.CloseHandle(l.port)
+		})
+	}
+	if l.w.Sampling() || l.throttle != nil {
+		done, stopped := make(chan struct{}), make(chan struct{})
+		go r.sampleLoop(done, stopped)
+		stops = append(stops, func() {
+			close(done)
+			<-stopped
+		})
+	}
+	return func() {
+		for _, s := range stops {
+			s()
+		}
+	}
+}
+
+// stopKey is the completion key of the packet that stops the reader; the
+// job's messages come with key 1.
+const stopKey = 2
+
+// readJobMessages reads the job's messages until the stop packet: a
+// refused allocation is the memory limit exceeded; a refused process
+// start is counted.
+func (r *winRunner) readJobMessages(done chan<- struct{}) {
+	defer close(done)
+	l := r.lim
+	sentMemory := false
+	for {
+		var msg uint32
+		var key, value uintptr
+		ok, _, err := procGetQueuedCompletionStatus.Call(uintptr(l.port), uintptr(unsafe.Pointer(&msg)),
+			uintptr(unsafe.Pointer(&key)), uintptr(unsafe.Pointer(&value)), windows.INFINITE)
+		switch {
+		case ok == 0 && value == 0:
+			r.log("cannot read the job's messages: %v", err)
+			return
+		case key == stopKey:
+			return
+		}
+		switch msg {
+		case jobMsgJobMemoryLimit:
+			if !sentMemory {
+				sentMemory = true
+				l.hits <- limitHit{limit.Memory, fmt.Sprintf("process %d of the tree was refused an allocation", value)}
+			}
+		case jobMsgActiveProcessLimit:
+			if l.refused.Add(1) == 1 {
+				r.log("--pids %s: the job object refused a process start", r.o.Limits.Show(limit.Pids))
+			}
+		}
+	}
+}
+
+// sampleLoop samples the tree every limit.Every until done: a limit
+// contain holds itself that is exceeded goes to the main loop; the --cpus
+// throttle suspends the job's processes when the tree has used its share.
+func (r *winRunner) sampleLoop(done <-chan struct{}, stopped chan<- struct{}) {
+	defer close(stopped)
+	l := r.lim
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		began := time.Now()
+		s := r.sample()
+		// Under Wine each process costs a few calls to wineserver: the
+		// sampling stays under a tenth of the time.
+		next := max(l.w.Every, 10*time.Since(began))
+		if k, over := l.w.Check(s); over && !l.sent[k] {
+			l.sent[k] = true
+			l.hits <- limitHit{k, limit.Said(k, s)}
+		}
+		if l.throttle != nil {
+			if d := l.throttle.Step(s); d > 0 {
+				l.w.Hit(limit.CPUs, "throttled")
+				if !r.pauseJob(d, done) {
+					return
+				}
+			}
+		}
+		t.Reset(next)
+	}
+}
+
+// sample measures the tree. Where the job object is the kernel: its
+// accounting (CPU time, live processes) and its peak committed memory.
+// Under Wine, which accounts neither: the job's processes, one by one,
+// for their working sets, and a snapshot of the system's processes for
+// their CPU time.
+func (r *winRunner) sample() limit.Sample {
+	l := r.lim
+	s := limit.Sample{At: time.Now()}
+	if acc, err := r.job.accounting(); err == nil {
+		s.CPU, s.Procs = acc.cpu(), int(acc.ActiveProcesses)
+	}
+	if !l.wine {
+		if l.w.Set.Memory > 0 {
+			if peak, err := r.job.peakMemory(); err == nil {
+				s.Memory = peak // the most so far: what the account keeps anyway
+			}
+		}
+	} else {
+		pids := r.job.pids()
+		s.Procs = len(pids)
+		for _, pid := range pids {
+			h, err := r.openMember(pid, windows.PROCESS_QUERY_LIMITED_INFORMATION)
+			if err != nil {
+				continue // ended since the list was read
+			}
+			if u, err := proc.UsageOfHandle(h); err == nil {
+				s.Memory += u.RSS
+			}
+			windows.CloseHandle(h)
+		}
+		if l.w.Set.CPUTime > 0 || l.w.Set.CPUs > 0 {
+			if s.CPU > 0 && !l.accounted {
+				l.accounted = true
+				if l.w.Set.CPUTime > 0 {
+					l.w.Enforce(limit.CPUTime, fmt.Sprintf("sampling every %v: the job's accounting", l.w.Every), false)
+				}
+			}
+			if !l.accounted {
+				s.CPU = l.wineCPU(pids)
+			}
+		}
+	}
+	s.CPU = max(s.CPU, l.last.CPU) // the tree's CPU time never goes back
+	l.last = s
+	return s
+}
+
+// openMember opens pid with access, if it is still a process of the job
+// (a PID from the job's list may have ended and been given to another
+// process since). IsProcessInJob needs PROCESS_QUERY_INFORMATION under
+// Wine (the limited right is refused: access denied).
+func (r *winRunner) openMember(pid int, access uint32) (windows.Handle, error) {
+	h, err := windows.OpenProcess(access|windows.PROCESS_QUERY_INFORMATION, false, uint32(pid))
+	if err != nil {
+		return 0, err
+	}
+	var in int32
+	if ok, _, err := procIsProcessInJob.Call(uintptr(h), uintptr(r.job.h), uintptr(unsafe.Pointer(&in))); ok == 0 || in == 0 {
+		windows.CloseHandle(h)
+		if ok == 0 {
+			return 0, err
+		}
+		return 0, fmt.Errorf("process %d is no longer in the job", pid)
+	}
+	return h, nil
+}
+
+// wineCPU is the CPU time of the job's processes under Wine: of those
+// alive now, from one snapshot of the system's processes, and of those
+// that ended, as last seen (what each used in its last interval is
+// missed). Under Wine, GetProcessTimes of another process counts next to
+// nothing (seen: 0.13 s for a process that had spun for 2 s), while the
+// snapshot gives its Linux threads' own times.
+func (l *jobLimits) wineCPU(pids []int) time.Duration {
+	times, err := l.processTimes()
+	if err != nil {
+		return 0
+	}
+	if l.seen == nil {
+		l.seen = map[procKey]time.Duration{}
+	}
+	now := map[procKey]bool{}
+	var live time.Duration
+	for _, pid := range pids {
+		if t, ok := times[pid]; ok {
+			k := procKey{pid, t.created}
+			l.seen[k], now[k] = t.cpu, true
+			live += t.cpu
+		}
+	}
+	for k, cpu := range l.seen {
+		if !now[k] {
+			l.ended += cpu
+			delete(l.seen, k)
+		}
+	}
+	return l.ended + live
+}
+
+// processTime is one process of a snapshot.
+type processTime struct {
+	created int64
+	cpu     time.Duration
+}
+
+// processTimes reads every process's creation time and CPU time, user and
+// kernel, from one NtQuerySystemInformation(SystemProcessInformation).
+func (l *jobLimits) processTimes() (map[int]processTime, error) {
+	for try := 0; ; try++ {
+		if len(l.snap) == 0 {
+			l.snap = make([]uint64, 32<<10) // 256 KiB, 8-byte aligned
+		}
+		var n uint32
+		err := windows.NtQuerySystemInformation(windows.SystemProcessInformation, unsafe.Pointer(&l.snap[0]), uint32(len(l.snap)*8), &n)
+		if errors.Is(err, windows.STATUS_INFO_LENGTH_MISMATCH) && try < 4 {
+			l.snap = make([]uint64, max(int(n)/8+8<<10, 2*len(l.snap)))
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		break
+	}
+	out := map[int]processTime{}
+	buf := unsafe.Slice((*byte)(unsafe.Pointer(&l.snap[0])), len(l.snap)*8)
+	for off := 0; off+int(unsafe.Sizeof(windows.SYSTEM_PROCESS_INFORMATION{})) <= len(buf); {
+		p := (*windows.SYSTEM_PROCESS_INFORMATION)(unsafe.Pointer(&buf[off]))
+		out[int(p.UniqueProcessID)] = processTime{created: p.CreateTime, cpu: time.Duration(p.UserTime+p.KernelTime) * 100}
+		if p.NextEntryOffset == 0 {
+			break
+		}
+		off += int(p.NextEntryOffset)
+	}
+	return out, nil
+}
+
+// pauseJob suspends the job's processes for d (or until done), then
+// resumes them. It reports false when done came first.
+func (r *winRunner) pauseJob(d time.Duration, done <-chan struct{}) bool {
+	var held []*proc.Handle
+	for _, pid := range r.job.pids() {
+		h, err := r.openMember(pid, windows.PROCESS_SUSPEND_RESUME|windows.SYNCHRONIZE)
+		if err != nil {
+			continue
+		}
+		p := &proc.Handle{H: h}
+		if err := p.Stop(); err != nil {
+			if !errors.Is(err, proc.ErrGone) && !r.lim.stopped.Swap(true) {
+				r.log("--cpus: cannot suspend process %d: %v", pid, err)
+			}
+			p.Close()
+			continue
+		}
+		held = append(held, p)
+	}
+	defer func() {
+		for _, p := range held {
+			p.Resume()
+			p.Close()
+		}
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-done:
+		return false
+	}
+}
+
+// limitHits is the main loop's channel of exceeded limits (nil: none).
+func (r *winRunner) limitHits() <-chan limitHit {
+	if r.lim == nil {
+		return nil
+	}
+	return r.lim.hits
+}
+
+// limitExceeded acts on an exceeded limit while COMMAND runs: memory or
+// processes end the tree (COMMAND counts as killed: 137); CPU time acts
+// as the timeout (the timeout signal, then --kill-after). It reports
+// whether the timeout was started.
+func (r *winRunner) limitExceeded(h limitHit) (timedOut bool) {
+	l := r.lim
+	if l.end != nil {
+		return false
+	}
+	if h.kind == limit.CPUTime {
+		did := r.deliver(r.o.Signal)
+		l.w.Hit(h.kind, "timed out: "+did)
+		l.end = &LimitEnd{Kind: h.kind, Message: l.w.Message(h.kind, h.what)}
+		r.log("%s", l.end.Message)
+		return true
+	}
+	l.w.Hit(h.kind, "killed the tree")
+	l.end = &LimitEnd{Kind: h.kind, Message: l.w.Message(h.kind, h.what)}
+	r.log("%s", l.end.Message)
+	r.terminate(syscall.SIGKILL)
+	return false
+}
+
+// lateLimits acts, once COMMAND has ended and the limits are no longer
+// watched, on a memory or process limit found exceeded meanwhile: a
+// refused allocation that COMMAND died of, or leftovers over the limit.
+// The rest of the tree is ended and the run counts as killed by the
+// limit, as on Linux. A CPU time limit no longer times anything out.
+func (r *winRunner) lateLimits() {
+	if r.lim == nil {
+		return
+	}
+	for {
+		select {
+		case h := <-r.lim.hits:
+			if h.kind != limit.CPUTime {
+				r.limitExceeded(h)
+			}
+		default:
+			return
+		}
+	}
+}
+
+// finishLimits completes the account before the job is closed: the
+// process starts the job refused, its peak committed memory.
+func (r *winRunner) finishLimits(res *Result) {
+	l := r.lim
+	if l == nil {
+		return
+	}
+	if n := l.refused.Load(); n > 0 {
+		l.w.Hit(limit.Pids, fmt.Sprintf("refused %d process start(s)", n))
+		r.log("%s", l.w.Message(limit.Pids, "the tree tried to start more processes"))
+	}
+	if l.w.Kernel(limit.Memory) {
+		if peak, err := r.job.peakMemory(); err == nil && peak > 0 {
+			l.w.Observe(limit.Memory, float64(peak))
+		}
+	}
+	res.Limits, res.Limit = l.w, l.end
+}

@@ -1,0 +1,126 @@
+package run
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/windows"
+)
+
+// TestHelperProcess is not a test: started by the tests below with
+// CONTAIN_RUN_HELPER set, it plays a process of a job (sleep, spin).
+func TestHelperProcess(t *testing.T) {
+	switch os.Getenv("CONTAIN_RUN_HELPER") {
+	case "sleep":
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	case "spin":
+		for start := time.Now(); time.Since(start) < time.Minute; {
+		}
+		os.Exit(0)
+	}
+}
+
+// startHelper starts this binary as helper h inside j.
+func startHelper(t *testing.T, j *job, h string) windows.Handle {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, "-test.run=^TestHelperProcess$")
+	cmd.Env = append(os.Environ(), "CONTAIN_RUN_HELPER="+h)
+	ph, err := startInJob(cmd, j, nopLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go cmd.Wait()
+	t.Cleanup(func() {
+		windows.TerminateProcess(ph, 1)
+		windows.CloseHandle(ph)
+	})
+	return ph
+}
+
+// TestJobLimitKeepsKillOnClose: setting the job's memory and process
+// limits rewrites its limit flags: kill on close must stay among them
+// (Wine returns no flags when they are queried back, so this is seen by
+// what closing the job does).
+func TestJobLimitKeepsKillOnClose(t *testing.T) {
+	j, err := newJob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.limit(256<<20, 8); err != nil {
+		j.close()
+		t.Fatalf("setting the job's limits: %v", err)
+	}
+	ph := startHelper(t, j, "sleep")
+	j.close()
+	if ev, err := windows.WaitForSingleObject(ph, 5000); err != nil || ev != windows.WAIT_OBJECT_0 {
+		t.Fatalf("the job's process outlived the job's handle (wait: %#x, %v)", ev, err)
+	}
+}
+
+// TestProcessTimes: the system snapshot gives a process's CPU time, which
+// under Wine GetProcessTimes of another process does not.
+func TestProcessTimes(t *testing.T) {
+	for start := time.Now(); time.Since(start) < 300*time.Millisecond; {
+	}
+	l := &jobLimits{}
+	times, err := l.processTimes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, ok := times[os.Getpid()]
+	if !ok {
+		t.Fatalf("this process (%d) is not in the snapshot of %d processes", os.Getpid(), len(times))
+	}
+	if self.cpu < 100*time.Millisecond || self.created == 0 {
+		t.Errorf("this process spun for 300 ms; the snapshot gives CPU time %v, created %d", self.cpu, self.created)
+	}
+}
+
+// TestPauseJob: the --cpus throttle suspends the job's processes for the
+// pause (NtSuspendProcess works under Wine) and resumes them after it.
+func TestPauseJob(t *testing.T) {
+	j, err := newJob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.close()
+	ph := startHelper(t, j, "spin")
+	pid, err := windows.GetProcessId(ph)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &winRunner{job: j, lim: &jobLimits{}, log: nopLog}
+	cpu := func() time.Duration {
+		times, err := r.lim.processTimes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return times[int(pid)].cpu
+	}
+	time.Sleep(200 * time.Millisecond)
+	paused := make(chan time.Duration, 1)
+	go func() {
+		time.Sleep(100 * time.Millisecond) // into the pause
+		before := cpu()
+		time.Sleep(400 * time.Millisecond)
+		paused <- cpu() - before
+	}()
+	if !r.pauseJob(800*time.Millisecond, make(chan struct{})) {
+		t.Fatal("the pause was cut short")
+	}
+	if d := <-paused; d > 40*time.Millisecond {
+		t.Errorf("the spinning process used %v of CPU time in 400 ms of the pause", d)
+	}
+	before := cpu()
+	time.Sleep(400 * time.Millisecond)
+	if d := cpu() - before; d < 40*time.Millisecond {
+		t.Errorf("the spinning process used only %v of CPU time in 400 ms after the pause: not resumed", d)
+	}
+}
