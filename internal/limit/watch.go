@@ -206,7 +206,14 @@ func (w *Watch) Report() map[string]report.Limit {
 			}
 			l.Peak = &p
 		} else {
-			l.Absent = map[string]string{"peak": "not sampled: the kernel held the limit and gave no figure"}
+			why := "no sample was taken before COMMAND ended"
+			switch {
+			case w.kernel[k]:
+				why = "the kernel held the limit and gave no figure"
+			case k == CPUs:
+				why = "the run was shorter than the one-second window the share is measured over"
+			}
+			l.Absent = map[string]string{"peak": why}
 		}
 		out[k.Key()] = l
 	}
