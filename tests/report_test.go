@@ -320,7 +320,7 @@ func TestReportPath(t *testing.T) {
 	res = run(t, runOpts{env: []string{"CONTAIN_REPORT=-"}}, "run", "--", "true")
 	wantCode(t, res, 0)
 	var r report.Report
-	if err := json.Unmarshal([]byte(res.stderr), &r); err != nil || r.Version != 1 || r.Ending.ExitCode == nil {
+	if err := json.Unmarshal([]byte(res.stderr), &r); err != nil || r.Version != report.Version || r.Ending.ExitCode == nil {
 		t.Errorf("CONTAIN_REPORT=- did not put the report on stderr: %v\n%s", err, res.stderr)
 	}
 }
