@@ -47,15 +47,8 @@ func limitReport(t *testing.T, o runOpts, limit []string, shell string, dir stri
 	return res, readReport(t, path), pid
 }
 
-func limitModes(t *testing.T) []struct {
-	name string
-	o    runOpts
-} {
-	return reportModes(t)
-}
-
 func TestLimitMemory(t *testing.T) {
-	for _, m := range limitModes(t) {
+	for _, m := range reportModes(t) {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
 			dir := sharedDir(t)
@@ -80,7 +73,7 @@ func TestLimitMemory(t *testing.T) {
 }
 
 func TestLimitCPUTime(t *testing.T) {
-	for _, m := range limitModes(t) {
+	for _, m := range reportModes(t) {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
 			dir := sharedDir(t)
@@ -101,7 +94,7 @@ func TestLimitCPUTime(t *testing.T) {
 }
 
 func TestLimitPids(t *testing.T) {
-	for _, m := range limitModes(t) {
+	for _, m := range reportModes(t) {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
 			dir := sharedDir(t)
@@ -130,7 +123,7 @@ func TestLimitPids(t *testing.T) {
 
 // TestLimitCPUs holds a spinning escapee to half a CPU for three seconds.
 func TestLimitCPUs(t *testing.T) {
-	for _, m := range limitModes(t) {
+	for _, m := range reportModes(t) {
 		t.Run(m.name, func(t *testing.T) {
 			dir := sharedDir(t)
 			res, r, _ := limitReport(t, m.o, []string{"--cpus", "50%", "-t", "3"}, escapee(dir, "spin"), dir)
@@ -271,7 +264,7 @@ func TestLimitKernelMemory(t *testing.T) {
 func TestLimitRealDaemon(t *testing.T) {
 	testtool.Need(t, "redis-server", "redis-server")
 	testtool.Need(t, "redis-cli", "redis-tools")
-	for _, m := range limitModes(t) {
+	for _, m := range reportModes(t) {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
 			dir := sharedDir(t)

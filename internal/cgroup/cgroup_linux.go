@@ -193,18 +193,14 @@ func (c *Group) Procs() ([]int, error) {
 		if !d.IsDir() {
 			return nil
 		}
-		b, err := os.ReadFile(filepath.Join(path, "cgroup.procs"))
+		in, err := readPIDs(filepath.Join(path, "cgroup.procs"))
 		if err != nil {
 			if path != c.Dir && errors.Is(err, os.ErrNotExist) {
 				return nil
 			}
 			return err
 		}
-		for _, f := range strings.Fields(string(b)) {
-			if pid, err := strconv.Atoi(f); err == nil {
-				pids = append(pids, pid)
-			}
-		}
+		pids = append(pids, in...)
 		return nil
 	})
 	return pids, err
@@ -349,24 +345,15 @@ func (c *Group) Stats() Stats {
 
 // parseCPUStat reads user_usec and system_usec of cpu.stat.
 func parseCPUStat(b []byte) (user, system *time.Duration) {
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) != 2 {
-			continue
-		}
-		n, err := strconv.ParseUint(f[1], 10, 64)
-		if err != nil {
-			continue
+	usec := func(key string) *time.Duration {
+		n, ok := keyed(b, key)
+		if !ok {
+			return nil
 		}
 		d := time.Duration(n) * time.Microsecond
-		switch f[0] {
-		case "user_usec":
-			user = &d
-		case "system_usec":
-			system = &d
-		}
+		return &d
 	}
-	return user, system
+	return usec("user_usec"), usec("system_usec")
 }
 
 // parseNumber reads a file that holds one number.

@@ -97,9 +97,6 @@ func TestWatchCheck(t *testing.T) {
 	if got := w.Message(Memory, "the tree's resident memory reached 200 MiB"); got != "memory limit 100 MiB exceeded: the tree's resident memory reached 200 MiB (cgroup memory.max); killed the tree" {
 		t.Errorf("Message = %q", got)
 	}
-	if got := w.Summary(); got != "memory limit 100 MiB exceeded" {
-		t.Errorf("Summary = %q", got)
-	}
 	if (&Watch{}).Report() != nil || NewWatch(Set{}).Report() != nil {
 		t.Error("no limits, yet a report")
 	}

@@ -159,13 +159,6 @@ func (w *Watch) Hit(k Kind, action string) {
 	}
 }
 
-// Exceeded reports whether limit k was exceeded.
-func (w *Watch) Exceeded(k Kind) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.exceeded[k]
-}
-
 // Said says what a sample shows of limit k, for the line that tells it
 // was exceeded: "the tree's resident memory reached 112 MiB".
 func Said(k Kind, s Sample) string {
@@ -218,26 +211,6 @@ func (w *Watch) Report() map[string]report.Limit {
 		out[k.Key()] = l
 	}
 	return out
-}
-
-// Summary names the limits that were exceeded, for -v's closing line:
-// "memory limit 100 MiB exceeded"; "" when none was.
-func (w *Watch) Summary() string {
-	if w == nil {
-		return ""
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	s := ""
-	for _, k := range w.Set.Asked() {
-		if w.exceeded[k] {
-			if s != "" {
-				s += ", "
-			}
-			s += k.Words() + " " + w.Set.Show(k) + " exceeded"
-		}
-	}
-	return s
 }
 
 // Throttle holds a tree to a CPU share without the kernel's cpu.max: a

@@ -138,9 +138,9 @@ func (r *runner) kernelOutcome() {
 		}
 		switch {
 		case e.OOMKills > 0 && e.OwnLimit > 0:
-			w.Hit(limit.Memory, "the kernel's OOM killer ended the tree")
+			end := endBy(w, limit.Memory, "the kernel's OOM killer ended the tree", fmt.Sprintf("the kernel killed %d process(es) of the tree for it", e.OOMKills))
 			if l.end == nil {
-				l.end = &LimitEnd{Kind: limit.Memory, Message: w.Message(limit.Memory, fmt.Sprintf("the kernel killed %d process(es) of the tree for it", e.OOMKills))}
+				l.end = end
 				r.log("%s", l.end.Message)
 			}
 		case e.OOMKills > 0:

@@ -190,13 +190,11 @@ func (r *runner) limitExceeded(o overLimit) (timedOut bool) {
 	}
 	switch o.kind {
 	case limit.CPUTime:
-		l.w.Hit(o.kind, "sent the timeout signal "+signals.Name(r.o.Signal))
-		l.end = &LimitEnd{Kind: o.kind, Message: l.w.Message(o.kind, limit.Said(o.kind, o.sample))}
+		l.end = endBy(l.w, o.kind, "sent the timeout signal "+signals.Name(r.o.Signal), limit.Said(o.kind, o.sample))
 		r.timeout(fmt.Sprintf("%s %s reached (%s)", o.kind.Words(), r.o.Limits.Show(o.kind), limit.Said(o.kind, o.sample)))
 		return true
 	default:
-		l.w.Hit(o.kind, "killed the tree")
-		l.end = &LimitEnd{Kind: o.kind, Message: l.w.Message(o.kind, limit.Said(o.kind, o.sample))}
+		l.end = endBy(l.w, o.kind, "killed the tree", limit.Said(o.kind, o.sample))
 		r.log("%s %s exceeded (%s): killing the tree", o.kind.Words(), r.o.Limits.Show(o.kind), limit.Said(o.kind, o.sample))
 		r.killGroup()
 		return false

@@ -452,13 +452,11 @@ func (r *winRunner) limitExceeded(h limitHit) (timedOut bool) {
 	}
 	if h.kind == limit.CPUTime {
 		did := r.deliver(r.o.Signal)
-		l.w.Hit(h.kind, "timed out: "+did)
-		l.end = &LimitEnd{Kind: h.kind, Message: l.w.Message(h.kind, h.what)}
+		l.end = endBy(l.w, h.kind, "timed out: "+did, h.what)
 		r.log("%s", l.end.Message)
 		return true
 	}
-	l.w.Hit(h.kind, "killed the tree")
-	l.end = &LimitEnd{Kind: h.kind, Message: l.w.Message(h.kind, h.what)}
+	l.end = endBy(l.w, h.kind, "killed the tree", h.what)
 	r.log("%s", l.end.Message)
 	r.terminate(syscall.SIGKILL)
 	return false
