@@ -147,6 +147,11 @@ type Leftover struct {
 	// shim was its parent, so no status came back); "still running" when
 	// contain could not end it.
 	EndedBy string `json:"ended_by"`
+	// Daemon: it carried RUNNING_PROCESS_IS_DAEMON=1 when contain first
+	// saw it. Spared: --allow-daemons let it leave the group; it was not
+	// signalled, and its EndedBy says "spared (--allow-daemons)".
+	Daemon bool `json:"daemon,omitempty"`
+	Spared bool `json:"spared,omitempty"`
 	// EndedAfterSeconds is how long after COMMAND's end it was seen gone.
 	EndedAfterSeconds *float64          `json:"ended_after_seconds,omitempty"`
 	Absent            map[string]string `json:"absent,omitempty"`

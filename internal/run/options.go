@@ -38,6 +38,14 @@ type Options struct {
 	Report string
 	// Limits are the whole-tree limits asked for.
 	Limits limit.Set
+	// AllowDaemons lets the processes that carry RUNNING_PROCESS_IS_DAEMON=1
+	// when contain first sees them (contain run -d inside) leave the group
+	// and outlive the run.
+	AllowDaemons bool
+	// OnTimeout is a shell command that runs when the timeout fires,
+	// outside the group and for at most the grace period, before the
+	// timeout signal is sent; "": none.
+	OnTimeout string
 	// Prepared is what PrepareRun started for this run: contain's own
 	// main passes it; nil (a test binary's Run) means no crash guard and
 	// no shim.

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -98,6 +99,8 @@ var Options = []Option{
 	{Name: "cpu-time", Usage: "limit the whole tree's CPU time to `DURATION`: exceeding it acts as the timeout (124, or 137 after --kill-after)"},
 	{Name: "cpus", Usage: "hold the tree to a CPU share `X` (1.5 CPUs, or 150%): throttles, never kills"},
 	{Name: "strict-limits", Bool: true, Usage: "exit 125 before COMMAND runs if a limit asked for cannot be enforced by the kernel"},
+	{Name: "allow-daemons", Bool: true, Usage: "let processes marked RUNNING_PROCESS_IS_DAEMON=1 when first seen (contain run -d inside) leave the group and outlive the run"},
+	{Name: "on-timeout", Usage: "when the timeout fires, run the shell command `CMD` first (outside the group, at most the grace period), then send the timeout signal"},
 	{Name: "foreground", Bool: true, Usage: "accepted for GNU timeout compatibility: COMMAND gets the terminal anyway, and containment stays on (children are timed out and killed too)"},
 }
 
@@ -182,6 +185,16 @@ func runParsed(c values, prepared *run.Prepared, args []string, stdout, stderr i
 	}
 	if opts.Detach && (opts.Limits.Any() || opts.Limits.Strict) {
 		return runFailed("--detach cannot be combined with --memory, --pids, --cpu-time, --cpus or --strict-limits: a detached COMMAND has no contain to hold its limits")
+	}
+	opts.AllowDaemons = c.Bool("allow-daemons")
+	if c.IsSet("on-timeout") {
+		opts.OnTimeout = c.String("on-timeout")
+		if strings.TrimSpace(opts.OnTimeout) == "" {
+			return runFailed("--on-timeout: empty command")
+		}
+	}
+	if opts.Detach && (opts.AllowDaemons || opts.OnTimeout != "") {
+		return runFailed("--detach cannot be combined with --allow-daemons or --on-timeout: a detached COMMAND has no contain to close its group or time it out")
 	}
 
 	reportPath := c.String("report")
