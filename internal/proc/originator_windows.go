@@ -1,0 +1,83 @@
+package proc
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+
+	"golang.org/x/sys/windows"
+
+	"github.com/contain-cli/contain/session"
+)
+
+// originatorAccess is what contain stop needs of an originator: to check
+// it (times, owner), to wait for it, and, for -s KILL and --kill, to
+// terminate it.
+const originatorAccess = windows.SYNCHRONIZE | windows.PROCESS_QUERY_LIMITED_INFORMATION | windows.PROCESS_TERMINATE
+
+// ErrNoStopEvent: the originator does not listen for contain stop.
+var ErrNoStopEvent = errors.New("Windows has no signal that one process can send another, and it does not listen for contain stop (only contain run does); -s KILL terminates it")
+
+// PinOriginator opens a handle on pid, the originator of a session whose
+// earliest process started at notAfter, and checks through it its
+// creation time and its user for me: while the handle is open the PID
+// names that process and no other. ErrGone: it has ended; ErrIdentity:
+// it started after the session; a PinFailure: it could not be opened or
+// read; otherwise why me may not signal it.
+func PinOriginator(pid int, notAfter uint64, me session.Reaper) (*OriginatorPin, error) {
+	h, err := windows.OpenProcess(originatorAccess, false, uint32(pid))
+	if errors.Is(err, windows.ERROR_ACCESS_DENIED) {
+		// Asking through the stop event needs no right on the process
+		// beyond reading it; -s KILL will say it is denied.
+		h, err = windows.OpenProcess(originatorAccess&^windows.PROCESS_TERMINATE, false, uint32(pid))
+	}
+	switch {
+	case errors.Is(err, windows.ERROR_INVALID_PARAMETER):
+		return nil, ErrGone
+	case err != nil:
+		return nil, &PinFailure{What: "cannot be pinned", Err: err}
+	}
+	start, exited, err := CreationTime(h)
+	if err != nil {
+		windows.CloseHandle(h)
+		return nil, &PinFailure{What: "cannot be checked", Err: err}
+	}
+	o, _ := processOwner(h) // unread: no SID, which is not the user's
+	if err := originatorCheck(session.Originator{Exists: true, Zombie: exited, Start: start}, notAfter, -1, o.sid, o.name, me); err != nil {
+		windows.CloseHandle(h)
+		return nil, err
+	}
+	return &OriginatorPin{PID: pid, Start: start, pin: &Handle{H: h}}, nil
+}
+
+// Ask asks the originator to close its group the Windows way: KILL
+// terminates it (its job goes with it); any other signal sets the event
+// contain run waits on (StopEventName), as a console control event would
+// tell it to stop; 0 sends nothing. A process that has no such event is
+// not asked (ErrNoStopEvent): Windows has no signal that one process can
+// send another.
+func (o *OriginatorPin) Ask(sig syscall.Signal) error {
+	switch sig {
+	case 0:
+		return nil
+	case syscall.SIGKILL:
+		return o.pin.Kill()
+	}
+	name, err := windows.UTF16PtrFromString(StopEventName(o.PID))
+	if err != nil {
+		return err
+	}
+	ev, err := windows.OpenEvent(windows.EVENT_MODIFY_STATE, false, name)
+	if err == nil {
+		defer windows.CloseHandle(ev)
+	}
+	switch {
+	case o.Exited():
+		return ErrGone
+	case errors.Is(err, windows.ERROR_FILE_NOT_FOUND):
+		return ErrNoStopEvent
+	case err != nil:
+		return fmt.Errorf("cannot open its stop event %s: %w", StopEventName(o.PID), err)
+	}
+	return windows.SetEvent(ev)
+}
