@@ -1,0 +1,510 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/internal/reap"
+	"github.com/contain-cli/contain/internal/runcmd"
+	"github.com/contain-cli/contain/internal/signals"
+	"github.com/contain-cli/contain/session"
+	"github.com/contain-cli/contain/tag"
+)
+
+var stopCommand = &cli.Command{
+	Name:      "stop",
+	Usage:     "ask live sessions to close their groups, and wait until they have",
+	ArgsUsage: "[TOOL:PID...]",
+	Description: `Asks the originator of each live session named (TOOL:PID), or of every live
+session of the tools given with -o, to close its group, then waits until
+the session has no live process and the originator has ended. A contain run
+asked so ends its group as on SIGTERM: SIGTERM to every process, SIGKILL
+after its grace period.
+
+The originator is asked only through a handle that pins it (a pidfd on
+Linux, a process handle on Windows; on macOS it is read again immediately
+before kill(2)), after checking through it that it is still the session's
+originator (it started no later than the session's earliest process, the
+rule that makes a session alive) and the user's own, unless run as root.
+An orphaned session is left to contain reap --session TOOL:PID.
+
+Processes marked RUNNING_PROCESS_IS_DAEMON=1 are not waited for (unless
+--include-daemons), nor are this contain and its ancestors: a stop run from
+inside the session it stops does not wait for itself.
+
+On Windows, which has no signal that one process can send another, TERM,
+INT and BREAK set the event that contain run waits on (a session of
+another tool is refused: -s KILL terminates its originator, and its job
+with it), and KILL terminates the originator.
+
+Exit status: 0 when every session asked has ended (also when one named had
+no live process left, which is said on stderr), 124 when --timeout passed
+first (without --kill), 1 when a session could not be asked (another
+user's, an orphaned one named) or --kill left something, 2 on bad usage.`,
+	Flags: []cli.Flag{
+		newListFlag(&cli.StringSliceFlag{Name: "originator", Aliases: []string{"o"}, Usage: "every live session of `TOOL`, exactly (repeat the option for more)"}),
+		&cli.StringFlag{Name: "signal", Aliases: []string{"s"}, Value: "TERM", Usage: "ask the originator with `SIG` (Windows: TERM, INT, BREAK or KILL)"},
+		&cli.StringFlag{Name: "timeout", Aliases: []string{"t"}, Value: "0", Usage: "wait at most `DURATION`, then exit 124, or --kill (0: no limit)"},
+		&cli.BoolFlag{Name: "kill", Usage: "after --timeout, kill the originator and what is left of the session, as reap does"},
+		&cli.BoolFlag{Name: "include-daemons", Usage: "also wait for (and --kill) processes marked RUNNING_PROCESS_IS_DAEMON=1"},
+		&cli.StringFlag{Name: "format", Value: "table", Usage: "the report: `table` or json"},
+	},
+	OnUsageError:    usageError,
+	Action:          doStop,
+	HideHelpCommand: true,
+}
+
+// stopRequest is stop's parsed options.
+type stopRequest struct {
+	set            sessionSet
+	sig            syscall.Signal
+	timeout        time.Duration
+	kill           bool
+	includeDaemons bool
+	format         string
+}
+
+func parseStop(c *cli.Context) (stopRequest, error) {
+	var rq stopRequest
+	var err error
+	if rq.set, err = parseSessions(c); err != nil {
+		return rq, err
+	}
+	if rq.sig, err = signals.Parse(c.String("signal")); err != nil {
+		return rq, badUsage("--signal: %v", err)
+	}
+	if rq.sig == 0 {
+		return rq, badUsage("--signal: 0 sends nothing (contain wait waits without asking)")
+	}
+	if rq.timeout, err = parseTimeout(c); err != nil {
+		return rq, err
+	}
+	if rq.kill = c.Bool("kill"); rq.kill && rq.timeout == 0 {
+		return rq, badUsage("--kill: needs --timeout, the time to wait before killing")
+	}
+	if rq.format, err = outputFormat(c); err != nil {
+		return rq, err
+	}
+	rq.includeDaemons = c.Bool("include-daemons")
+	return rq, nil
+}
+
+// outcome is what stop did with a session.
+type outcome int
+
+const (
+	nothingToStop outcome = iota // no process of it holds the wait
+	asked                        // its originator was asked, through pin
+	orphaned                     // its originator is gone: reap's business
+	refused                      // its originator could not be asked: detail says why
+)
+
+// stopped is one session stop found, and what became of it.
+type stopped struct {
+	value, tool string
+	pid         int
+	state       session.State
+	named       bool
+	outcome     outcome
+	detail      string
+	pin         *proc.OriginatorPin // asked: held to the end
+	ancestor    bool                // its originator is an ancestor of this contain: not waited for
+}
+
+// stopRun is one contain stop.
+type stopRun struct {
+	rq       stopRequest
+	w        *watch
+	sessions []*stopped
+	reaped   map[proc.ID]reap.Outcome // what --kill did
+	timedOut bool                     // --timeout passed before the sessions ended
+	killed   bool                     // then --kill was used
+	stderr   io.Writer
+}
+
+func doStop(c *cli.Context) error {
+	rq, err := parseStop(c)
+	if err != nil {
+		return err
+	}
+	st := &stopRun{rq: rq, w: newWatch(rq.set, rq.includeDaemons, c.App.ErrWriter), reaped: map[proc.ID]reap.Outcome{}, stderr: c.App.ErrWriter}
+	defer st.close()
+	began := time.Now()
+	found, err := st.w.scan()
+	if err != nil {
+		return err
+	}
+	var vanished []*stopped
+	for i := range found {
+		if s, gone := st.ask(&found[i]); gone {
+			vanished = append(vanished, s)
+		}
+	}
+	if err := st.recheck(vanished); err != nil {
+		return err
+	}
+	for _, v := range rq.set.values {
+		if st.find(v) == nil {
+			tool, pid, _ := tag.Parse(v)
+			st.sessions = append(st.sessions, &stopped{value: v, tool: tool, pid: pid, named: true, detail: "no process carries it"})
+		}
+	}
+
+	done := true
+	if values := st.values(asked); len(values) > 0 {
+		st.w.narrow(values)
+		if done, err = st.w.wait(deadlineAfter(rq.timeout), st.pending); err != nil {
+			return err
+		}
+		st.timedOut = !done
+		if !done && rq.kill {
+			st.killed = true
+			st.killRest()
+			if done, err = st.w.wait(time.Now().Add(2*time.Second), st.pending); err != nil {
+				return err
+			}
+		}
+	}
+	rep := st.report(time.Since(began))
+	if err := rep.write(c.App.Writer, rq.format, rq.set); err != nil {
+		return err
+	}
+	return st.exit(done)
+}
+
+// ask decides what to do with s and, when it is live, asks its
+// originator. gone: the originator was found ended (or its PID reused) as
+// it was pinned; recheck looks at the session again.
+func (st *stopRun) ask(s *session.Session) (x *stopped, gone bool) {
+	x = &stopped{value: s.Value, tool: s.Tool, pid: s.PID, state: s.State, named: slices.Contains(st.rq.set.values, s.Value)}
+	st.sessions = append(st.sessions, x)
+	if x.ancestor = st.w.me.Ancestors[s.PID]; s.PID == st.w.me.PID {
+		x.outcome, x.detail = refused, "its originator is this contain"
+		return x, false
+	}
+	switch {
+	case st.w.holding(s.Value) == 0:
+		x.outcome = nothingToStop
+		if n := s.Daemons(); n > 0 && !st.rq.includeDaemons {
+			x.detail = plural(n, "daemon", "daemons") + " left running (--include-daemons stops them)"
+		}
+		return x, false
+	case s.State != session.Alive:
+		x.outcome, x.detail = orphaned, s.Reason
+		return x, false
+	}
+	pin, err := proc.PinOriginator(s.PID, s.Processes[0].Start, st.w.me)
+	if err == nil {
+		if err = pin.Ask(st.rq.sig); err != nil {
+			pin.Close()
+		}
+	}
+	switch {
+	case err == nil:
+		x.outcome, x.pin = asked, pin
+	case errors.Is(err, proc.ErrGone), errors.Is(err, proc.ErrIdentity):
+		x.outcome = orphaned
+		return x, true
+	default:
+		x.outcome, x.detail = refused, fmt.Sprintf("cannot ask PID %d: %v", s.PID, err)
+	}
+	return x, false
+}
+
+// recheck lists again the sessions whose originator ended as it was to be
+// asked: one that has nothing left is done (a contain run that ended by
+// itself), one with processes left is orphaned.
+func (st *stopRun) recheck(vanished []*stopped) error {
+	if len(vanished) == 0 {
+		return nil
+	}
+	var values []string
+	for _, s := range vanished {
+		values = append(values, s.value)
+	}
+	st.w.set = sessionSet{values: values}
+	if _, err := st.w.scan(); err != nil {
+		return err
+	}
+	for _, s := range vanished {
+		s.detail = fmt.Sprintf("PID %d ended before it could be asked", s.pid)
+		if st.w.holding(s.value) == 0 {
+			s.outcome = nothingToStop
+		}
+	}
+	return nil
+}
+
+func (st *stopRun) find(value string) *stopped {
+	for _, s := range st.sessions {
+		if s.value == value {
+			return s
+		}
+	}
+	return nil
+}
+
+// values lists the sessions with outcome o.
+func (st *stopRun) values(o outcome) []string {
+	var out []string
+	for _, s := range st.sessions {
+		if s.outcome == o {
+			out = append(out, s.value)
+		}
+	}
+	return out
+}
+
+// pending reports whether an originator that was asked still runs (one
+// that is an ancestor of this contain is not waited for).
+func (st *stopRun) pending() bool {
+	for _, s := range st.sessions {
+		if s.pin != nil && !s.ancestor && !s.pin.Exited() {
+			return true
+		}
+	}
+	return false
+}
+
+// killRest is --kill once --timeout has passed: the originators that were
+// asked are killed through their pins, and what is left of their
+// sessions, orphaned then, is reaped as contain reap would, with SIGKILL
+// at once.
+func (st *stopRun) killRest() {
+	for _, s := range st.sessions {
+		if s.pin == nil || s.pin.Exited() {
+			continue
+		}
+		if err := s.pin.Kill(); err != nil && !errors.Is(err, proc.ErrGone) {
+			s.detail = fmt.Sprintf("cannot kill PID %d: %v", s.pid, err)
+		}
+	}
+	// The sessions count as orphaned, as reap needs, once their
+	// originators have exited: a second at most.
+	b := proc.NewBackoff()
+	for deadline := time.Now().Add(time.Second); st.pending() && time.Now().Before(deadline); {
+		time.Sleep(b.Next())
+	}
+	o := session.Options{Filter: session.Filter{Values: st.values(asked)}, IncludeDaemons: st.rq.includeDaemons}
+	choose := func() ([]session.Choice, error) { return reap.Choose(o, st.w.me) }
+	chosen, err := choose()
+	if err != nil {
+		fmt.Fprintf(st.stderr, "contain: stop: cannot list processes to kill: %v\n", err)
+		return
+	}
+	var targets []session.Choice
+	for _, ch := range chosen {
+		if ch.Skip == "" {
+			targets = append(targets, ch)
+		}
+	}
+	r := reap.Reap(reap.Plan{Targets: targets, Rescan: choose, Signal: killSignal})
+	for _, o := range r.Processes {
+		st.reaped[proc.ID{PID: o.PID, Start: o.Start}] = o
+	}
+}
+
+// killSignal is what --kill sends: SIGKILL, TerminateProcess on Windows.
+const killSignal = syscall.Signal(9)
+
+func (st *stopRun) close() {
+	for _, s := range st.sessions {
+		if s.pin != nil {
+			s.pin.Close()
+		}
+	}
+}
+
+// exit is stop's status: 1 when a session could not be asked, a named one
+// was orphaned, or --kill left something; 124 when --timeout passed; each
+// reason one line on stderr.
+func (st *stopRun) exit(done bool) error {
+	code := 0
+	for _, s := range st.sessions {
+		switch {
+		case s.outcome == refused:
+			fmt.Fprintf(st.stderr, "contain: stop: session %s: %s\n", shorten(printable(s.value)), printable(s.detail))
+			code = 1
+		case s.outcome == orphaned && s.named:
+			fmt.Fprintf(st.stderr, "contain: stop: session %s is orphaned (%s): contain reap --session %s ends it\n",
+				shorten(printable(s.value)), printable(s.detail), shorten(printable(s.value)))
+			code = 1
+		case s.outcome == nothingToStop && s.named:
+			why := "no live process"
+			if s.detail != "" {
+				why += "; " + s.detail
+			}
+			fmt.Fprintf(st.stderr, "contain: stop: nothing to stop in session %s: %s\n", shorten(printable(s.value)), printable(why))
+		}
+	}
+	if !done {
+		n, running := 0, st.w.liveIn()
+		for _, v := range st.values(asked) {
+			if len(running[v]) > 0 {
+				n++
+			}
+		}
+		left := plural(n, "session is", "sessions are")
+		if st.rq.kill {
+			fmt.Fprintf(st.stderr, "contain: stop: %s still running after --kill (see the report)\n", left)
+			code = 1
+		} else {
+			fmt.Fprintf(st.stderr, "contain: stop: %s still running after %v (--kill ends them)\n", left, st.rq.timeout)
+			if code == 0 {
+				code = runcmd.ExitTimedOut
+			}
+		}
+	}
+	if code != 0 {
+		return &runcmd.ExitError{Code: code}
+	}
+	return nil
+}
+
+// stopReport is what stop prints.
+type stopReport struct {
+	TimedOut  bool              `json:"timed_out"` // --timeout passed before the sessions ended
+	Killed    bool              `json:"killed"`    // then --kill was used
+	Seconds   float64           `json:"seconds"`
+	Sessions  []stopSessionJSON `json:"sessions"`
+	Processes []stoppedJSON     `json:"processes"`
+}
+
+type stopSessionJSON struct {
+	Originator originatorJSON `json:"originator"`
+	State      session.State  `json:"state"` // as first found; "" when no process carries it
+	Result     string         `json:"result"`
+	Failed     bool           `json:"failed"` // could not be asked, or named and orphaned, or left after --kill
+}
+
+type stoppedJSON struct {
+	PID        int            `json:"pid"`
+	PPID       int            `json:"ppid"`
+	Originator originatorJSON `json:"originator"`
+	User       string         `json:"user"`
+	UID        int            `json:"uid"`
+	Argv       []string       `json:"argv"`
+	Comm       string         `json:"comm"`
+	Started    string         `json:"started"`
+	Daemon     bool           `json:"daemon"`
+	Result     string         `json:"result"`
+	Alive      bool           `json:"alive"` // it runs, as the report is written
+}
+
+func (st *stopRun) report(took time.Duration) *stopReport {
+	rep := &stopReport{TimedOut: st.timedOut, Killed: st.killed,
+		Seconds: took.Seconds(), Sessions: []stopSessionJSON{}, Processes: []stoppedJSON{}}
+	left := st.w.liveIn()
+	for _, s := range st.sessions {
+		rep.Sessions = append(rep.Sessions, stopSessionJSON{Originator: originatorJSON{Value: s.value, Tool: s.tool, PID: s.pid},
+			State: s.state, Result: st.sessionResult(s, len(left[s.value]) > 0), Failed: st.failed(s, len(left[s.value]) > 0)})
+	}
+	for _, id := range st.w.order {
+		m := st.w.members[id]
+		s := st.find(m.session)
+		result, alive := st.memberResult(m, s)
+		started := ""
+		if !m.Started.IsZero() {
+			started = m.Started.Format(time.RFC3339Nano)
+		}
+		orig := originatorJSON{Value: s.value, Tool: s.tool, PID: s.pid}
+		rep.Processes = append(rep.Processes, stoppedJSON{PID: m.PID, PPID: m.PPID, Originator: orig, User: m.User, UID: m.UID,
+			Argv: nonNil(m.Argv), Comm: m.Comm, Started: started, Daemon: m.Daemon, Result: result, Alive: alive})
+	}
+	return rep
+}
+
+// failed: s made stop fail (status 1).
+func (st *stopRun) failed(s *stopped, left bool) bool {
+	return s.outcome == refused || s.outcome == orphaned && s.named || s.outcome == asked && left && st.rq.kill
+}
+
+func (st *stopRun) sessionResult(s *stopped, left bool) string {
+	switch s.outcome {
+	case nothingToStop:
+		r := "nothing to stop: no live process"
+		if s.detail != "" {
+			r += "; " + s.detail
+		}
+		return r
+	case orphaned:
+		return fmt.Sprintf("left alone: orphaned (%s); contain reap --session %s ends it", s.detail, s.value)
+	case refused:
+		return "left alone: " + s.detail
+	}
+	r := fmt.Sprintf("asked PID %d to stop (%s)", s.pid, signals.Name(st.rq.sig))
+	switch {
+	case s.detail != "":
+		r += "; " + s.detail
+	case s.ancestor:
+		r += " (an ancestor of this contain: not waited for)"
+	}
+	switch {
+	case left && st.killed:
+		return r + "; still running after --kill"
+	case left:
+		return r + "; still running after " + st.rq.timeout.String()
+	case st.killed:
+		return r + "; killed after " + st.rq.timeout.String() + " (--kill)"
+	}
+	return r + "; ended"
+}
+
+// memberResult says what became of m, a process of s, and whether it
+// still runs.
+func (st *stopRun) memberResult(m *member, s *stopped) (string, bool) {
+	alive := st.w.runs(m.Process)
+	if o, ok := st.reaped[proc.ID{PID: m.PID, Start: m.Start}]; ok {
+		switch o.Ending {
+		case reap.WasGone:
+			return "ended", o.Alive
+		case reap.EndedByFirst:
+			o.Ending = reap.Killed // the first signal was the kill
+		}
+		return o.Result(), o.Alive
+	}
+	switch {
+	case !alive:
+		return "ended", false
+	case m.spared != "":
+		return "left running: " + m.spared, true
+	}
+	switch s.outcome {
+	case orphaned:
+		return "left alone: orphaned (contain reap --session " + s.value + ")", true
+	case refused:
+		return "left alone: its originator could not be asked", true
+	}
+	return "still running", true
+}
+
+func (r *stopReport) write(w io.Writer, format string, set sessionSet) error {
+	if format == "json" {
+		return writeJSON(w, r)
+	}
+	if len(r.Sessions) == 0 {
+		fmt.Fprintf(w, "nothing to stop: no session matches %s\n", filterWords(session.Filter{Tools: set.tools}))
+		return nil
+	}
+	if len(r.Processes) > 0 {
+		t := &table{}
+		t.row("SESSION", "PID", "COMMAND", "RESULT")
+		for _, p := range r.Processes {
+			t.row(printable(p.Originator.Value), strconv.Itoa(p.PID), commandLine(session.Process{Argv: p.Argv, Comm: p.Comm}), printable(p.Result))
+		}
+		t.write(w)
+		fmt.Fprintln(w)
+	}
+	for _, s := range r.Sessions {
+		fmt.Fprintf(w, "session %s: %s\n", shorten(printable(s.Originator.Value)), printable(s.Result))
+	}
+	return nil
+}
