@@ -42,8 +42,8 @@ inside the session it stops does not wait for itself.
 
 On Windows, which has no signal that one process can send another, TERM,
 INT and BREAK set the event that contain run waits on (a session of
-another tool is refused: -s KILL terminates its originator, and its job
-with it), and KILL terminates the originator.
+another tool has none and is refused), and KILL terminates the originator
+(TerminateProcess, through its handle).
 
 Exit status: 0 when every session asked has ended (also when one named had
 no live process left, which is said on stderr), 124 when --timeout passed
