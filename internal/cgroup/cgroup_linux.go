@@ -101,6 +101,17 @@ func New(pid int) (*Group, error) {
 	return makeCgroup(parent, own, Prefix+strconv.Itoa(pid))
 }
 
+// MoveToOwn moves pid into the caller's own cgroup (contain's, or the
+// leaf it moved into for the limits): out of a run's group, into the one
+// contain itself was started in. It returns that group's directory.
+func MoveToOwn(pid int) (string, error) {
+	dir, _, err := ownCgroupDir()
+	if err != nil {
+		return "", err
+	}
+	return dir, writeFile(filepath.Join(dir, "cgroup.procs"), strconv.Itoa(pid))
+}
+
 // RunDir is where contain PID, a process in the same cgroup as the
 // caller, made its group, if it made one.
 func RunDir(pid int) (string, error) {

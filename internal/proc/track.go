@@ -91,7 +91,28 @@ type Tracker struct {
 	// the processes the first one showed started before COMMAND.
 	scanned bool
 	before  map[ID]bool
+
+	// Daemon, when set (contain run --allow-daemons), is asked of each
+	// process as the tracker first finds it, parent the process's parent
+	// in the same scan (nil: not in it). A Daemon leaves the session at
+	// once, with every descendant it has or will have: none is a member
+	// again. Undecided (its environment is still its parent's: forked,
+	// not yet exec'd) makes it a member that is asked again at each scan
+	// until it answers; NotDaemon is final, whatever it execs later.
+	Daemon    func(p Entry, parent *Entry) Verdict
+	released  map[ID]bool
+	undecided map[ID]bool
+	spared    []Entry // released by the last Update
 }
+
+// Verdict is what Tracker.Daemon says of a process.
+type Verdict int
+
+const (
+	NotDaemon Verdict = iota
+	Daemon
+	Undecided
+)
 
 // tag is what a process's environment says of the session.
 type TagRead int
@@ -108,7 +129,8 @@ func NewTracker(self, pid int, since uint64, value string) *Tracker {
 	t := &Tracker{self: self, Skip: map[int]bool{}, adopters: map[int]uint64{self: 0}, Since: since,
 		ordered: runtime.GOOS == "linux", value: value,
 		members: map[int]uint64{}, groups: map[int]uint64{}, sessions: map[int]uint64{},
-		tags: map[ID]bool{}, sids: map[ID]sidRead{}, why: map[int]string{}, before: map[ID]bool{}}
+		tags: map[ID]bool{}, sids: map[ID]sidRead{}, why: map[int]string{}, before: map[ID]bool{},
+		released: map[ID]bool{}, undecided: map[ID]bool{}}
 	if pid > 0 {
 		t.members[pid] = since
 		t.groups[pid] = since
@@ -133,7 +155,7 @@ func (t *Tracker) Remember(pid int, start uint64) { t.RememberAs(pid, start, "tr
 
 // RememberAs adds a process known to be a member, and how it was found.
 func (t *Tracker) RememberAs(pid int, start uint64, why string) {
-	if pid > 1 && pid != t.self && !t.Skip[pid] {
+	if pid > 1 && pid != t.self && !t.Skip[pid] && !t.released[ID{pid, start}] {
 		t.members[pid] = start
 		t.why[pid] = why
 	}
@@ -193,15 +215,35 @@ func (t *Tracker) Update(procs []Entry) (live, added []Entry) {
 		return order[i].PID < order[j].PID
 	})
 	isNew := map[int]bool{}
+	t.spared = t.spared[:0]
+	t.recheck(byPID)
 	for changed := true; changed; {
 		changed = false
 		for _, p := range order {
 			if _, ok := t.members[p.PID]; ok {
 				continue
 			}
+			if t.released[ID{p.PID, p.Start}] {
+				continue
+			}
+			if t.releasedParent(p, byPID) {
+				t.release(*p) // a spared daemon's
+				changed = true
+				continue
+			}
 			why := t.belongs(p)
 			if why == "" {
 				continue
+			}
+			if t.Daemon != nil && !p.Zombie {
+				switch t.Daemon(*p, byPID[p.PPID]) {
+				case Daemon:
+					t.release(*p)
+					changed = true
+					continue
+				case Undecided:
+					t.undecided[ID{p.PID, p.Start}] = true
+				}
 			}
 			t.members[p.PID] = p.Start
 			t.why[p.PID] = why
@@ -244,6 +286,63 @@ func (t *Tracker) Update(procs []Entry) (live, added []Entry) {
 	}
 	t.forget(procs)
 	return live, added
+}
+
+// releasedParent reports whether p's parent, as this scan shows it, left
+// the session as a daemon (or as one's descendant).
+func (t *Tracker) releasedParent(p *Entry, byPID map[int]*Entry) bool {
+	par := byPID[p.PPID]
+	return par != nil && t.released[ID{par.PID, par.Start}] && (!t.ordered || par.Start <= p.Start)
+}
+
+// release takes p out of the session for good: it is no member, and
+// neither is what it starts.
+func (t *Tracker) release(p Entry) {
+	id := ID{p.PID, p.Start}
+	t.released[id] = true
+	delete(t.undecided, id)
+	if start, ok := t.members[p.PID]; ok && start == p.Start {
+		delete(t.members, p.PID)
+		delete(t.why, p.PID)
+	}
+	for _, ids := range []map[int]uint64{t.groups, t.sessions} {
+		if start, ok := ids[p.PID]; ok && start == p.Start {
+			delete(ids, p.PID)
+		}
+	}
+	t.spared = append(t.spared, p)
+}
+
+// recheck asks Daemon again of the members it could not yet decide.
+func (t *Tracker) recheck(byPID map[int]*Entry) {
+	for id := range t.undecided {
+		p := byPID[id.PID]
+		if p == nil || p.Start != id.Start || p.Zombie {
+			delete(t.undecided, id)
+			continue
+		}
+		switch t.Daemon(*p, byPID[p.PPID]) {
+		case Daemon:
+			t.release(*p)
+		case NotDaemon:
+			delete(t.undecided, id)
+		}
+	}
+}
+
+// Spared lists the processes that the last Update took out of the
+// session as daemons, or as their descendants.
+func (t *Tracker) Spared() []Entry { return t.spared }
+
+// Released reports whether the process left the session as a daemon (or
+// as one's descendant).
+func (t *Tracker) Released(id ID) bool { return t.released[id] }
+
+// Release takes a process out of the session, as a daemon that contain
+// spared (the guard learns them from contain).
+func (t *Tracker) Release(pid int, start uint64) {
+	t.release(Entry{PID: pid, Start: start})
+	t.spared = t.spared[:len(t.spared)-1]
 }
 
 // belongs decides whether p, not yet a member, is one: how it was found,
@@ -354,6 +453,11 @@ func (t *Tracker) forget(procs []Entry) {
 	for id := range t.sids {
 		if !seen[id] {
 			delete(t.sids, id)
+		}
+	}
+	for id := range t.released {
+		if !seen[id] {
+			delete(t.released, id)
 		}
 	}
 }

@@ -52,6 +52,7 @@ func (r *runner) noteLeftovers(ms []member) {
 			}
 			o.LeftSession = report.Ptr(msid != sid)
 		}
+		r.daemonEnded(m, o)
 		var why string
 		o.HeldStdout, o.HeldStderr, why = proc.HeldStdio(m.pid)
 		if why != "" {
@@ -136,7 +137,9 @@ func (r *runner) finishFacts() *Facts {
 	r.rec.mu.Lock()
 	defer r.rec.mu.Unlock()
 	for _, l := range r.rec.left {
-		if l.done {
+		if l.spared {
+			l.out.EndedBy = sparedEnding
+		} else if l.done {
 			ws, reaped := r.rec.reaped[l.id.PID]
 			l.out.EndedBy = endedBy(l.signal, ws, reaped)
 		} else {

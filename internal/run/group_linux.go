@@ -34,6 +34,14 @@ func (g *cgroupGroup) procs() []int {
 
 func (g *cgroupGroup) holds(pid int) error { return g.cg.Contains(pid) }
 
+// release moves pid out of the run's cgroup into contain's own.
+func (g *cgroupGroup) release(pid int) (string, error) {
+	if g.gone {
+		return "", nil
+	}
+	return cgroup.MoveToOwn(pid)
+}
+
 func (g *cgroupGroup) kill() bool {
 	if g.gone {
 		return false

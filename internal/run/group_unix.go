@@ -21,6 +21,7 @@ type group interface {
 	emptied() bool                        // removed if it is empty now; true: it is gone
 	remove()                              // removed, waiting for it to empty
 	resources(res *report.Resources) bool // what it accounted; false: nothing
+	release(pid int) (string, error)      // moved out of it (a daemon --allow-daemons spares): where to ("": nowhere needed)
 }
 
 // noGroup is the group of a run the kernel holds nothing for.
@@ -34,3 +35,4 @@ func (noGroup) populated() bool                  { return false }
 func (noGroup) emptied() bool                    { return true }
 func (noGroup) remove()                          {}
 func (noGroup) resources(*report.Resources) bool { return false }
+func (noGroup) release(int) (string, error)      { return "", nil }

@@ -137,6 +137,7 @@ const (
 	guardSession = "session"
 	guardCommand = "command"
 	guardMember  = "member"
+	guardRelease = "release"
 	guardReport  = "report"
 	guardShim    = "shim"
 )
@@ -190,6 +191,13 @@ func (g *guard) member(pid int, start uint64) error {
 	return err
 }
 
+// release tells the guard of a daemon that left the session
+// (--allow-daemons): the guard spares it, and what it starts.
+func (g *guard) release(pid int, start uint64) error {
+	_, err := fmt.Fprintf(guardPipe(g.w), "%s %d %d\n", guardRelease, pid, start)
+	return err
+}
+
 // stop ends the guard of a run that closed its group itself.
 func (g *guard) stop() {
 	unix.Kill(g.pid, unix.SIGKILL) // a child not yet waited for: the PID is still its
@@ -210,6 +218,7 @@ type guardOrders struct {
 	pgrp    int // 0: unknown
 	since   uint64
 	members []proc.ID
+	spared  []proc.ID // daemons that left the session (--allow-daemons)
 	report  *guardReportOrder
 	shim    proc.ID // pid 0: none
 	writer  string  // who writes the report: "guard" (""), or "shim"
@@ -260,6 +269,12 @@ func parseGuardOrders(b []byte) (guardOrders, error) {
 				return o, err
 			}
 			o.members = append(o.members, id)
+		case f[0] == guardRelease && len(f) == 3:
+			id, err := proc.ParseID(f[1], f[2])
+			if err != nil {
+				return o, err
+			}
+			o.spared = append(o.spared, id)
 		default:
 			return o, fmt.Errorf("unexpected line %q", line)
 		}
@@ -346,16 +361,26 @@ func guardReap(o guardOrders, pid int, grace time.Duration, log Logger, statusOf
 		statusOf = func(int) (unix.WaitStatus, bool) { return 0, false }
 	}
 	me := reap.Me()
-	opts := session.Options{Filter: session.Filter{Values: []string{o.value}}, IncludeDaemons: true}
-	scan := func() ([]session.Choice, error) { return reap.Choose(opts, me) }
-	targets, err := scan() // Reap leaves the ones to skip alone
-	if err != nil {
-		log("%v", err)
-	}
 	track := proc.NewTracker(os.Getpid(), o.pgrp, o.since, o.value)
 	track.TagOf, track.SidOf = tagReader(o.value), proc.SessionOf
 	for _, m := range o.members {
 		track.Remember(m.PID, m.Start)
+	}
+	// The daemons contain spared (--allow-daemons) are spared still,
+	// tagged or not.
+	for _, id := range o.spared {
+		track.Release(id.PID, id.Start)
+	}
+	opts := session.Options{Filter: session.Filter{Values: []string{o.value}}, IncludeDaemons: true}
+	scan := func() ([]session.Choice, error) {
+		cs, err := reap.Choose(opts, me)
+		return slices.DeleteFunc(cs, func(c session.Choice) bool {
+			return track.Released(proc.ID{PID: c.PID, Start: c.Start})
+		}), err
+	}
+	targets, err := scan() // Reap leaves the ones to skip alone
+	if err != nil {
+		log("%v", err)
 	}
 	if o.shim.PID != 0 {
 		track.Adopt(o.shim.PID, o.shim.Start)

@@ -113,7 +113,9 @@ func (r *runner) anyLeft() bool {
 	select {
 	case <-r.noKids:
 	default:
-		return true
+		if !r.onlySpared() {
+			return true
+		}
 	}
 	return r.othersLeft()
 }
@@ -232,7 +234,9 @@ const (
 // while its links to the session still show, and tells the guard of each
 // new one. It returns the function that stops it.
 func (r *runner) watch() (stop func()) {
-	if r.strong() {
+	// With --allow-daemons the scans also find the daemons to spare while
+	// COMMAND runs, cgroup or not: a process is judged as first seen.
+	if r.strong() && !r.o.AllowDaemons {
 		return func() {}
 	}
 	done, stopped := make(chan struct{}), make(chan struct{})
@@ -284,6 +288,12 @@ func (r *runner) scanAll() (live, added []proc.Entry) {
 	r.trackMu.Lock()
 	defer r.trackMu.Unlock()
 	live, added = r.track.Update(procs)
+	if spared := r.track.Spared(); len(spared) > 0 {
+		for _, p := range spared {
+			r.spared = append(r.spared, proc.ID{PID: p.PID, Start: p.Start})
+		}
+		r.spare(spared)
+	}
 	r.rec.sawLive(len(live))
 	for _, p := range added {
 		if err := r.reg.Member(p.PID, p.Start); err != nil {

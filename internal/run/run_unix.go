@@ -57,6 +57,7 @@ type runner struct {
 	trackMu sync.Mutex
 	track   *proc.Tracker    // every process COMMAND started, as scans see them
 	told    map[proc.ID]bool // members the guard was told of
+	spared  []proc.ID        // daemons let go (--allow-daemons)
 	watched chan struct{}    // closed when the watcher, if any, has stopped
 
 	sigs      chan os.Signal
@@ -159,6 +160,7 @@ type leftover struct {
 	out    report.Leftover
 	signal string // the last signal contain sent it (before it was gone, once done)
 	done   bool
+	spared bool // a daemon --allow-daemons let go
 }
 
 // stoppedStatus reports whether ws says the process stopped. WaitStatus.Stopped
@@ -261,6 +263,9 @@ func (r *runner) begin(layers []string, undo *cleanups) {
 	}
 	r.track = proc.NewTracker(r.self, r.pid, since, r.o.Tag)
 	r.track.TagOf, r.track.SidOf = tagReader(r.o.Tag), proc.SessionOf
+	if r.o.AllowDaemons {
+		r.track.Daemon = daemonVerdict()
+	}
 	r.told = map[proc.ID]bool{}
 	if r.guard != nil {
 		r.track.Skip[r.guard.pid] = true
@@ -421,20 +426,38 @@ func lookPath(name string) (string, error) {
 // only place that waits. It returns, closing noKids, when no child is left:
 // every live process of the group has a live ancestor among contain's
 // children, so then the group is empty.
+//
+// With --allow-daemons, once COMMAND has ended, it also returns when the
+// only children left are daemons it spared (re-parented to contain, the
+// subreaper): they are no part of the group, and outlive contain.
 func (r *runner) reap() {
 	defer close(r.noKids)
 	pid := r.pid
+	commandDone := false
+	var poll *proc.Backoff
 	for {
 		var ws unix.WaitStatus
 		var ru unix.Rusage
-		wpid, err := r.wait(&ws, unix.WUNTRACED, &ru)
-		if err == nil && !stoppedStatus(ws) {
+		flags := unix.WUNTRACED
+		if commandDone && r.o.AllowDaemons {
+			flags |= unix.WNOHANG
+		}
+		wpid, err := r.wait(&ws, flags, &ru)
+		if err == nil && wpid > 0 && !stoppedStatus(ws) {
 			r.reapedOne(wpid, ws, &ru)
 		}
 		switch {
 		case err == unix.EINTR:
 		case err != nil: // ECHILD
 			return
+		case wpid == 0: // WNOHANG: none has ended
+			if r.onlySpared() {
+				return
+			}
+			if poll == nil {
+				poll = proc.NewBackoff()
+			}
+			time.Sleep(min(poll.Next(), 50*time.Millisecond))
 		case stoppedStatus(ws):
 			if wpid == pid {
 				r.events <- waitEvent{status: ws}
@@ -445,7 +468,11 @@ func (r *runner) reap() {
 			if !more {
 				return
 			}
+			commandDone = true
 		case r.shimEnded(wpid, ws):
+			// COMMAND was the shim's child: what contain has now are the
+			// orphans the shim left it, spared daemons among them.
+			commandDone = true
 		default:
 			r.log("reaped adopted process %d", wpid)
 		}

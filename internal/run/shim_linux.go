@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"runtime"
@@ -66,7 +65,14 @@ type shimOrders struct {
 	Grace      time.Duration     `json:"grace"`
 	Verbose    bool              `json:"verbose"`
 	Report     *guardReportOrder `json:"report,omitempty"`
+	// AllowDaemons: contain may release daemons (lines "release PID
+	// START" after this one); the shim then exits once only they are
+	// left of its children, rather than wait for them.
+	AllowDaemons bool `json:"allow_daemons,omitempty"`
 }
+
+// shimRelease is contain's line that a daemon left the session.
+const shimRelease = "release"
 
 // The shim's lines to contain.
 const (
@@ -185,7 +191,8 @@ func (r *runner) startShim(path string, foreground bool) error {
 		pdeath = r.o.Signal
 	}
 	o := shimOrders{Path: path, Argv: r.o.Args, Env: r.o.Env, Foreground: foreground,
-		Pdeathsig: int(pdeath), Signal: int(r.o.Signal), Tag: r.o.Tag, Grace: r.o.Grace, Verbose: r.o.Log != nil}
+		Pdeathsig: int(pdeath), Signal: int(r.o.Signal), Tag: r.o.Tag, Grace: r.o.Grace, Verbose: r.o.Log != nil,
+		AllowDaemons: r.o.AllowDaemons}
 	if r.o.Report != "" {
 		o.Report = &guardReportOrder{Path: r.o.Report, Command: r.o.Args, Started: time.Now()}
 	}
@@ -328,7 +335,7 @@ func ShimMain(args []string) int {
 	}()
 	crashed := make(chan struct{})
 	go func() {
-		io.Copy(io.Discard, in) // until contain ends
+		s.readReleases(in) // until contain ends
 		s.mu.Lock()
 		s.crashed = !s.finished
 		s.mu.Unlock()
@@ -362,6 +369,7 @@ type shimRun struct {
 	finished bool // no child is left: the session is over
 	crashed  bool // contain ended first
 	statuses map[int]unix.WaitStatus
+	spared   map[proc.ID]bool // daemons contain released (--allow-daemons)
 
 	statusDeadline time.Time // the report waits for statuses until then
 }
@@ -399,17 +407,68 @@ func (s *shimRun) start() error {
 	}
 }
 
+// readReleases reads contain's lines after the orders, until contain
+// ends: the daemons it released.
+func (s *shimRun) readReleases(in *bufio.Reader) {
+	for {
+		line, err := in.ReadString('\n')
+		if err != nil {
+			return
+		}
+		f := strings.Fields(line)
+		if len(f) != 3 || f[0] != shimRelease {
+			continue
+		}
+		if id, err := proc.ParseID(f[1], f[2]); err == nil {
+			s.mu.Lock()
+			if s.spared == nil {
+				s.spared = map[proc.ID]bool{}
+			}
+			s.spared[id] = true
+			s.mu.Unlock()
+		}
+	}
+}
+
+// sparedIDs lists the daemons contain released.
+func (s *shimRun) sparedIDs() []proc.ID {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]proc.ID, 0, len(s.spared))
+	for id := range s.spared {
+		out = append(out, id)
+	}
+	return out
+}
+
 // reap waits for every child: COMMAND, whose stops and end go to contain,
 // and every orphan of the session, re-parented to the shim. It returns
-// when none is left.
+// when none is left, or, once COMMAND has ended, when only daemons that
+// contain released are left: they are none of the session's, and go up
+// to contain (a subreaper too), which leaves them the same way.
 func (s *shimRun) reap() {
+	commandDone := false
+	var poll *proc.Backoff
 	for {
 		var ws unix.WaitStatus
-		wpid, err := unix.Wait4(-1, &ws, unix.WUNTRACED, nil)
+		flags := unix.WUNTRACED
+		if commandDone && s.o.AllowDaemons {
+			flags |= unix.WNOHANG
+		}
+		wpid, err := unix.Wait4(-1, &ws, flags, nil)
 		switch {
 		case err == unix.EINTR:
 		case err != nil: // ECHILD: nothing of the session is left
 			return
+		case wpid == 0: // WNOHANG: none ended
+			if onlySpared(s.self, s.sparedIDs()) {
+				s.log("only daemons that contain spared are left: leaving them to contain")
+				return
+			}
+			if poll == nil {
+				poll = proc.NewBackoff()
+			}
+			time.Sleep(min(poll.Next(), 50*time.Millisecond))
 		case stoppedStatus(ws):
 			if wpid == s.cmd {
 				fmt.Fprintf(s.out, "%s %d\n", shimStopped, int(ws))
@@ -423,6 +482,7 @@ func (s *shimRun) reap() {
 			if !more {
 				return
 			}
+			commandDone = true
 		default:
 			s.reaped(wpid, ws)
 		}
@@ -473,6 +533,6 @@ func (s *shimRun) closeAfterCrash(containPID int) {
 		}
 	}
 	o := guardOrders{value: s.o.Tag, grace: s.o.Grace, verbose: s.o.Verbose, pgrp: s.cmd, since: s.since,
-		report: s.o.Report, signal: syscall.Signal(s.o.Signal), writer: "shim"}
+		report: s.o.Report, signal: syscall.Signal(s.o.Signal), writer: "shim", spared: s.sparedIDs()}
 	guardReap(o, containPID, min(o.grace, guardGrace), s.log, s.statusOf)
 }

@@ -1,0 +1,105 @@
+//go:build linux || darwin
+
+package run
+
+import (
+	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/report"
+)
+
+// With --allow-daemons, a process that carries RUNNING_PROCESS_IS_DAEMON=1
+// when contain first sees it leaves the session, with everything it starts:
+// the tracker stops counting it, contain moves it out of the run's cgroup
+// (into contain's own), and the crash guard and the shim are told to spare
+// it. It is already out of COMMAND's process group and session when it
+// comes from contain run -d. "First seen" is when its environment is its
+// own: a process forked but not yet exec'd shows its parent's, and is
+// asked again at each scan until it has exec'd; one first seen without the
+// mark stays a member whatever it execs later.
+
+// daemonVerdict is the tracker's Daemon question, for --allow-daemons.
+func daemonVerdict() func(p proc.Entry, parent *proc.Entry) proc.Verdict {
+	buf := make([]byte, 0, 4096)
+	return func(p proc.Entry, parent *proc.Entry) proc.Verdict {
+		m, err := proc.MarkOf(p.PID, buf)
+		if err != nil || m.Digest == emptyDigest {
+			// Gone (the tracker forgets it), or in the middle of an exec,
+			// whose new environment is not there yet.
+			return proc.Undecided
+		}
+		if parent != nil {
+			if pm, err := proc.MarkOf(parent.PID, buf); err == nil && pm.Digest == m.Digest {
+				return proc.Undecided // its parent's environment: not exec'd yet
+			}
+		}
+		if m.Daemon {
+			return proc.Daemon
+		}
+		return proc.NotDaemon
+	}
+}
+
+// emptyDigest is the digest of an empty environment.
+var emptyDigest = proc.MarkOfEnv(nil).Digest
+
+// spare lets the processes the last scan released leave the group: out
+// of the cgroup, and out of what the guard and the shim would end.
+func (r *runner) spare(ps []proc.Entry) {
+	for _, p := range ps {
+		why := "started by a daemon contain spared"
+		if m, err := proc.MarkOf(p.PID, nil); err == nil && m.Daemon {
+			why = "marked RUNNING_PROCESS_IS_DAEMON=1 when first seen"
+		}
+		r.log("sparing %d (%s): %s (--allow-daemons)", p.PID, p.Comm, why)
+		if dir, err := r.grp.release(p.PID); err != nil {
+			r.log("cannot move %d out of %s: %v (it will end with the group)", p.PID, r.grp.name(), err)
+		} else if dir != "" {
+			r.log("moved %d into %s", p.PID, dir)
+		}
+		if r.guard != nil {
+			if err := r.guard.release(p.PID, p.Start); err != nil {
+				r.log("cannot tell the crash guard to spare %d: %v", p.PID, err)
+			}
+		}
+		r.releaseFromShim(p)
+		r.noteSpared(p)
+	}
+}
+
+// noteSpared records a spared daemon for the report.
+func (r *runner) noteSpared(p proc.Entry) {
+	if r.rec == nil {
+		return
+	}
+	l := &leftover{id: proc.ID{PID: p.PID, Start: p.Start}, spared: true, done: true}
+	o := &l.out
+	o.PID, o.Argv, o.FoundBy, o.Daemon, o.Spared = p.PID, proc.ArgvOf(p.PID), "tracked", true, true
+	if o.Argv == nil {
+		o.Argv = []string{}
+	}
+	o.Started = &report.Time{Time: proc.StartWall(p.Start, r.track.Since, r.rec.facts.Started)}
+	o.LeftProcessGroup = report.Ptr(p.Pgrp != r.pid)
+	r.rec.mu.Lock()
+	r.rec.left = append(r.rec.left, l)
+	r.rec.mu.Unlock()
+}
+
+// daemonEnded says, for -v and the report, that a leftover about to be
+// ended carries the daemon mark, and what would have spared it.
+func (r *runner) daemonEnded(m member, o *report.Leftover) {
+	mk, err := proc.MarkOf(m.pid, nil)
+	if err != nil || !mk.Daemon {
+		return
+	}
+	o.Daemon = true
+	if r.o.AllowDaemons {
+		r.log("%d (%s) carries RUNNING_PROCESS_IS_DAEMON=1 but did not when contain first saw it: ending it with the group", m.pid, m.comm)
+		return
+	}
+	r.log("%d (%s) is marked RUNNING_PROCESS_IS_DAEMON=1: ending it with the group (%s would have spared it)", m.pid, m.comm, allowDaemonsHint)
+}
+
+const (
+	allowDaemonsHint = "contain run --allow-daemons"
+	sparedEnding     = "spared (--allow-daemons)" // a spared daemon's EndedBy
+)
