@@ -53,6 +53,7 @@ type runner struct {
 	more     bool // when COMMAND ended, some other child was still alive
 	stopped  bool // COMMAND is stopped (Ctrl-Z) and so is contain
 	timedOut bool
+	hookRan  bool // the --on-timeout command has run
 
 	trackMu sync.Mutex
 	track   *proc.Tracker    // every process COMMAND started, as scans see them
@@ -586,6 +587,23 @@ func (r *runner) waitMain() {
 // nested runs cascade), or the CPU time limit was reached; why says which.
 func (r *runner) timeout(why string) {
 	r.timedOut = true
+	if r.o.OnTimeout != "" && !r.hookRan {
+		// Once: a second SIGALRM, or the CPU time limit after the
+		// timer, sends the signal again but runs no second hook.
+		r.hookRan = true
+		r.log("%s: running the --on-timeout command before the timeout signal", why)
+		runHook(&r.o, os.Environ(), r.pid, r.self, func(command string, env []string) (hookProcess, error) {
+			h, err := startHook(command, env)
+			if err == nil {
+				// contain's child, yet no member: the tracker's rule for
+				// the orphans contain adopts must not take it.
+				r.trackMu.Lock()
+				r.track.Skip[h.(*unixHook).cmd.Process.Pid] = true
+				r.trackMu.Unlock()
+			}
+			return h, err
+		})
+	}
 	r.log("%s: sending %s to the group", why, signals.Name(r.o.Signal))
 	if r.o.Signal == 0 {
 		return
