@@ -191,7 +191,7 @@ func (st *stopRun) ask(s *session.Session) (x *stopped, gone bool) {
 		return x, false
 	}
 	switch {
-	case st.w.holding(s.Value) == 0:
+	case !slices.ContainsFunc(s.Processes, st.stoppable):
 		x.outcome = nothingToStop
 		if n := s.Daemons(); n > 0 && !st.rq.includeDaemons {
 			x.detail = plural(n, "daemon", "daemons") + " left running (--include-daemons stops them)"
@@ -217,6 +217,14 @@ func (st *stopRun) ask(s *session.Session) (x *stopped, gone bool) {
 		x.outcome, x.detail = refused, fmt.Sprintf("cannot ask PID %d: %v", s.PID, err)
 	}
 	return x, false
+}
+
+// stoppable: p makes its session worth asking to stop. A daemon does not
+// (unless --include-daemons), nor does this contain; an ancestor of this
+// contain does, though it is not waited for: a stop run from inside a
+// session stops it.
+func (st *stopRun) stoppable(p session.Process) bool {
+	return p.PID != st.w.me.PID && (!p.Daemon || st.rq.includeDaemons)
 }
 
 // recheck lists again the sessions whose originator ended as it was to be
