@@ -1,4 +1,4 @@
-//go:build linux || windows || darwin
+//go:build linux || darwin
 
 package run
 
@@ -7,7 +7,8 @@ import "os/exec"
 // runDetached starts COMMAND outside any group of contain's (detachAttr
 // says where) and returns at once. Its standard streams are the null
 // device, so that a caller reading contain's output (pid=$(contain run -d
-// ...)) is not held open by the daemon.
+// ...)) is not held open by the daemon. (Windows has its own, in
+// run_windows.go: a job may refuse to let COMMAND leave it.)
 func runDetached(o Options) (Result, error) {
 	cmd := exec.Command(o.Args[0], o.Args[1:]...)
 	if cmd.Err != nil {
@@ -20,6 +21,8 @@ func runDetached(o Options) (Result, error) {
 	}
 	pid := cmd.Process.Pid
 	o.logger()("started %s as PID %d %s, detached", o.Args[0], pid, detachedWhere)
+	// Still contain's child, not waited for: its PID is its own.
+	claimDaemon(pid, o.logger())
 	cmd.Process.Release()
 	return Result{Pid: pid, Exited: true}, nil
 }

@@ -1,18 +1,23 @@
 package run
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/windows"
+
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/signals"
-	"golang.org/x/sys/windows"
+	"github.com/contain-cli/contain/report"
+	"github.com/contain-cli/contain/tag"
 )
 
 // Run starts COMMAND inside a new kill-on-close Job Object, waits for it,
@@ -52,9 +57,10 @@ type winRunner struct {
 	// the timeout signal when its event could not be delivered.
 	killedBy syscall.Signal
 
-	facts *Facts // with RunOptions.Collect
-	left  []*winLeftover
-	lim   *jobLimits // nil: no limit asked
+	facts  *Facts // with RunOptions.Collect
+	left   []*winLeftover
+	lim    *jobLimits  // nil: no limit asked
+	breaks *breakWatch // with --allow-daemons
 }
 
 func (r *winRunner) run() (Result, error) {
@@ -66,9 +72,19 @@ func (r *winRunner) run() (Result, error) {
 	}
 	r.job = j
 	defer j.close()
+	layers := []string{"job object (kill on close)", "console process group"}
+	if r.o.AllowDaemons {
+		if err := j.permitBreakaway(); err != nil {
+			return Result{}, fmt.Errorf("--allow-daemons: cannot let processes leave the job object (JOB_OBJECT_LIMIT_BREAKAWAY_OK): %w", err)
+		}
+		r.breaks = watchBreakaway(j, r.log, r.o.Tag, r.o.Collect)
+		defer r.breaks.finish()
+		layers = append(layers, fmt.Sprintf("breakaway for marked daemons, checked every %v (--allow-daemons)", breakawayEvery))
+	}
 	if err := r.setLimits(); err != nil {
 		return Result{}, err
 	}
+	defer r.listenStop()()
 
 	cmd := exec.Command(r.o.Args[0], r.o.Args[1:]...)
 	if cmd.Err != nil {
@@ -83,22 +99,34 @@ func (r *winRunner) run() (Result, error) {
 	defer windows.CloseHandle(h)
 	r.log("started %s as PID %d; containment: job object (kill on close), console process group %d",
 		r.o.Args[0], cmd.Process.Pid, cmd.Process.Pid)
+	if r.breaks != nil {
+		r.breaks.begin(cmd.Process.Pid)
+		r.log("--allow-daemons: the job lets processes leave it; every %v, one that left it without %s=1 is put back (or terminated), a marked one is spared", breakawayEvery, tag.DaemonVar)
+	}
 	if r.o.Collect {
-		r.facts = &Facts{Started: time.Now(), Layers: []string{"job object (kill on close)", "console process group"}}
+		r.facts = &Facts{Started: time.Now(), Layers: layers}
 	}
 
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 	stopLimits := r.enforce()
 	timedOut := r.waitMain(waited, events)
+	j.unforward() // every limit message the job posted reaches the limits' reader
 	stopLimits()
 	if r.facts != nil {
 		r.facts.CommandEnded = time.Now()
 	}
 	r.lateLimits()
 	r.closeGroup(events)
+	var spared []report.Leftover
+	if r.breaks != nil {
+		spared = r.breaks.finish()
+	}
 
 	res := Result{Pid: cmd.Process.Pid, TimedOut: timedOut, Facts: r.finishFacts()}
+	if res.Facts != nil {
+		res.Facts.Leftovers = append(res.Facts.Leftovers, spared...)
+	}
 	r.finishLimits(&res)
 	if r.killedBy != 0 {
 		res.Signaled, res.Signal = true, r.killedBy
@@ -137,6 +165,7 @@ func (r *winRunner) waitMain(waited <-chan error, events <-chan uint32) (timedOu
 			}
 		case <-timeoutC:
 			timedOut, timeoutC = true, nil
+			r.runOnTimeout()
 			r.log("timeout after %v: %s", r.o.Timeout, r.deliver(r.o.Signal))
 			if r.o.KillAfter > 0 {
 				killC = time.After(r.o.KillAfter)
@@ -144,6 +173,9 @@ func (r *winRunner) waitMain(waited <-chan error, events <-chan uint32) (timedOu
 		case h := <-r.limitHits():
 			if h.kind == limit.CPUTime && timedOut {
 				continue // the timeout came first
+			}
+			if h.kind == limit.CPUTime && r.lim.end == nil {
+				r.runOnTimeout() // the CPU time limit acts as the timeout
 			}
 			if r.limitExceeded(h) {
 				timedOut, timeoutC = true, nil
@@ -170,7 +202,8 @@ func (r *winRunner) waitMain(waited <-chan error, events <-chan uint32) (timedOu
 // handling was switched back on), so COMMAND already has it and decides,
 // as it would without contain; contain only lives on to close the job.
 // Ctrl-Break can be aimed at contain's group alone: it is passed on to
-// COMMAND's group. The console closing, a log-off or a shutdown give a
+// COMMAND's group; contain stop (stop_windows.go) is taken as Ctrl-Break.
+// The console closing, a log-off or a shutdown give a
 // process a few seconds: COMMAND is asked to stop and the job is
 // terminated within them.
 func (r *winRunner) stopRequest(ev uint32) bool {
@@ -186,6 +219,9 @@ func (r *winRunner) stopRequest(ev uint32) bool {
 		return false
 	case windows.CTRL_BREAK_EVENT:
 		r.log("received CTRL_BREAK_EVENT: %s", r.deliver(signals.Break))
+		return true
+	case ctrlStop:
+		r.log("told to stop by contain stop (%s was set): %s", proc.StopEventName(os.Getpid()), r.deliver(signals.Break))
 		return true
 	default:
 		r.log("received %s: %s", consoleEventName(ev), r.deliver(signals.Break))
@@ -272,6 +308,7 @@ func (r *winRunner) closeGroup(events <-chan uint32) {
 		return
 	}
 	r.noteLeftovers()
+	r.noteDaemons()
 	if r.o.Grace > 0 {
 		left := r.job.pids()
 		did := r.deliver(signals.Break)
@@ -323,13 +360,74 @@ func (r *winRunner) waitEmpty(deadline time.Time, events <-chan uint32) bool {
 	}
 }
 
+// noteDaemons reads, when COMMAND has ended, whether each process left in
+// the job is marked as a daemon, once, for -v and the report: the job
+// ends it all the same. Without --allow-daemons, contain run -d inside
+// could not take it out of the job; with it, it was started inside the
+// job (without CREATE_BREAKAWAY_FROM_JOB).
+func (r *winRunner) noteDaemons() {
+	for _, l := range r.left {
+		env, _, err := proc.ReadEnvironment(l.h)
+		if err != nil || envValue(env, tag.DaemonVar) != "1" {
+			continue
+		}
+		l.out.Daemon = true
+		name := "?"
+		if len(l.out.Argv) > 0 {
+			name = filepath.Base(l.out.Argv[0])
+		}
+		if r.o.AllowDaemons {
+			r.log("%d (%s) is marked as a daemon (%s=1) but is in the job (it was started without CREATE_BREAKAWAY_FROM_JOB): it ends with the group", l.out.PID, name, tag.DaemonVar)
+		} else {
+			r.log("%d (%s) is marked as a daemon (%s=1): it ends with the group; contain run --allow-daemons would have spared it", l.out.PID, name, tag.DaemonVar)
+		}
+	}
+}
+
 // detachAttr starts a detached COMMAND in its own console process group,
-// without a console.
+// without a console, and out of the job contain runs in, if any: where
+// that job does not permit it, runDetached starts it without
+// CREATE_BREAKAWAY_FROM_JOB.
 func detachAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{CreationFlags: windows.CREATE_NEW_PROCESS_GROUP | windows.DETACHED_PROCESS}
+	return &syscall.SysProcAttr{CreationFlags: windows.CREATE_NEW_PROCESS_GROUP | windows.DETACHED_PROCESS | windows.CREATE_BREAKAWAY_FROM_JOB}
 }
 
 const detachedWhere = "in a new process group, without a console"
+
+// runDetached starts COMMAND outside any group of contain's (detachAttr
+// says where) and returns at once, its standard streams the null device
+// (detach.go says why). Inside a job that forbids breakaway (a contain
+// run without --allow-daemons, a CI runner's job), Windows refuses
+// CREATE_BREAKAWAY_FROM_JOB (access denied): COMMAND is then started
+// inside that job, and ends with it, and -v says so.
+func runDetached(o Options) (Result, error) {
+	log := o.logger()
+	start := func(attr *syscall.SysProcAttr) (*exec.Cmd, error) {
+		cmd := exec.Command(o.Args[0], o.Args[1:]...)
+		if cmd.Err != nil {
+			return nil, cmd.Err
+		}
+		cmd.Env, cmd.SysProcAttr = o.Env, attr
+		return cmd, cmd.Start()
+	}
+	attr := detachAttr()
+	cmd, err := start(attr)
+	where := detachedWhere
+	if errors.Is(err, windows.ERROR_ACCESS_DENIED) {
+		attr.CreationFlags &^= windows.CREATE_BREAKAWAY_FROM_JOB
+		if cmd, err = start(attr); err == nil {
+			log("the job contain runs in does not let %s leave it (CREATE_BREAKAWAY_FROM_JOB was refused: inside contain run, --allow-daemons permits it): it stays in that job and ends with it", o.Args[0])
+			where += ", inside the job contain runs in"
+		}
+	}
+	if err != nil {
+		return Result{}, &StartError{Name: o.Args[0], Err: err}
+	}
+	pid := cmd.Process.Pid
+	log("started %s as PID %d %s, detached", o.Args[0], pid, where)
+	cmd.Process.Release()
+	return Result{Pid: pid, Exited: true}, nil
+}
 
 // The console's control events reach contain through a handler of its own,
 // ahead of the Go runtime's (which would end contain on some of them).
@@ -396,6 +494,8 @@ func consoleEventName(ev uint32) string {
 		return "CTRL_LOGOFF_EVENT"
 	case windows.CTRL_SHUTDOWN_EVENT:
 		return "CTRL_SHUTDOWN_EVENT"
+	case ctrlStop:
+		return "contain stop"
 	}
 	return fmt.Sprintf("console event %d", ev)
 }
