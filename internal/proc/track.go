@@ -220,15 +220,15 @@ func (t *Tracker) Update(procs []Entry) (live, added []Entry) {
 	for changed := true; changed; {
 		changed = false
 		for _, p := range order {
-			if _, ok := t.members[p.PID]; ok {
-				continue
-			}
 			if t.released[ID{p.PID, p.Start}] {
 				continue
 			}
 			if t.releasedParent(p, byPID) {
-				t.release(*p) // a spared daemon's
+				t.release(*p) // a spared daemon's, member or not
 				changed = true
+				continue
+			}
+			if _, ok := t.members[p.PID]; ok {
 				continue
 			}
 			why := t.belongs(p)
@@ -340,9 +340,19 @@ func (t *Tracker) Released(id ID) bool { return t.released[id] }
 
 // Release takes a process out of the session, as a daemon that contain
 // spared (the guard learns them from contain).
-func (t *Tracker) Release(pid int, start uint64) {
-	t.release(Entry{PID: pid, Start: start})
+func (t *Tracker) Release(pid int, start uint64) { t.ReleaseNow(Entry{PID: pid, Start: start}) }
+
+// ReleaseNow takes p, a member or not yet seen, out of the session, as
+// a daemon contain was told of.
+func (t *Tracker) ReleaseNow(p Entry) {
+	t.release(p)
 	t.spared = t.spared[:len(t.spared)-1]
+}
+
+// IsMember reports whether the process is a member.
+func (t *Tracker) IsMember(id ID) bool {
+	start, ok := t.members[id.PID]
+	return ok && start == id.Start
 }
 
 // belongs decides whether p, not yet a member, is one: how it was found,

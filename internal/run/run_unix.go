@@ -293,6 +293,10 @@ func (r *runner) supervise() {
 		close(r.laterDone)
 	}()
 	stopWatch := r.watch()
+	if r.o.AllowDaemons {
+		stopClaims := r.listenClaims()
+		defer stopClaims()
+	}
 	stopEnforce := r.enforce()
 	go func() {
 		r.waitMain()
