@@ -383,7 +383,7 @@ type stopReport struct {
 	Killed    bool              `json:"killed"`    // then --kill was used
 	Seconds   float64           `json:"seconds"`
 	Sessions  []stopSessionJSON `json:"sessions"`
-	Processes []stoppedJSON     `json:"processes"`
+	Processes []reapedJSON      `json:"processes"` // as reap's report has them
 }
 
 type stopSessionJSON struct {
@@ -393,23 +393,9 @@ type stopSessionJSON struct {
 	Failed     bool           `json:"failed"` // could not be asked, or named and orphaned, or left after --kill
 }
 
-type stoppedJSON struct {
-	PID        int            `json:"pid"`
-	PPID       int            `json:"ppid"`
-	Originator originatorJSON `json:"originator"`
-	User       string         `json:"user"`
-	UID        int            `json:"uid"`
-	Argv       []string       `json:"argv"`
-	Comm       string         `json:"comm"`
-	Started    string         `json:"started"`
-	Daemon     bool           `json:"daemon"`
-	Result     string         `json:"result"`
-	Alive      bool           `json:"alive"` // it runs, as the report is written
-}
-
 func (st *stopRun) report(took time.Duration) *stopReport {
 	rep := &stopReport{TimedOut: st.timedOut, Killed: st.killed,
-		Seconds: took.Seconds(), Sessions: []stopSessionJSON{}, Processes: []stoppedJSON{}}
+		Seconds: took.Seconds(), Sessions: []stopSessionJSON{}, Processes: []reapedJSON{}}
 	left := st.w.liveIn()
 	for _, s := range st.sessions {
 		rep.Sessions = append(rep.Sessions, stopSessionJSON{Originator: originatorJSON{Value: s.value, Tool: s.tool, PID: s.pid},
@@ -423,9 +409,16 @@ func (st *stopRun) report(took time.Duration) *stopReport {
 		if !m.Started.IsZero() {
 			started = m.Started.Format(time.RFC3339Nano)
 		}
-		orig := originatorJSON{Value: s.value, Tool: s.tool, PID: s.pid}
-		rep.Processes = append(rep.Processes, stoppedJSON{PID: m.PID, PPID: m.PPID, Originator: orig, User: m.User, UID: m.UID,
-			Argv: nonNil(m.Argv), Comm: m.Comm, Started: started, Daemon: m.Daemon, Result: result, Alive: alive})
+		foundBy := "tag"
+		if m.Registered {
+			foundBy = "registry"
+		}
+		// Skipped: not to be ended by this stop; failed: --kill could
+		// not end it.
+		skipped := s.outcome != asked || m.spared != ""
+		rep.Processes = append(rep.Processes, reapedJSON{PID: m.PID, PPID: m.PPID, Originator: originatorJSON{Value: s.value, Tool: s.tool, PID: s.pid},
+			User: m.User, UID: m.UID, Argv: nonNil(m.Argv), Comm: m.Comm, Started: started, FoundBy: foundBy, Skipped: skipped,
+			Result: result, Alive: alive, Failed: alive && !skipped && st.killed})
 	}
 	return rep
 }
