@@ -27,8 +27,8 @@ started it. Processes marked RUNNING_PROCESS_IS_DAEMON=1 do not count
 (unless --include-daemons), nor do this contain and its ancestors.
 
 The processes are listed once, then each one seen is checked by its PID and
-start time (at most every 50ms); once none is left, the list is read again,
-twice, to find what they started meanwhile.
+start time, quickly at first, then every 200ms at the most; once none is
+left, the list is read again, twice, to find what they started meanwhile.
 
 Exit status: 0 when nothing is left (also when there was nothing to wait
 for), 124 when --timeout passed first, 1 when the processes cannot be
@@ -224,6 +224,7 @@ func (w *watch) anyLive() bool {
 // first missed, is in the second.
 func (w *watch) wait(deadline time.Time, pending func() bool) (bool, error) {
 	b := proc.NewBackoff()
+	began := time.Now()
 	for {
 		if !w.anyLive() && (pending == nil || !pending()) {
 			empty := 0
@@ -243,13 +244,18 @@ func (w *watch) wait(deadline time.Time, pending func() bool) (bool, error) {
 		if !deadline.IsZero() && !time.Now().Before(deadline) {
 			return false, nil
 		}
-		d := b.Next()
+		// Quick at first, then at most a tenth of the time waited so far,
+		// up to waitMost: a long wait costs a few wake-ups a second.
+		d := max(b.Next(), min(time.Since(began)/10, waitMost))
 		if !deadline.IsZero() {
 			d = min(d, time.Until(deadline))
 		}
 		time.Sleep(d)
 	}
 }
+
+// waitMost is the longest a wait sleeps between two checks.
+const waitMost = 200 * time.Millisecond
 
 // liveIn lists, by session, the processes that still hold the wait.
 func (w *watch) liveIn() map[string][]int {
