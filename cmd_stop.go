@@ -101,7 +101,7 @@ func parseStop(c *cli.Context) (stopRequest, error) {
 type outcome int
 
 const (
-	nothingToStop outcome = iota // no process of it holds the wait
+	nothingToStop outcome = iota // no process of it but daemons (or this contain)
 	asked                        // its originator was asked, through pin
 	orphaned                     // its originator is gone: reap's business
 	refused                      // its originator could not be asked: detail says why
@@ -251,6 +251,15 @@ func (st *stopRun) recheck(vanished []*stopped) error {
 	return nil
 }
 
+// reapHint is the contain reap that ends the orphaned session value, and
+// its daemons too when stop was to count them.
+func (st *stopRun) reapHint(value string) string {
+	if st.rq.includeDaemons {
+		return "contain reap --include-daemons --session " + shorten(printable(value))
+	}
+	return "contain reap --session " + shorten(printable(value))
+}
+
 func (st *stopRun) find(value string) *stopped {
 	for _, s := range st.sessions {
 		if s.value == value {
@@ -342,8 +351,8 @@ func (st *stopRun) exit(done bool) error {
 			fmt.Fprintf(st.stderr, "contain: stop: session %s: %s\n", shorten(printable(s.value)), printable(s.detail))
 			code = 1
 		case s.outcome == orphaned && s.named:
-			fmt.Fprintf(st.stderr, "contain: stop: session %s is orphaned (%s): contain reap --session %s ends it\n",
-				shorten(printable(s.value)), printable(s.detail), shorten(printable(s.value)))
+			fmt.Fprintf(st.stderr, "contain: stop: session %s is orphaned (%s): %s ends it\n",
+				shorten(printable(s.value)), printable(s.detail), st.reapHint(s.value))
 			code = 1
 		case s.outcome == nothingToStop && s.named:
 			why := "no live process"
@@ -437,7 +446,7 @@ func (st *stopRun) sessionResult(s *stopped, left bool) string {
 		}
 		return r
 	case orphaned:
-		return fmt.Sprintf("left alone: orphaned (%s); contain reap --session %s ends it", s.detail, s.value)
+		return fmt.Sprintf("left alone: orphaned (%s); %s ends it", s.detail, st.reapHint(s.value))
 	case refused:
 		return "left alone: " + s.detail
 	}
@@ -480,7 +489,7 @@ func (st *stopRun) memberResult(m *member, s *stopped) (string, bool) {
 	}
 	switch s.outcome {
 	case orphaned:
-		return "left alone: orphaned (contain reap --session " + s.value + ")", true
+		return "left alone: orphaned (" + st.reapHint(s.value) + ")", true
 	case refused:
 		return "left alone: its originator could not be asked", true
 	}
