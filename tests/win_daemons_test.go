@@ -303,6 +303,15 @@ func TestWinOnTimeout(t *testing.T) {
 		t.Errorf("-v does not say the hook was ended:\n%s", res.stderr)
 	}
 	t.Logf("contain returned after %v", took.Round(time.Millisecond))
+
+	// --cpu-time acts as the timeout: the hook runs first there too.
+	dir = tmpDir(t)
+	hook = fmt.Sprintf(`set CONTAIN_DAEMON_HELPER=hook&& "%s" 0`, self(t))
+	res = run(t, helperEnv("spin", dir), "run", "-v", "--cpu-time", "0.5", "-g", "5s", "--on-timeout", hook, "--", self(t), "0")
+	wantCode(t, res, 124)
+	if b, err := os.ReadFile(filepath.Join(dir, "hook")); err != nil || !strings.Contains(string(b), " running ") {
+		t.Errorf("at --cpu-time's end the hook saw %q (%v); stderr:\n%s", b, err, res.stderr)
+	}
 }
 
 // readHookRecord pins the hook's process, from its record.

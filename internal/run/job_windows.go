@@ -541,22 +541,22 @@ func (b *breakWatch) scan(final bool) {
 		return
 	}
 	alive := make(map[int]int64, len(procs))
+	var fresh []sysProc // what this look may have to decide on
 	for _, p := range procs {
 		alive[p.pid] = p.created
-	}
-	// Oldest first: an escapee is decided on before its children.
-	slices.SortFunc(procs, func(a, c sysProc) int { return cmp.Compare(a.created, c.created) })
-	for _, p := range procs {
-		if unknown(p.created, now) {
+		switch {
+		case unknown(p.created, now):
 			if _, ok := b.members[p.ppid]; ok {
 				b.pending++ // starting (under Wine): looked at again next time
 			}
-			continue
+		case p.created >= b.since && !in[p.pid] && !b.judged[procKey{p.pid, p.created}]:
+			fresh = append(fresh, p)
 		}
+	}
+	// Oldest first: an escapee is decided on before its children.
+	slices.SortFunc(fresh, func(a, c sysProc) int { return cmp.Compare(a.created, c.created) })
+	for _, p := range fresh {
 		k := procKey{p.pid, p.created}
-		if p.created < b.since || b.judged[k] || in[p.pid] {
-			continue
-		}
 		if m, ok := b.members[p.pid]; ok && m.created == p.created {
 			continue
 		}

@@ -363,8 +363,8 @@ func (r *winRunner) waitEmpty(deadline time.Time, events <-chan uint32) bool {
 // noteDaemons reads, when COMMAND has ended, whether each process left in
 // the job is marked as a daemon, once, for -v and the report: the job
 // ends it all the same. Without --allow-daemons, contain run -d inside
-// could not take it out of the job; with it, it was started inside the
-// job (without CREATE_BREAKAWAY_FROM_JOB).
+// could not take it out of the job; with it, it did not ask to leave,
+// or a job around contain's (nested jobs) refused it.
 func (r *winRunner) noteDaemons() {
 	for _, l := range r.left {
 		env, _, err := proc.ReadEnvironment(l.h)
@@ -377,7 +377,7 @@ func (r *winRunner) noteDaemons() {
 			name = filepath.Base(l.out.Argv[0])
 		}
 		if r.o.AllowDaemons {
-			r.log("%d (%s) is marked as a daemon (%s=1) but is in the job (it was started without CREATE_BREAKAWAY_FROM_JOB): it ends with the group", l.out.PID, name, tag.DaemonVar)
+			r.log("%d (%s) is marked as a daemon (%s=1) but did not leave the job (CREATE_BREAKAWAY_FROM_JOB was not asked for, or a job around contain's refused it): it ends with the group", l.out.PID, name, tag.DaemonVar)
 		} else {
 			r.log("%d (%s) is marked as a daemon (%s=1): it ends with the group; contain run --allow-daemons would have spared it", l.out.PID, name, tag.DaemonVar)
 		}
