@@ -225,7 +225,8 @@ func TestWinAllowDaemons(t *testing.T) {
 func TestWinAllowDaemonsUnmarked(t *testing.T) {
 	needContain(t)
 	dir := tmpDir(t)
-	wait := startContain(t, append(helperEnv("", dir), "CONTAIN_DAEMON_HELPER=breaker"), "run", "-v", "-g", "1s", "--allow-daemons", "--", self(t), "x")
+	path := filepath.Join(dir, "report.json")
+	wait := startContain(t, append(helperEnv("", dir), "CONTAIN_DAEMON_HELPER=breaker"), "run", "-v", "-g", "1s", "--allow-daemons", "--report", path, "--", self(t), "x")
 	e := readRecord(t, dir, "escapee")
 	waitFile(filepath.Join(dir, "broke"))
 	broke, _ := os.ReadFile(filepath.Join(dir, "broke"))
@@ -243,6 +244,18 @@ func TestWinAllowDaemonsUnmarked(t *testing.T) {
 	}
 	if strings.Contains(res.stderr, "sparing daemon") {
 		t.Errorf("contain spared an unmarked process:\n%s", res.stderr)
+	}
+	n := 0
+	for _, l := range readReport(t, path).Leftovers {
+		if l.PID == e.pid {
+			n++
+			if l.Spared || l.Daemon || l.EndedBy == "" || l.EndedBy == "still running" {
+				t.Errorf("the report says of the unmarked process: %+v", l)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("the report lists the unmarked process %d times", n)
 	}
 
 	dir = tmpDir(t)

@@ -424,6 +424,7 @@ type breakWatch struct {
 	outside map[int]*member // spared daemons and their descendants, held open
 	judged  map[procKey]bool
 	spared  []report.Leftover
+	caught  []caught
 	snap    []uint64
 	acted   int // processes put back or terminated
 	pending int // processes of the last look that could not be decided on yet
@@ -691,17 +692,29 @@ func (b *breakWatch) judge(p sysProc, child, final bool, now int64) {
 	}
 	b.acted++
 	b.members[p.pid] = &member{h: h, created: p.created} // its children are the job's too
+	how := "TerminateJobObject (put back into the job)"
 	switch err := b.putBack(h, final); {
 	case err == nil:
 		b.log("%d (%s) left the job %s: put it back into the job (--allow-daemons spares only marked processes)", p.pid, name, mark)
-		return
 	case final:
 		b.log("%d (%s) left the job %s: terminating it (--allow-daemons spares only marked processes)", p.pid, name, mark)
 	default:
 		b.log("%d (%s) left the job %s, and cannot be put back into it (%v): terminating it", p.pid, name, mark, err)
 	}
-	if err := windows.TerminateProcess(h, proc.TerminateCode); err != nil {
-		b.log("cannot terminate %d (%s): %v", p.pid, name, err)
+	if !inJob(h, b.job) {
+		how = "TerminateProcess (left the job unmarked)"
+		if err := windows.TerminateProcess(h, proc.TerminateCode); err != nil {
+			b.log("cannot terminate %d (%s): %v", p.pid, name, err)
+		}
+	}
+	if b.keep {
+		var dup windows.Handle
+		self := windows.CurrentProcess()
+		if windows.DuplicateHandle(self, h, self, &dup, 0, false, windows.DUPLICATE_SAME_ACCESS) == nil {
+			l := b.leftover(p, cmdline, child)
+			l.EndedBy = how
+			b.caught = append(b.caught, caught{h: dup, out: l})
+		}
 	}
 }
 
@@ -722,11 +735,23 @@ func envValue(env []string, key string) string {
 	return v
 }
 
+// caught is a process that left the job unmarked, for the report.
+type caught struct {
+	h   windows.Handle
+	out report.Leftover
+}
+
 // sparedLeftover is what the report says of a spared daemon.
 func (b *breakWatch) sparedLeftover(p sysProc, cmdline string, child bool) report.Leftover {
+	l := b.leftover(p, cmdline, child)
+	l.EndedBy, l.Daemon, l.Spared = "spared (--allow-daemons)", true, true
+	return l
+}
+
+// leftover is what the report says of a process that left the job.
+func (b *breakWatch) leftover(p sysProc, cmdline string, child bool) report.Leftover {
 	l := report.Leftover{PID: p.pid, Argv: []string{}, FoundBy: "descendant",
 		Started: &report.Time{Time: proc.FiletimeToTime(uint64(p.created))},
-		EndedBy: "spared (--allow-daemons)", Daemon: true, Spared: true,
 		Absent: map[string]string{
 			"left_session": "Windows has no sessions of this kind",
 			"held_stdout":  "not read on Windows",
@@ -746,8 +771,9 @@ func (b *breakWatch) sparedLeftover(p sysProc, cmdline string, child bool) repor
 
 // finish stops looking, once the job is closed, and looks again until a
 // look finds nothing to end: a process that left the job unmarked while
-// it closed is terminated. It returns the spared daemons for the report,
-// and closes every handle it held.
+// it closed is terminated. It returns, for the report, the spared
+// daemons and the processes that left the job unmarked (those not
+// ended yet are "still running"), and closes every handle it held.
 func (b *breakWatch) finish() []report.Leftover {
 	b.finished.Do(func() {
 		b.job.watchNew(nil)
@@ -767,6 +793,14 @@ func (b *breakWatch) finish() []report.Leftover {
 		}
 		b.mu.Lock()
 		defer b.mu.Unlock()
+		for _, c := range b.caught {
+			if ev, _ := windows.WaitForSingleObject(c.h, 1000); ev != windows.WAIT_OBJECT_0 {
+				c.out.EndedBy = "still running"
+			}
+			windows.CloseHandle(c.h)
+			b.spared = append(b.spared, c.out)
+		}
+		b.caught = nil
 		for _, set := range []map[int]*member{b.members, b.outside} {
 			for pid, m := range set {
 				windows.CloseHandle(m.h)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -118,14 +119,18 @@ func (r *winRunner) run() (Result, error) {
 	}
 	r.lateLimits()
 	r.closeGroup(events)
-	var spared []report.Leftover
+	var left []report.Leftover // that left the job: spared, or caught
 	if r.breaks != nil {
-		spared = r.breaks.finish()
+		left = r.breaks.finish()
 	}
 
 	res := Result{Pid: cmd.Process.Pid, TimedOut: timedOut, Facts: r.finishFacts()}
-	if res.Facts != nil {
-		res.Facts.Leftovers = append(res.Facts.Leftovers, spared...)
+	if f := res.Facts; f != nil {
+		for _, l := range left {
+			if !slices.ContainsFunc(f.Leftovers, func(k report.Leftover) bool { return k.PID == l.PID }) {
+				f.Leftovers = append(f.Leftovers, l) // not already noted in the job
+			}
+		}
 	}
 	r.finishLimits(&res)
 	if r.killedBy != 0 {
