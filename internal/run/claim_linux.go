@@ -1,10 +1,8 @@
 package run
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -27,14 +25,62 @@ import (
 // the same executable as itself (the kernel says who connected), and only
 // for that member's own child: a process cannot claim another.
 
-// claimAddr is the socket of contain run pid, with --allow-daemons.
-func claimAddr(pid int) *net.UnixAddr {
-	return &net.UnixAddr{Name: "@contain-daemons-" + strconv.Itoa(pid), Net: "unix"}
+// claimAddr is the socket of contain run pid, with --allow-daemons. Raw
+// sockets, not package net: contain run starts before net (and what
+// urfave/cli needs) is initialised, and importing it would change that
+// (earlyrun's doc).
+func claimAddr(pid int) *unix.SockaddrUnix {
+	return &unix.SockaddrUnix{Name: "@contain-daemons-" + strconv.Itoa(pid)}
+}
+
+// claimTimeout bounds a claim's reads and writes.
+var claimTimeout = unix.NsecToTimeval(int64(2 * time.Second))
+
+// claimSocket makes a stream socket whose reads and writes time out.
+func claimSocket() (int, error) {
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &claimTimeout)
+	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &claimTimeout)
+	return fd, nil
+}
+
+// readLine reads one short line from fd.
+func readLine(fd int) (string, error) {
+	var b []byte
+	buf := make([]byte, 64)
+	for len(b) < 256 {
+		n, err := unix.Read(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if n == 0 {
+			break
+		}
+		b = append(b, buf[:n]...)
+		if i := strings.IndexByte(string(b), '\n'); i >= 0 {
+			return string(b[:i]), nil
+		}
+	}
+	return "", errors.New("no line")
 }
 
 // listenClaims starts taking claims; the returned function stops it.
 func (r *runner) listenClaims() (stop func()) {
-	l, err := net.ListenUnix("unix", claimAddr(r.self))
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err == nil {
+		if err = unix.Bind(fd, claimAddr(r.self)); err == nil {
+			err = unix.Listen(fd, 16)
+		}
+		if err != nil {
+			unix.Close(fd)
+		}
+	}
 	if err != nil {
 		r.log("cannot listen for contain run -d's daemons: %v (they are judged by their environment alone)", err)
 		return func() {}
@@ -43,42 +89,42 @@ func (r *runner) listenClaims() (stop func()) {
 	go func() {
 		defer close(done)
 		for {
-			c, err := l.AcceptUnix()
-			if err != nil {
-				return
+			c, _, err := unix.Accept4(fd, unix.SOCK_CLOEXEC)
+			if err == unix.EINTR || err == unix.ECONNABORTED {
+				continue
 			}
+			if err != nil {
+				return // shut down
+			}
+			unix.SetsockoptTimeval(c, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &claimTimeout)
+			unix.SetsockoptTimeval(c, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &claimTimeout)
 			r.claim(c)
 		}
 	}()
 	return func() {
-		l.Close()
+		unix.Shutdown(fd, unix.SHUT_RDWR) // accept returns
 		<-done
+		unix.Close(fd)
 	}
 }
 
 // claim answers one claim: "ok", or "no REASON".
-func (r *runner) claim(c *net.UnixConn) {
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(2 * time.Second))
+func (r *runner) claim(c int) {
+	defer unix.Close(c)
 	answer := "ok"
 	if err := r.checkClaim(c); err != nil {
 		answer = "no " + err.Error()
 		r.log("refused a daemon's claim: %v", err)
 	}
-	fmt.Fprintf(c, "%s\n", answer)
+	unix.Write(c, []byte(answer+"\n"))
 }
 
-func (r *runner) checkClaim(c *net.UnixConn) error {
-	var cred *unix.Ucred
-	raw, err := c.SyscallConn()
+func (r *runner) checkClaim(c int) error {
+	cred, err := unix.GetsockoptUcred(c, unix.SOL_SOCKET, unix.SO_PEERCRED)
 	if err != nil {
-		return err
-	}
-	raw.Control(func(fd uintptr) { cred, err = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) })
-	if err != nil || cred == nil {
 		return fmt.Errorf("who connected is not known: %v", err)
 	}
-	line, err := bufio.NewReader(c).ReadString('\n')
+	line, err := readLine(c)
 	if err != nil {
 		return err
 	}
@@ -140,14 +186,18 @@ func claimDaemon(pid int, log Logger) {
 	if err != nil {
 		return
 	}
-	c, err := net.DialUnix("unix", nil, claimAddr(opid))
+	c, err := claimSocket()
 	if err != nil {
+		return
+	}
+	defer unix.Close(c)
+	if unix.Connect(c, claimAddr(opid)) != nil {
 		return // no run that allows daemons
 	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(3 * time.Second))
-	fmt.Fprintf(c, "%d %d\n", pid, proc.StartOf(pid))
-	answer, _ := bufio.NewReader(c).ReadString('\n')
+	if _, err := unix.Write(c, []byte(fmt.Sprintf("%d %d\n", pid, proc.StartOf(pid)))); err != nil {
+		return
+	}
+	answer, _ := readLine(c)
 	switch answer = strings.TrimSpace(answer); {
 	case answer == "ok":
 		log("session %s lets %d outlive it (--allow-daemons)", outer, pid)
