@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -174,8 +175,11 @@ func ParsePids(s string) (int, error) {
 }
 
 // ParseCPUs reads --cpus: a number of CPUs (1.5) or a percentage of one
-// (150%), as Docker's --cpus and systemd's CPUQuota=.
-func ParseCPUs(s string) (float64, error) {
+// (150%), as Docker's --cpus and systemd's CPUQuota=, from MinCPUs to
+// maxCPUs (the CPUs this process may run on, NumCPU): a share larger
+// than the machine is refused, as Docker refuses it ("range of CPUs is
+// from 0.01 to N"), rather than cut or wrapped into cpu.max.
+func ParseCPUs(s string, maxCPUs int) (float64, error) {
 	num, scale := strings.TrimSpace(s), 1.0
 	if p, ok := strings.CutSuffix(num, "%"); ok {
 		num, scale = strings.TrimSpace(p), 0.01
@@ -185,11 +189,18 @@ func ParseCPUs(s string) (float64, error) {
 		return 0, fmt.Errorf("invalid CPU share %q (want a number of CPUs such as 1.5, or a percentage such as 150%%)", s)
 	}
 	f *= scale
-	if f < MinCPUs {
+	switch {
+	case f < MinCPUs:
 		return 0, fmt.Errorf("CPU share %q is too small: at least %v CPUs (1%%)", s, MinCPUs)
+	case maxCPUs >= 1 && f > float64(maxCPUs):
+		return 0, fmt.Errorf("CPU share %q is more than this machine has: the range of CPUs is from %v to %d", s, MinCPUs, maxCPUs)
 	}
 	return f, nil
 }
+
+// NumCPU is the most --cpus may ask for: the CPUs this process may run on
+// (runtime.NumCPU: its affinity mask on Linux), as Docker counts them.
+var NumCPU = runtime.NumCPU
 
 // CheckCPUTime checks --cpu-time once read as a DURATION.
 func CheckCPUTime(d time.Duration) error {

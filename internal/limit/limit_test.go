@@ -37,12 +37,12 @@ func TestParsePidsCPUs(t *testing.T) {
 		}
 	}
 	for in, want := range map[string]float64{"1.5": 1.5, "150%": 1.5, "50 %": 0.5, "0.01": 0.01, "4": 4} {
-		if got, err := ParseCPUs(in); err != nil || math.Abs(got-want) > 1e-9 {
+		if got, err := ParseCPUs(in, 4); err != nil || math.Abs(got-want) > 1e-9 {
 			t.Errorf("ParseCPUs(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"0", "-1", "0.001", "0.5%", "%", "x", "inf", ""} {
-		if got, err := ParseCPUs(bad); err == nil {
+	for _, bad := range []string{"0", "-1", "0.001", "0.5%", "%", "x", "inf", "", "NaN", "-inf", "+1", "0%", "1e300", "4.01", "401%", "1e-300"} {
+		if got, err := ParseCPUs(bad, 4); err == nil {
 			t.Errorf("ParseCPUs(%q) = %v, want an error", bad, got)
 		}
 	}
@@ -132,5 +132,25 @@ func TestThrottle(t *testing.T) {
 			t.Fatalf("step %d: stopped %v a tree using half its share", i, d)
 		}
 		now, cpu = now.Add(Every), cpu+Every/2
+	}
+}
+
+// TestParseCPUsMax: a share above the machine's CPUs is refused, saying the
+// range as Docker does; the machine's count itself is accepted.
+func TestParseCPUsMax(t *testing.T) {
+	if got, err := ParseCPUs("2", 2); err != nil || got != 2 {
+		t.Errorf("ParseCPUs(2, 2) = %v, %v", got, err)
+	}
+	if got, err := ParseCPUs("200%", 2); err != nil || got != 2 {
+		t.Errorf("ParseCPUs(200%%, 2) = %v, %v", got, err)
+	}
+	for _, bad := range []string{"1e300", "2.5", "250%", "1e19"} {
+		_, err := ParseCPUs(bad, 2)
+		if err == nil || !strings.Contains(err.Error(), "the range of CPUs is from 0.01 to 2") {
+			t.Errorf("ParseCPUs(%q, 2): %v", bad, err)
+		}
+	}
+	if NumCPU() < 1 {
+		t.Errorf("NumCPU() = %d", NumCPU())
 	}
 }

@@ -415,7 +415,7 @@ func parseLimits(c values) (limit.Set, error) {
 		l.CPUTime = d
 	}
 	if v, ok := given("cpus"); ok {
-		if l.CPUs, err = limit.ParseCPUs(v); err != nil {
+		if l.CPUs, err = limit.ParseCPUs(v, limit.NumCPU()); err != nil {
 			return l, runFailed("--cpus: %v", err)
 		}
 	}
