@@ -41,6 +41,15 @@ func Scan() ([]Entry, error) {
 // ReadTag reads pid's tag (buf is not needed on macOS).
 func ReadTag(pid int, _ []byte) (string, bool, error) { return Darwin.readTag(pid) }
 
+// UIDOf is pid's real user ID.
+func UIDOf(pid int) (int, error) {
+	p, found, err := Darwin.Lookup(pid)
+	if err == nil && !found {
+		err = unix.ESRCH
+	}
+	return p.RUID, err
+}
+
 // SignalMember sends sig to pid after reading it again: the same start
 // time, not a zombie, and verify.
 func SignalMember(pid int, start uint64, sig syscall.Signal, verify func() error) error {

@@ -87,6 +87,9 @@ func ReadTag(pid int, buf []byte) (value string, ok bool, err error) {
 	return value, ok, nil
 }
 
+// UIDOf is pid's real user ID.
+func UIDOf(pid int) (int, error) { return FS.UID(pid, nil) }
+
 // SignalMember sends sig to pid through a pidfd, after checking that the
 // PID still names the process seen (start time, and verify).
 func SignalMember(pid int, start uint64, sig syscall.Signal, verify func() error) error {

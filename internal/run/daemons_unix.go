@@ -3,6 +3,7 @@
 package run
 
 import (
+	"errors"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/report"
 )
@@ -51,7 +52,9 @@ func (r *runner) spare(ps []proc.Entry) {
 			why = "marked RUNNING_PROCESS_IS_DAEMON=1 when first seen"
 		}
 		r.log("sparing %d (%s): %s (--allow-daemons)", p.PID, p.Comm, why)
-		if dir, err := r.grp.release(p.PID); err != nil {
+		if dir, err := r.grp.release(p.PID); errors.Is(err, errNotInGroup) {
+			r.log("%d stays where it is: %v", p.PID, err)
+		} else if err != nil {
 			r.log("cannot move %d out of %s: %v (it will end with the group)", p.PID, r.grp.name(), err)
 		} else if dir != "" {
 			r.log("moved %d into %s", p.PID, dir)

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/contain-cli/contain/internal/cgroup"
@@ -34,10 +35,15 @@ func (g *cgroupGroup) procs() []int {
 
 func (g *cgroupGroup) holds(pid int) error { return g.cg.Contains(pid) }
 
-// release moves pid out of the run's cgroup into contain's own.
+// release moves pid out of the run's cgroup into contain's own; a
+// process that is not in the run's cgroup is never moved (contain moves
+// only what it put there).
 func (g *cgroupGroup) release(pid int) (string, error) {
 	if g.gone {
 		return "", nil
+	}
+	if err := g.cg.Contains(pid); err != nil {
+		return "", fmt.Errorf("%w (%v)", errNotInGroup, err)
 	}
 	return cgroup.MoveToOwn(pid)
 }

@@ -3,10 +3,15 @@
 package run
 
 import (
+	"errors"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/contain-cli/contain/report"
 )
+
+// errNotInGroup: release was asked of a process outside the run's group.
+var errNotInGroup = errors.New("not in the run's cgroup: contain moves only what it put there")
 
 // group is the kernel's own hold on every process of the session, where
 // the OS gives one: a cgroup on Linux. Where there is none (macOS; Linux

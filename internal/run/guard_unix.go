@@ -372,10 +372,16 @@ func guardReap(o guardOrders, pid int, grace time.Duration, log Logger, statusOf
 		track.Release(id.PID, id.Start)
 	}
 	opts := session.Options{Filter: session.Filter{Values: []string{o.value}}, IncludeDaemons: true}
+	// A process that carries the tag is the session's only when it is
+	// also contain's user's, or one contain told of: a tag is a claim any
+	// process can make, and root's guard must not end another user's
+	// process for it.
+	uid := os.Getuid()
 	scan := func() ([]session.Choice, error) {
 		cs, err := reap.Choose(opts, me)
 		return slices.DeleteFunc(cs, func(c session.Choice) bool {
-			return track.Released(proc.ID{PID: c.PID, Start: c.Start})
+			id := proc.ID{PID: c.PID, Start: c.Start}
+			return track.Released(id) || c.UID != uid && !c.Registered && !track.IsMember(id)
 		}), err
 	}
 	targets, err := scan() // Reap leaves the ones to skip alone

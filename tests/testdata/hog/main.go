@@ -46,7 +46,11 @@ func main() {
 			go cmd.Wait()
 		}
 	case "sleep":
-		select {}
+		// Not select {}: with no other goroutine the runtime takes that
+		// for a deadlock and exits at once.
+		for {
+			time.Sleep(time.Hour)
+		}
 	}
 	os.Exit(2)
 }
