@@ -5,12 +5,8 @@ package report
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 )
@@ -172,7 +168,10 @@ func New(by string) *Report {
 		Resources: Resources{Sources: map[string]string{}}}
 }
 
-// Write writes r to path, "-" being stderr.
+// Write writes r to path, "-" being stderr: to a new file beside path,
+// renamed over it, so that a symbolic link at path is replaced, never
+// followed (the exceptions, FIFOs and character devices such as
+// /dev/stderr, are in write.go).
 func Write(path string, r *Report, stderr io.Writer) error {
 	var buf strings.Builder
 	enc := json.NewEncoder(&buf)
@@ -185,19 +184,22 @@ func Write(path string, r *Report, stderr io.Writer) error {
 		_, err := io.WriteString(stderr, buf.String())
 		return err
 	}
-	return os.WriteFile(path, []byte(buf.String()), 0o644)
+	return writeFile(path, []byte(buf.String()))
 }
 
 // CheckPath refuses, before anything runs, a path the report could not be
 // written to at the end: its directory is missing or no directory, the
 // path is a directory, or the user may not write it (an existing file) or
-// create it (in its directory). The check touches nothing: it asks the
-// kernel (access(2), with the effective IDs, so that a read-only file
-// system counts too, and root may write anywhere else), and neither
-// creates nor truncates the file, so that a run refused for another
-// reason, or a COMMAND that reads the previous report, finds it as it was.
-// What changes during the run (the directory removed, its mode changed)
-// still makes the write at the end fail, with one line on stderr.
+// create it (in its directory: the report is written to a new file there
+// and renamed over the path), or it is a link or file of another user's
+// in a sticky directory (/tmp), which contain would neither follow nor be
+// allowed to replace. The check touches nothing: it asks the kernel
+// (access(2), with the effective IDs, so that a read-only file system
+// counts too, and root may write anywhere else), and neither creates nor
+// truncates the file, so that a run refused for another reason, or a
+// COMMAND that reads the previous report, finds it as it was. What
+// changes during the run (the directory removed, its mode changed) still
+// makes the write at the end fail, with one line on stderr.
 func CheckPath(path string) error {
 	if path == "-" {
 		return nil
@@ -205,29 +207,8 @@ func CheckPath(path string) error {
 	if path == "" {
 		return fmt.Errorf("the report path is empty")
 	}
-	dir := filepath.Dir(path)
-	st, err := os.Stat(dir)
-	if err != nil {
-		return fmt.Errorf("the report's directory: %v", err)
-	}
-	if !st.IsDir() {
-		return fmt.Errorf("the report's directory %s is not a directory", dir)
-	}
-	switch st, err := os.Stat(path); {
-	case err == nil && st.IsDir():
-		return fmt.Errorf("the report path %s is a directory", path)
-	case err == nil:
-		if err := canWrite(path, st); err != nil {
-			return fmt.Errorf("cannot write %s: %v", path, err)
-		}
-	case errors.Is(err, fs.ErrNotExist):
-		if err := canCreateIn(dir); err != nil {
-			return fmt.Errorf("cannot create %s in %s: %v", filepath.Base(path), dir, err)
-		}
-	default:
-		return fmt.Errorf("the report path: %v", err)
-	}
-	return nil
+	_, _, err := plan(path, true)
+	return err
 }
 
 // Summary is the report in one line, for -v.
