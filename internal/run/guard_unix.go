@@ -140,6 +140,8 @@ const (
 	guardRelease = "release"
 	guardReport  = "report"
 	guardShim    = "shim"
+	guardHook    = "hook"     // the --on-timeout command runs: PID START
+	guardHookEnd = "hook-end" // it and what it started have been ended
 )
 
 // guardReportOrder is what the guard needs to write the report after a
@@ -198,6 +200,20 @@ func (g *guard) release(pid int, start uint64) error {
 	return err
 }
 
+// hook tells the guard that the --on-timeout command runs, leading a
+// process group of its own (PID and start time): should contain die
+// while it runs, the guard ends it and what it started, as contain would
+// have; hookEnded, that contain has ended them itself.
+func (g *guard) hook(pid int, start uint64) error {
+	_, err := fmt.Fprintf(guardPipe(g.w), "%s %d %d\n", guardHook, pid, start)
+	return err
+}
+
+func (g *guard) hookEnded() error {
+	_, err := fmt.Fprintf(guardPipe(g.w), "%s\n", guardHookEnd)
+	return err
+}
+
 // stop ends the guard of a run that closed its group itself.
 func (g *guard) stop() {
 	unix.Kill(g.pid, unix.SIGKILL) // a child not yet waited for: the PID is still its
@@ -221,6 +237,7 @@ type guardOrders struct {
 	spared  []proc.ID // daemons that left the session (--allow-daemons)
 	report  *guardReportOrder
 	shim    proc.ID // pid 0: none
+	hook    proc.ID // the --on-timeout command, while it runs; pid 0: none
 	writer  string  // who writes the report: "guard" (""), or "shim"
 }
 
@@ -263,6 +280,14 @@ func parseGuardOrders(b []byte) (guardOrders, error) {
 				return o, err
 			}
 			o.shim = id
+		case f[0] == guardHook && len(f) == 3:
+			id, err := proc.ParseID(f[1], f[2])
+			if err != nil {
+				return o, err
+			}
+			o.hook = id
+		case f[0] == guardHookEnd && len(f) == 1:
+			o.hook = proc.ID{}
 		case f[0] == guardMember && len(f) == 3:
 			id, err := proc.ParseID(f[1], f[2])
 			if err != nil {
@@ -324,6 +349,9 @@ func GuardMain(args []string) int {
 	if o.value == "" {
 		return 0 // contain ended before it started anything
 	}
+	if o.hook.PID != 0 {
+		endHook(o.hook, log)
+	}
 	if o.shim.PID != 0 {
 		// The shim, above every process of the session, closes it; what
 		// the guard finds afterwards is what the shim could not end.
@@ -335,6 +363,42 @@ func GuardMain(args []string) int {
 	guardReap(o, pid, min(o.grace, guardGrace), log, nil)
 	return 0
 }
+
+// endHook ends the --on-timeout command that was running as contain
+// died, with what it started: the hook, its descendants and its process
+// group (the tracker's rules, from the hook's start: nothing older, and
+// no group whose ID was handed out again), with SIGKILL, as contain ends
+// it after the grace period; again until a scan finds nothing, at most
+// hookEndWait. The hook is no member of the session: the reap after it
+// does not look for it.
+func endHook(hook proc.ID, log Logger) {
+	track := proc.NewTracker(os.Getpid(), hook.PID, hook.Start, "")
+	deadline := time.Now().Add(hookEndWait)
+	b := proc.NewBackoff()
+	for {
+		procs, err := proc.Scan()
+		if err != nil {
+			log("on-timeout: cannot list processes: %v", err)
+		}
+		live, _ := track.Update(procs)
+		if len(live) == 0 {
+			return
+		}
+		for _, p := range live {
+			if err := proc.SignalMember(p.PID, p.Start, unix.SIGKILL, nil); err == nil {
+				log("on-timeout: killed %d (%s), which the --on-timeout command started", p.PID, p.Comm)
+			}
+		}
+		if time.Now().After(deadline) {
+			log("on-timeout: still running %v after contain died", hookEndWait)
+			return
+		}
+		time.Sleep(b.Next())
+	}
+}
+
+// hookEndWait bounds how long the guard keeps ending the hook.
+const hookEndWait = 2 * time.Second
 
 // shimWait bounds how long the guard leaves the session to the shim: its
 // grace period, at most guardGrace, and the kills after it.

@@ -601,12 +601,22 @@ func (r *runner) timeout(why string) {
 			if err == nil {
 				// contain's child, yet no member: the tracker's rule for
 				// the orphans contain adopts must not take it.
+				uh := h.(*unixHook)
 				r.trackMu.Lock()
-				r.track.Skip[h.(*unixHook).cmd.Process.Pid] = true
+				r.track.Skip[uh.cmd.Process.Pid] = true
 				r.trackMu.Unlock()
+				// Should contain die while it runs, the guard ends it.
+				if r.guard != nil {
+					if err := r.guard.hook(uh.cmd.Process.Pid, uh.start); err != nil {
+						r.log("on-timeout: cannot tell the crash guard of it: %v", err)
+					}
+				}
 			}
 			return h, err
 		})
+		if r.guard != nil {
+			r.guard.hookEnded()
+		}
 	}
 	r.log("%s: sending %s to the group", why, signals.Name(r.o.Signal))
 	if r.o.Signal == 0 {
