@@ -105,6 +105,7 @@ const (
 	asked                        // its originator was asked, through pin
 	orphaned                     // its originator is gone: reap's business
 	refused                      // its originator could not be asked: detail says why
+	notAsked                     // its originator is not plausibly the session's: detail says why
 )
 
 // stopped is one session stop found, and what became of it.
@@ -116,7 +117,7 @@ type stopped struct {
 	outcome     outcome
 	detail      string
 	pin         *proc.OriginatorPin // asked: held to the end
-	ancestor    bool                // its originator is an ancestor of this contain: not waited for
+	claimed     session.Claimed     // asked: what was checked of the originator
 }
 
 // stopRun is one contain stop.
@@ -186,8 +187,8 @@ func doStop(c *cli.Context) error {
 func (st *stopRun) ask(s *session.Session) (x *stopped, gone bool) {
 	x = &stopped{value: s.Value, tool: s.Tool, pid: s.PID, state: s.State, named: slices.Contains(st.rq.set.values, s.Value)}
 	st.sessions = append(st.sessions, x)
-	if x.ancestor = st.w.me.Ancestors[s.PID]; s.PID == st.w.me.PID {
-		x.outcome, x.detail = refused, "its originator is this contain"
+	if why := session.NeverOriginator(s.PID, st.w.me); why != "" {
+		x.outcome, x.detail = notAsked, why
 		return x, false
 	}
 	switch {
@@ -203,6 +204,14 @@ func (st *stopRun) ask(s *session.Session) (x *stopped, gone bool) {
 	}
 	pin, err := proc.PinOriginator(s.PID, s.Processes[0].Start, st.w.me)
 	if err == nil {
+		// A tag is only a claim: ask the process it names only when it
+		// is plausibly the session's originator (session.Implausible).
+		x.claimed = pin.Claimed()
+		if why := session.Implausible(s.Tool, x.claimed, s.Processes, st.w.me); why != "" {
+			pin.Close()
+			x.outcome, x.detail = notAsked, why
+			return x, false
+		}
 		if err = pin.Ask(st.rq.sig); err != nil {
 			pin.Close()
 		}
@@ -222,7 +231,7 @@ func (st *stopRun) ask(s *session.Session) (x *stopped, gone bool) {
 // stoppable: p makes its session worth asking to stop. A daemon does not
 // (unless --include-daemons), nor does this contain; an ancestor of this
 // contain does, though it is not waited for: a stop run from inside a
-// session stops it.
+// session stops it (when its originator is not an ancestor too).
 func (st *stopRun) stoppable(p session.Process) bool {
 	return p.PID != st.w.me.PID && (!p.Daemon || st.rq.includeDaemons)
 }
@@ -280,11 +289,10 @@ func (st *stopRun) values(o outcome) []string {
 	return out
 }
 
-// pending reports whether an originator that was asked still runs (one
-// that is an ancestor of this contain is not waited for).
+// pending reports whether an originator that was asked still runs.
 func (st *stopRun) pending() bool {
 	for _, s := range st.sessions {
-		if s.pin != nil && !s.ancestor && !s.pin.Exited() {
+		if s.pin != nil && !s.pin.Exited() {
 			return true
 		}
 	}
@@ -294,7 +302,12 @@ func (st *stopRun) pending() bool {
 // killRest is --kill once --timeout has passed: the originators that were
 // asked are killed through their pins, and what is left of their
 // sessions, orphaned then, is reaped as contain reap would, with SIGKILL
-// at once.
+// at once. Only the sessions asked, and of them only the processes that
+// their originator plausibly started (its user's, started after it: the
+// same check as before asking, session.Implausible) and that reap may
+// touch (the user's own unless root, never PID 1, this contain or its
+// ancestors): a process that joined a session by its tag alone is left
+// alone.
 func (st *stopRun) killRest() {
 	for _, s := range st.sessions {
 		if s.pin == nil || s.pin.Exited() {
@@ -311,7 +324,20 @@ func (st *stopRun) killRest() {
 		time.Sleep(b.Next())
 	}
 	o := session.Options{Filter: session.Filter{Values: st.values(asked)}, IncludeDaemons: st.rq.includeDaemons}
-	choose := func() ([]session.Choice, error) { return reap.Choose(o, st.w.me) }
+	choose := func() ([]session.Choice, error) {
+		chosen, err := reap.Choose(o, st.w.me)
+		for i := range chosen {
+			ch := &chosen[i]
+			if s := st.find(ch.Session); ch.Skip == "" && (s == nil || s.outcome != asked) {
+				ch.Skip = "its session was not asked"
+			} else if ch.Skip == "" {
+				if why := session.Implausible(s.tool, s.claimed, []session.Process{ch.Process}, st.w.me); why != "" {
+					ch.Skip = "not of its originator's making: " + why
+				}
+			}
+		}
+		return chosen, err
+	}
 	chosen, err := choose()
 	if err != nil {
 		fmt.Fprintf(st.stderr, "contain: stop: cannot list processes to kill: %v\n", err)
@@ -341,8 +367,9 @@ func (st *stopRun) close() {
 }
 
 // exit is stop's status: 1 when a session could not be asked, a named one
-// was orphaned, or --kill left something; 124 when --timeout passed; each
-// reason one line on stderr.
+// was orphaned or not asked (its originator not plausibly its own), no
+// session was asked though one was not, or --kill left something; 124
+// when --timeout passed; each reason one line on stderr.
 func (st *stopRun) exit(done bool) error {
 	code := 0
 	for _, s := range st.sessions {
@@ -350,6 +377,11 @@ func (st *stopRun) exit(done bool) error {
 		case s.outcome == refused:
 			fmt.Fprintf(st.stderr, "contain: stop: session %s: %s\n", shorten(printable(s.value)), printable(s.detail))
 			code = 1
+		case s.outcome == notAsked:
+			fmt.Fprintf(st.stderr, "contain: stop: not asking PID %d for %s: %s\n", s.pid, shorten(printable(s.value)), printable(s.detail))
+			if st.failed(s, false) {
+				code = 1
+			}
 		case s.outcome == orphaned && s.named:
 			fmt.Fprintf(st.stderr, "contain: stop: session %s is orphaned (%s): %s ends it\n",
 				shorten(printable(s.value)), printable(s.detail), st.reapHint(s.value))
@@ -434,8 +466,17 @@ func (st *stopRun) report(took time.Duration) *stopReport {
 
 // failed: s made stop fail (status 1).
 func (st *stopRun) failed(s *stopped, left bool) bool {
-	return s.outcome == refused || s.outcome == orphaned && s.named || s.outcome == asked && left && st.rq.kill
+	return s.outcome == refused || s.outcome == orphaned && s.named || s.outcome == asked && left && st.rq.kill ||
+		s.outcome == notAsked && (s.named || !st.askedAny())
 }
+
+// askedAny reports whether stop asked some session's originator. A
+// session whose originator is not plausibly its own (notAsked) fails a
+// stop that names it, or that asked no session at all, as pkill fails
+// when it matched nothing; with -o beside a session that was asked, it
+// is only said, so that a tag forged by another user cannot make every
+// stop -o of that tool fail.
+func (st *stopRun) askedAny() bool { return len(st.values(asked)) > 0 }
 
 func (st *stopRun) sessionResult(s *stopped, left bool) string {
 	switch s.outcome {
@@ -449,13 +490,12 @@ func (st *stopRun) sessionResult(s *stopped, left bool) string {
 		return fmt.Sprintf("left alone: orphaned (%s); %s ends it", s.detail, st.reapHint(s.value))
 	case refused:
 		return "left alone: " + s.detail
+	case notAsked:
+		return fmt.Sprintf("left alone: not asking PID %d: %s", s.pid, s.detail)
 	}
 	r := fmt.Sprintf("asked PID %d to stop (%s)", s.pid, signals.Name(st.rq.sig))
-	switch {
-	case s.detail != "":
+	if s.detail != "" {
 		r += "; " + s.detail
-	case s.ancestor:
-		r += " (an ancestor of this contain: not waited for)"
 	}
 	switch {
 	case left && st.killed:
@@ -492,6 +532,8 @@ func (st *stopRun) memberResult(m *member, s *stopped) (string, bool) {
 		return "left alone: orphaned (" + st.reapHint(s.value) + ")", true
 	case refused:
 		return "left alone: its originator could not be asked", true
+	case notAsked:
+		return "left alone: its originator was not asked", true
 	}
 	return "still running", true
 }

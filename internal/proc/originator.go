@@ -5,6 +5,9 @@ package proc
 import (
 	"cmp"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/contain-cli/contain/session"
 )
@@ -16,10 +19,67 @@ import (
 // the session's originator still (alive, and started no later than the
 // session's earliest process, the rule that makes a session alive) and
 // the user's own (unless the user may act on every user's processes).
+//
+// What else was read of it, for session.Implausible: its user, its
+// executable and its arguments (as far as they could be read).
 type OriginatorPin struct {
 	PID   int
 	Start uint64 // as the pin found it, in the OS's unit
 	pin   Pin
+
+	UID     int      // its real user; -1 on Windows, or unread
+	SID     string   // its user's SID on Windows
+	Owner   string   // its user, for people
+	Exe     string   // its executable as the OS names it; "" if unread
+	Argv    []string // its arguments; nil if unread
+	SameExe bool     // Exe is the same file as this contain's executable
+}
+
+// Claimed is what stop checks of the pinned process before asking it
+// (session.Implausible).
+func (o *OriginatorPin) Claimed() session.Claimed {
+	return session.Claimed{PID: o.PID, UID: o.UID, SID: o.SID, User: o.Owner, Start: o.Start,
+		Contain: IsContainRun(o.SameExe, o.Exe, o.Argv), Executable: o.Exe}
+}
+
+// IsContainRun decides whether a process is a contain run (or contain
+// timeout), from its executable (exe, as the OS names it; sameFile: it is
+// the same file as this contain's) and its arguments (nil when they could
+// not be read). Its executable must be this contain's binary or one named
+// contain (contain.exe): a contain installed elsewhere, or replaced since
+// it started (Linux's "(deleted)"), is contain as well; and its argv[1],
+// when it can be read, must be run or timeout: contain's guard, shim,
+// ps or stop are not originators.
+func IsContainRun(sameFile bool, exe string, argv []string) bool {
+	name := strings.TrimSuffix(exe, " (deleted)")
+	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
+		name = name[i+1:]
+	}
+	if !sameFile && name != "contain" && !strings.EqualFold(name, "contain.exe") {
+		return false
+	}
+	return argv == nil || len(argv) >= 2 && (argv[1] == "run" || argv[1] == "timeout")
+}
+
+// sameExe is sameExecutable; tests replace it.
+var sameExe = sameExecutable
+
+// sameExecutable reports whether path names the same file as this
+// contain's executable.
+func sameExecutable(path string) bool {
+	if path == "" || !filepath.IsAbs(path) {
+		return false
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return false
+	}
+	a, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(self)
+	return err == nil && os.SameFile(a, b)
 }
 
 // Kill ends the originator at once: SIGKILL, or TerminateProcess.
@@ -65,5 +125,10 @@ func (m *MacSys) pinOriginator(pid int, notAfter uint64, me session.Reaper) (*Or
 	if err := originatorCheck(now, notAfter, p.RUID, "", m.User(p.RUID), me); err != nil {
 		return nil, err
 	}
-	return &OriginatorPin{PID: pid, Start: p.Start, pin: m.Pin(pid, p.Start, nil)}, nil
+	o := &OriginatorPin{PID: pid, Start: p.Start, pin: m.Pin(pid, p.Start, nil), UID: p.RUID, Owner: m.User(p.RUID)}
+	if a, err := m.decodeArgs(pid, p.Comm); err == nil {
+		o.Exe, o.Argv = a.Exec, a.Argv
+		o.SameExe = sameExe(a.Exec)
+	}
+	return o, nil
 }

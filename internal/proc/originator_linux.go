@@ -1,6 +1,9 @@
 package proc
 
 import (
+	"fmt"
+	"os"
+
 	"github.com/contain-cli/contain/session"
 )
 
@@ -33,5 +36,26 @@ func PinOriginator(pid int, notAfter uint64, me session.Reaper) (*OriginatorPin,
 		pin.Close()
 		return nil, err
 	}
-	return &OriginatorPin{PID: pid, Start: st.Start, pin: pin}, nil
+	o := &OriginatorPin{PID: pid, Start: st.Start, pin: pin, UID: uid, Owner: userName(uid)}
+	o.Exe, o.SameExe = exeOf(pid)
+	o.Argv = ArgvOf(pid) // read after the pin: of the pinned process
+	return o, nil
+}
+
+// exeOf reads pid's executable: the path /proc/PID/exe links to ("" when
+// it cannot be read: another user's, unless root), and whether it is the
+// same file as this contain's (device and inode, which a path renamed or
+// deleted since keeps).
+func exeOf(pid int) (string, bool) {
+	link := fmt.Sprintf("/proc/%d/exe", pid)
+	path, err := os.Readlink(link)
+	if err != nil {
+		return "", false
+	}
+	a, err := os.Stat(link)
+	if err != nil {
+		return path, false
+	}
+	b, err := os.Stat("/proc/self/exe")
+	return path, err == nil && os.SameFile(a, b)
 }

@@ -87,3 +87,42 @@ func TestPinOriginatorOtherUser(t *testing.T) {
 		t.Fatal("another user's originator was signalled")
 	}
 }
+
+// TestPinOriginatorClaimedLinux: the pin reads the originator's user,
+// executable (/proc/PID/exe) and arguments: a sleep is no contain run;
+// this test binary, run as "x run", counts as one (the same file as
+// /proc/self/exe).
+func TestPinOriginatorClaimedLinux(t *testing.T) {
+	me := session.Reaper{UID: os.Getuid(), Root: os.Geteuid() == 0}
+	cmd := startSleeper(t)
+	o, err := PinOriginator(cmd.Process.Pid, StartOf(cmd.Process.Pid), me)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	c := o.Claimed()
+	if c.UID != os.Getuid() || c.Contain || c.Executable == "" || o.SameExe || len(o.Argv) != 2 || o.Argv[1] != "300" {
+		t.Errorf("sleep: %+v, argv %q", c, o.Argv)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := exec.Command(self, "run", "-test.run=^$")
+	run.Args[0] = "x"
+	// The test binary with no test to run exits at once: pin it while it
+	// is stopped at exec, before it runs.
+	run.SysProcAttr = &syscall.SysProcAttr{Ptrace: true}
+	if err := run.Start(); err != nil {
+		t.Skipf("starting a traced child: %v", err)
+	}
+	defer func() { run.Process.Kill(); run.Wait() }()
+	o2, err := PinOriginator(run.Process.Pid, StartOf(run.Process.Pid), me)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o2.Close()
+	if !o2.SameExe || !o2.Claimed().Contain {
+		t.Errorf("this binary run as x run: same %v, %+v, argv %q", o2.SameExe, o2.Claimed(), o2.Argv)
+	}
+}

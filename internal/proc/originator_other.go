@@ -25,3 +25,8 @@ func (o *OriginatorPin) Ask(syscall.Signal) error { return ErrUnsupported }
 func (o *OriginatorPin) Kill() error              { return ErrUnsupported }
 func (o *OriginatorPin) Exited() bool             { return true }
 func (o *OriginatorPin) Close()                   {}
+
+// Claimed is what was read of the originator: its PID and start time.
+func (o *OriginatorPin) Claimed() session.Claimed {
+	return session.Claimed{PID: o.PID, UID: -1, Start: o.Start}
+}

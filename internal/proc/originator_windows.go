@@ -7,6 +7,8 @@ import (
 
 	"golang.org/x/sys/windows"
 
+	"github.com/contain-cli/contain/internal/proc/peb"
+
 	"github.com/contain-cli/contain/session"
 )
 
@@ -47,7 +49,36 @@ func PinOriginator(pid int, notAfter uint64, me session.Reaper) (*OriginatorPin,
 		windows.CloseHandle(h)
 		return nil, err
 	}
-	return &OriginatorPin{PID: pid, Start: start, pin: &Handle{H: h}}, nil
+	op := &OriginatorPin{PID: pid, Start: start, pin: &Handle{H: h}, UID: -1, SID: o.sid, Owner: o.name}
+	op.Exe, op.Argv = imageOf(h, pid, start)
+	op.SameExe = sameExecutable(op.Exe)
+	return op, nil
+}
+
+// imageOf reads, for contain stop's checks, the image path of the process
+// h holds and its command line (nil when it cannot be read: that needs
+// PROCESS_VM_READ, through a second handle checked to be the same
+// process by its creation time).
+func imageOf(h windows.Handle, pid int, start uint64) (string, []string) {
+	buf := make([]uint16, windows.MAX_LONG_PATH)
+	n := uint32(len(buf))
+	exe := ""
+	if windows.QueryFullProcessImageName(h, 0, &buf[0], &n) == nil {
+		exe = windows.UTF16ToString(buf[:n])
+	}
+	r, err := windows.OpenProcess(ReadAccess, false, uint32(pid))
+	if err != nil {
+		return exe, nil
+	}
+	defer windows.CloseHandle(r)
+	if s, exited, err := CreationTime(r); err != nil || exited || s != start {
+		return exe, nil
+	}
+	_, cmdline, err := ReadEnvironment(r)
+	if err != nil || cmdline == "" {
+		return exe, nil
+	}
+	return exe, peb.Args(cmdline)
 }
 
 // Ask asks the originator to close its group the Windows way: KILL
