@@ -1,7 +1,10 @@
 package run
 
 import (
+	"errors"
+	"fmt"
 	"os"
+	"unsafe"
 
 	"golang.org/x/sys/windows"
 
@@ -13,25 +16,61 @@ import (
 // has this number): the run takes it as CTRL_BREAK_EVENT.
 const ctrlStop = 0x10000
 
-// listenStop creates the event through which contain stop reaches this
-// run (proc.StopEventName: an auto-reset event in the Local namespace,
-// with the default security of contain's user), before COMMAND starts,
-// and waits on it: each time it is set, the run is told to stop, as by
-// CTRL_BREAK_EVENT (a second time while the group closes ends it at
-// once). It returns the function that stops waiting and closes the
-// event, when the run ends. An event of that name that exists already is
-// someone else's: it is not used, and contain stop cannot reach this run.
-func (r *winRunner) listenStop() (done func()) {
-	name := proc.StopEventName(os.Getpid())
+// errStopEventTaken: an event of the stop event's name exists already,
+// made by someone else before this run could make it.
+var errStopEventTaken = errors.New("an object of that name exists already: someone else made it")
+
+// stopEventSDDL is the stop event's security: its DACL, protected from
+// inheritance, lets only contain's own user (and SYSTEM) open it, to set
+// it or to read its security; no one else, whatever the namespace's
+// defaults. %s is the user's SID.
+const stopEventSDDL = "O:%[1]sD:P(A;;0x1F0003;;;%[1]s)(A;;0x1F0003;;;SY)"
+
+// createStopEvent creates the stop event of name, an auto-reset event
+// that only contain's user may open. An event of that name that exists
+// already is someone else's (errStopEventTaken): it is never used.
+func createStopEvent(name string) (windows.Handle, error) {
 	p, err := windows.UTF16PtrFromString(name)
 	if err != nil {
+		return 0, err
+	}
+	u, err := windows.GetCurrentProcessToken().GetTokenUser()
+	if err != nil {
+		return 0, fmt.Errorf("cannot read contain's user: %w", err)
+	}
+	sd, err := windows.SecurityDescriptorFromString(fmt.Sprintf(stopEventSDDL, u.User.Sid.String()))
+	if err != nil {
+		return 0, fmt.Errorf("cannot make the event's security descriptor: %w", err)
+	}
+	sa := &windows.SecurityAttributes{SecurityDescriptor: sd}
+	sa.Length = uint32(unsafe.Sizeof(*sa))
+	ev, err := windows.CreateEvent(sa, 0, 0, p)
+	if errors.Is(err, windows.ERROR_ALREADY_EXISTS) {
+		if ev != 0 {
+			windows.CloseHandle(ev)
+		}
+		return 0, errStopEventTaken
+	}
+	return ev, err
+}
+
+// listenStop creates the event through which contain stop reaches this
+// run (proc.StopEventName: an auto-reset event in the Local namespace
+// that only contain's user may open, createStopEvent), before COMMAND
+// starts, and waits on it: each time it is set, the run is told to stop,
+// as by CTRL_BREAK_EVENT (a second time while the group closes ends it at
+// once). It returns the function that stops waiting and closes the
+// event, when the run ends. An event of that name that exists already is
+// someone else's: it is not used, contain stop cannot reach this run, and
+// contain says so without -v.
+func (r *winRunner) listenStop() (done func()) {
+	name := proc.StopEventName(os.Getpid())
+	ev, err := createStopEvent(name)
+	if errors.Is(err, errStopEventTaken) {
+		fmt.Fprintf(os.Stderr, "contain: run: cannot make the event %s through which contain stop asks this run to stop: %v (contain stop -s KILL still ends it)\n", name, err)
 		return func() {}
 	}
-	ev, err := windows.CreateEvent(nil, 0, 0, p)
 	if err != nil {
-		if ev != 0 {
-			windows.CloseHandle(ev) // ERROR_ALREADY_EXISTS
-		}
 		r.log("cannot create the event %s through which contain stop asks this run to stop: %v (contain stop -s KILL still ends it)", name, err)
 		return func() {}
 	}

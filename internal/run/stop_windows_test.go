@@ -1,0 +1,76 @@
+package run
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/windows"
+)
+
+// TestStopEventSecurity: the event through which contain stop reaches a
+// run lets only contain's user and SYSTEM open it (a protected DACL with
+// those two entries and no other), whatever the namespace's defaults;
+// the event's owner is contain's user.
+func TestStopEventSecurity(t *testing.T) {
+	name := fmt.Sprintf(`Local\contain-stop-test-%d-security`, os.Getpid())
+	ev, err := createStopEvent(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer windows.CloseHandle(ev)
+	sd, err := windows.GetSecurityInfo(ev, windows.SE_KERNEL_OBJECT, windows.OWNER_SECURITY_INFORMATION|windows.DACL_SECURITY_INFORMATION)
+	if err != nil {
+		t.Fatalf("reading the event's security: %v", err)
+	}
+	u, err := windows.GetCurrentProcessToken().GetTokenUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, _, err := sd.Owner()
+	if err != nil || owner == nil || !owner.Equals(u.User.Sid) {
+		t.Errorf("owner %v (%v), want contain's user %v", owner, err, u.User.Sid)
+	}
+	dacl, _, err := sd.DACL()
+	if err != nil || dacl == nil {
+		t.Fatalf("no DACL (%v): anyone could open the event", err)
+	}
+	system, _ := windows.CreateWellKnownSid(windows.WinLocalSystemSid)
+	var who []string
+	for i := uint32(0); i < uint32(dacl.AceCount); i++ {
+		var ace *windows.ACCESS_ALLOWED_ACE
+		if err := windows.GetAce(dacl, i, &ace); err != nil {
+			t.Fatal(err)
+		}
+		sid := (*windows.SID)(unsafe.Pointer(&ace.SidStart))
+		who = append(who, sid.String())
+		if ace.Header.AceType != windows.ACCESS_ALLOWED_ACE_TYPE || !sid.Equals(u.User.Sid) && !sid.Equals(system) {
+			t.Errorf("ACE %d grants %#x to %v (type %d): only contain's user and SYSTEM may open the event", i, ace.Mask, sid, ace.Header.AceType)
+		}
+	}
+	if len(who) != 2 {
+		t.Errorf("the DACL has entries for %v, want contain's user and SYSTEM", who)
+	}
+}
+
+// TestStopEventTaken: an event of the name that exists already, made by
+// someone else first, is never used: createStopEvent says so, and the
+// squatter's event is not what the run waits on.
+func TestStopEventTaken(t *testing.T) {
+	name := fmt.Sprintf(`Local\contain-stop-test-%d-taken`, os.Getpid())
+	p, _ := windows.UTF16PtrFromString(name)
+	squat, err := windows.CreateEvent(nil, 0, 0, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer windows.CloseHandle(squat)
+	ev, err := createStopEvent(name)
+	if !errors.Is(err, errStopEventTaken) {
+		if ev != 0 {
+			windows.CloseHandle(ev)
+		}
+		t.Fatalf("createStopEvent over an existing event: %v, want errStopEventTaken", err)
+	}
+}
