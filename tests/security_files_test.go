@@ -183,3 +183,77 @@ func TestSecurityCPUsRange(t *testing.T) {
 	res := run(t, runOpts{}, "run", "--cpus", strconv.Itoa(n), "--", "true")
 	wantCode(t, res, 0)
 }
+
+// TestSecurityRegistrySquatted: another user made $TMPDIR/contain-UID first
+// (nobody for root, daemon for nobody): contain run refuses it, says so in
+// one line without -v, and keeps its registry in a directory of its own,
+// contain-UID.RANDOM, 0700, while COMMAND runs; nothing is written in the
+// squatted directory.
+func TestSecurityRegistrySquatted(t *testing.T) {
+	t.Parallel()
+	requireRoot(t, "two users")
+	for _, c := range []struct {
+		planter string
+		nobody  bool
+	}{{"nobody", false}, {"daemon", true}} {
+		t.Run(c.planter+" plants", func(t *testing.T) {
+			base := stickyDir(t)
+			uid := 0
+			env := []string{"TMPDIR=" + base, "XDG_RUNTIME_DIR=", "CONTAIN_DISABLE=cgroup"}
+			if c.nobody {
+				uid = 65534
+			}
+			squat := filepath.Join(base, fmt.Sprintf("contain-%d", uid))
+			asUser(t, c.planter, "mkdir", "-m", "0755", squat)
+			listing := filepath.Join(base, "listing")
+			res := run(t, runOpts{asNobody: c.nobody, env: env}, "run", "--", "sh", "-c",
+				// contain makes the registry once COMMAND runs: wait for it.
+				`for i in $(seq 100); do ls -d "$0".*/session.* > "$1" 2>/dev/null && exit 0; sleep 0.05; done; exit 1`, squat, listing)
+			wantCode(t, res, 0)
+			planterUID := map[string]int{"nobody": 65534, "daemon": 1}[c.planter]
+			wantOneErrorLine(t, res.stderr, fmt.Sprintf("contain: registry: %s: refused: owned by uid %d, not by this user (uid %d); the registry is kept in %s.", squat, planterUID, uid, squat))
+			b, _ := os.ReadFile(listing)
+			reg := strings.TrimSpace(string(b))
+			dir := filepath.Dir(reg)
+			if !strings.HasPrefix(dir, squat+".") || !strings.Contains(res.stderr, "kept in "+dir+"\n") {
+				t.Fatalf("COMMAND saw %q; stderr %q", b, res.stderr)
+			}
+			var st syscall.Stat_t
+			if err := syscall.Lstat(dir, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFDIR || st.Mode&0o777 != 0o700 || int(st.Uid) != uid {
+				t.Errorf("%s: mode %o, uid %d: %v", dir, st.Mode, st.Uid, err)
+			}
+			if _, err := os.Stat(reg); err == nil {
+				t.Error("the registry was not removed at the end")
+			}
+			if ents, _ := os.ReadDir(squat); len(ents) != 0 {
+				t.Errorf("written in the squatted directory: %v", ents)
+			}
+		})
+	}
+}
+
+// TestSecurityRegistryForeignFallback: a directory named as a fallback,
+// contain-65534.*, that daemon made, with a registry naming nobody's
+// process, is not read by nobody's reap: the process is left alone.
+func TestSecurityRegistryForeignFallback(t *testing.T) {
+	t.Parallel()
+	requireRoot(t, "two users")
+	base := stickyDir(t)
+	tool := uniqueTool(t)
+	value := fmt.Sprintf("%s:%d", tool, deadPID(t))
+	victim := startAs(t, true, []string{"PATH=" + os.Getenv("PATH")}, "sleep", "300")
+	killOnCleanup(t, victim)
+	evil := filepath.Join(base, "contain-65534.evil")
+	asUser(t, "daemon", "mkdir", "-m", "0755", evil)
+	content := fmt.Sprintf("contain registry 1\nsession %s 4242\ncommand %d %d\n", value, victim, startTime(t, victim))
+	_, pidText, _ := strings.Cut(value, ":")
+	asUser(t, "daemon", "sh", "-c", `umask 022; printf '%s' "$1" > "$0"`, filepath.Join(evil, "session."+pidText+".4242"), content)
+	res := run(t, runOpts{asNobody: true, env: []string{"TMPDIR=" + base, "XDG_RUNTIME_DIR="}}, "reap", "-o", tool)
+	wantCode(t, res, 0)
+	if strings.Contains(res.stderr, "evil") {
+		t.Errorf("stderr %q", res.stderr)
+	}
+	if !alive(victim) {
+		t.Error("reap used a registry of another user's")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -43,9 +44,18 @@ import (
 // START is the start time in the OS's unit (clock ticks after boot on
 // Linux, microseconds on macOS). The directory is per user:
 // $XDG_RUNTIME_DIR/contain when XDG_RUNTIME_DIR is set, else
-// /tmp/contain-UID; contain makes it 0700 and refuses one that is a
-// symbolic link, is not owned by the user, or that group or others may
-// write (registryDirs, openRegistryDir). reap reads both places.
+// $TMPDIR/contain-UID ($TMPDIR: os.TempDir, /tmp when unset); contain
+// makes it 0700 and refuses one that is a symbolic link, is not owned by
+// the user, or that group or others may write (registryDirs,
+// openRegistryDir). Another user can make /tmp/contain-UID first: contain
+// then says so on stderr, once, and keeps the registry in a directory of
+// its own with a name no one can guess, $TMPDIR/contain-UID.RANDOM, made
+// 0700 (or one such it made before), so that reap still finds it. reap
+// reads every place: both directories, /tmp/contain-UID when $TMPDIR is
+// elsewhere, and each /tmp/contain-UID.* (and $TMPDIR's) that is a
+// directory of the user's that group and others may not write; each file
+// it reads must be a regular file of the user's that group and others may
+// not write.
 //
 // Windows has no registry: a job object ends every process of the session
 // when contain ends, however it ends (registry_other.go).
@@ -89,28 +99,70 @@ func OpenRegistry(value string, commandPID int, commandStart uint64) (*Registry,
 	name := registryName(pid, start)
 	head := fmt.Sprintf("%s\n%s %s %d\n%s %d %d\n", registryHeader, registrySession, value, start, registryCommand, commandPID, commandStart)
 	var errs []error
-	for _, dir := range registryDirs() {
-		dfd, err := openRegistryDir(dir, true)
+	var unsafe []string
+	try := func(dir string, dfd int, err error) *Registry {
 		if err != nil {
 			errs = append(errs, err)
-			continue
+			if u := (*unsafeDirError)(nil); errors.As(err, &u) {
+				unsafe = append(unsafe, err.Error())
+			}
+			return nil
 		}
 		fd, err := unix.Openat(dfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_APPEND|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o600)
 		if err != nil {
 			unix.Close(dfd)
 			errs = append(errs, &os.PathError{Op: "create", Path: filepath.Join(dir, name), Err: err})
-			continue
+			return nil
 		}
 		r := &Registry{dir: dfd, fd: fd, name: name}
 		if err := r.write(head); err != nil {
 			r.Remove()
 			errs = append(errs, &os.PathError{Op: "write", Path: filepath.Join(dir, name), Err: err})
-			continue
+			return nil
 		}
-		return r, nil
+		return r
 	}
-	return nil, fmt.Errorf("registry: %w", errors.Join(errs...))
+	var r *Registry
+	var where string
+	for _, dir := range registryDirs() {
+		dfd, err := openRegistryDir(dir, true)
+		if r = try(dir, dfd, err); r != nil {
+			where = dir
+			break
+		}
+	}
+	if r == nil && len(unsafe) > 0 {
+		// A directory another user made, or a link: contain's own, under
+		// a name no one could have made first.
+		dir, dfd, err := fallbackRegistryDir(os.TempDir())
+		if r = try(dir, dfd, err); r != nil {
+			where = dir
+		}
+	}
+	if len(unsafe) > 0 && RegistryWarnings != nil {
+		then := "running without a registry for contain reap"
+		if r != nil {
+			then = "the registry is kept in " + where
+		}
+		fmt.Fprintf(RegistryWarnings, "contain: registry: %s; %s\n", strings.Join(unsafe, "; "), then)
+	}
+	if r == nil {
+		return nil, fmt.Errorf("registry: %w", errors.Join(errs...))
+	}
+	return r, nil
 }
+
+// RegistryWarnings is where OpenRegistry says, once and without -v, that
+// a registry directory was refused as unsafe (another user's, a link, one
+// others may write): a sign that someone tried to make contain write where
+// they could read or remove it. nil says nothing.
+var RegistryWarnings io.Writer = os.Stderr
+
+// unsafeDirError is a registry directory refused for what it is, not for
+// being absent or out of reach.
+type unsafeDirError struct{ dir, why string }
+
+func (e *unsafeDirError) Error() string { return e.dir + ": refused: " + e.why }
 
 // Member adds a process of the session (PID and start time). A nil
 // registry (none could be made) takes nothing and says nothing.
@@ -177,13 +229,87 @@ func registryOrigin(name string) (proc.ID, bool) {
 
 // registryDirs lists where this user's registries are kept, the one
 // contain run writes to first: $XDG_RUNTIME_DIR/contain (set to an
-// absolute path), then /tmp/contain-UID.
+// absolute path), then $TMPDIR/contain-UID (/tmp/contain-UID).
 func registryDirs() []string {
 	var dirs []string
 	if x := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(x) {
 		dirs = append(dirs, filepath.Join(x, "contain"))
 	}
-	return append(dirs, filepath.Join("/tmp", "contain-"+strconv.Itoa(os.Geteuid())))
+	return append(dirs, filepath.Join(os.TempDir(), registryBase()))
+}
+
+// registryBase is the name of this user's directory in /tmp: contain-UID.
+func registryBase() string { return "contain-" + strconv.Itoa(os.Geteuid()) }
+
+// readDirs lists every place reap reads: registryDirs, /tmp/contain-UID
+// when $TMPDIR is elsewhere, and the fallbacks (contain-UID.*) of this
+// user's in both.
+func readDirs() []string {
+	dirs := registryDirs()
+	bases := []string{os.TempDir()}
+	if filepath.Clean(bases[0]) != "/tmp" {
+		bases = append(bases, "/tmp")
+		dirs = append(dirs, filepath.Join("/tmp", registryBase()))
+	}
+	for _, b := range bases {
+		dirs = append(dirs, fallbackDirs(b)...)
+	}
+	return dirs
+}
+
+// fallbackDirs lists base's contain-UID.* entries that may be this user's
+// fallback registry directories: directories (not links) of this user that
+// group and others may not write. Others are passed over without a word:
+// another user can make as many such names as they like.
+func fallbackDirs(base string) []string {
+	d, err := os.Open(base)
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	prefix := registryBase() + "."
+	var out []string
+	for {
+		names, err := d.Readdirnames(1024)
+		for _, n := range names {
+			if !strings.HasPrefix(n, prefix) {
+				continue
+			}
+			p := filepath.Join(base, n)
+			var st unix.Stat_t
+			if unix.Lstat(p, &st) == nil && registryDirSafe(uint32(st.Mode), int(st.Uid), os.Geteuid()) == nil {
+				out = append(out, p)
+			}
+		}
+		if err != nil {
+			return out
+		}
+	}
+}
+
+// fallbackRegistryDir opens this user's fallback registry directory in
+// base: one it made before (fallbackDirs), else a new one, base/
+// contain-UID.RANDOM, made 0700 by mkdir, which fails on any name that
+// exists: no one can have made it for this user, or link it elsewhere.
+func fallbackRegistryDir(base string) (string, int, error) {
+	for _, dir := range fallbackDirs(base) {
+		if fd, err := openRegistryDir(dir, false); err == nil {
+			return dir, fd, nil
+		}
+	}
+	var err error
+	for range 16 {
+		dir := filepath.Join(base, registryBase()+"."+strconv.FormatUint(rand.Uint64(), 36))
+		if err = unix.Mkdir(dir, 0o700); err == unix.EEXIST {
+			continue
+		}
+		if err != nil {
+			return dir, -1, &os.PathError{Op: "mkdir", Path: dir, Err: err}
+		}
+		fd, err := openRegistryDir(dir, false)
+		return dir, fd, err
+	}
+	return base, -1, &os.PathError{Op: "mkdir", Path: filepath.Join(base, registryBase()+".*"), Err: err}
 }
 
 // openRegistryDir opens dir, made first (0700) when create is set, and
@@ -200,7 +326,7 @@ func openRegistryDir(dir string, create bool) (int, error) {
 	}
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err == unix.ELOOP || err == unix.ENOTDIR {
-		return -1, fmt.Errorf("%s: refused: a symbolic link or not a directory", dir)
+		return -1, &unsafeDirError{dir, "a symbolic link or not a directory"}
 	}
 	if err != nil {
 		return -1, &os.PathError{Op: "open", Path: dir, Err: err}
@@ -212,7 +338,7 @@ func openRegistryDir(dir string, create bool) (int, error) {
 	}
 	if err := registryDirSafe(uint32(st.Mode), int(st.Uid), os.Geteuid()); err != nil {
 		unix.Close(fd)
-		return -1, fmt.Errorf("%s: refused: %w", dir, err)
+		return -1, &unsafeDirError{dir, err.Error()}
 	}
 	return fd, nil
 }
@@ -296,7 +422,7 @@ func readRegistries() ([]registryFile, error) {
 	var out []registryFile
 	var errs []error
 	seen := map[string]bool{}
-	for _, dir := range registryDirs() {
+	for _, dir := range readDirs() {
 		if seen[dir] {
 			continue
 		}
@@ -374,6 +500,9 @@ func readRegistryAt(dfd int, name string) ([]byte, error) {
 	}
 	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG || int(st.Uid) != os.Geteuid() {
 		return nil, errors.New("not a regular file of this user")
+	}
+	if st.Mode&0o022 != 0 {
+		return nil, fmt.Errorf("group or others may write it (mode %03o)", st.Mode&0o777)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxRegistry+1))
 	if err == nil && len(b) > maxRegistry {

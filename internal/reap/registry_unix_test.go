@@ -4,12 +4,15 @@ package reap
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/session"
@@ -314,5 +317,97 @@ func TestRegistryHeadless(t *testing.T) {
 	write(registryName(self.PID, self.Start+9), "not a registry\n")
 	if _, err := readRegistryDir(dir); err == nil || !strings.Contains(err.Error(), "not a contain registry") {
 		t.Errorf("a file with another header: %v, want it reported", err)
+	}
+}
+
+// TestRegistryFallback: a $TMPDIR/contain-UID that contain must refuse
+// (here one others may write; another user's in tests/security_files_test.go)
+// is said once on RegistryWarnings, and the registry goes to a new
+// directory of the user's, contain-UID.RANDOM, 0700, which reap reads and
+// the next run uses again; a contain-UID.* that others may write, or a
+// link, is neither used nor read.
+func TestRegistryFallback(t *testing.T) {
+	base := t.TempDir()
+	t.Setenv("TMPDIR", base)
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	squat := filepath.Join(base, registryBase())
+	if err := os.Mkdir(squat, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(squat, 0o777)
+	// Decoys a run must not take: one others may write, a link to a
+	// directory of the user's.
+	decoy := filepath.Join(base, registryBase()+".decoy")
+	os.Mkdir(decoy, 0o700)
+	os.Chmod(decoy, 0o777)
+	elsewhere := t.TempDir()
+	os.Symlink(elsewhere, filepath.Join(base, registryBase()+".link"))
+
+	var warned strings.Builder
+	defer func(w io.Writer) { RegistryWarnings = w }(RegistryWarnings)
+	RegistryWarnings = &warned
+	value := fmt.Sprintf("CONTAIN:%d", os.Getpid())
+	r, err := OpenRegistry(value, 4300, 910)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Remove()
+	lines := strings.Split(strings.TrimSuffix(warned.String(), "\n"), "\n")
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "contain: registry: "+squat+": refused: group or others may write it (mode 777); the registry is kept in "+filepath.Join(base, registryBase())+".") {
+		t.Fatalf("warned %q", warned.String())
+	}
+	dir := strings.TrimPrefix(lines[0][strings.LastIndex(lines[0], " "):], " ")
+	if dir == decoy || filepath.Dir(dir) != base {
+		t.Fatalf("kept in %s", dir)
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || st.Mode&0o777 != 0o700 || int(st.Uid) != os.Geteuid() {
+		t.Fatalf("%s: mode %o uid %d: %v", dir, st.Mode, st.Uid, err)
+	}
+	if ents, _ := os.ReadDir(squat); len(ents) != 0 {
+		t.Errorf("written in the refused directory: %v", ents)
+	}
+	if ents, _ := os.ReadDir(elsewhere); len(ents) != 0 {
+		t.Errorf("written through the link: %v", ents)
+	}
+	regs, rerr := readRegistries()
+	found := false
+	for _, reg := range regs {
+		found = found || reg.dir == dir && reg.value == value
+		if reg.dir == decoy || strings.HasSuffix(reg.dir, ".link") {
+			t.Errorf("read %s", reg.dir)
+		}
+	}
+	if !found {
+		t.Errorf("reap does not read the fallback: %+v", regs)
+	}
+	if rerr == nil || !strings.Contains(rerr.Error(), squat+": refused") || strings.Contains(rerr.Error(), "decoy") {
+		t.Errorf("readRegistries: %v", rerr)
+	}
+	// The next run finds the same fallback, and says so again.
+	r.Remove()
+	warned.Reset()
+	r2, err := OpenRegistry(value, 4300, 910)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Remove()
+	if !strings.HasSuffix(warned.String(), "kept in "+dir+"\n") {
+		t.Errorf("second run: %q", warned.String())
+	}
+	if m, _ := filepath.Glob(filepath.Join(base, registryBase()+".*")); len(m) != 3 {
+		t.Errorf("made another: %v", m)
+	}
+}
+
+// TestRegistryFileUnsafe: a registry file that group or others may write
+// is not read.
+func TestRegistryFileUnsafe(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, registryName(4242, 1))
+	os.WriteFile(path, []byte(registryHeader+"\n"+registrySession+" X:4242 1\n"), 0o600)
+	os.Chmod(path, 0o622)
+	if _, err := readRegistryDir(dir); err == nil || !strings.Contains(err.Error(), "group or others may write it") {
+		t.Errorf("readRegistryDir: %v", err)
 	}
 }
