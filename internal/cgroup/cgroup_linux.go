@@ -166,13 +166,16 @@ func UsualMount() string {
 	return ""
 }
 
-// makeCgroup creates parent/name and opens it for CLONE_INTO_CGROUP.
+// makeCgroup creates parent/name and opens it for CLONE_INTO_CGROUP. A
+// name that exists already (EEXIST: a group someone made before, or
+// anything else there) is an error, never taken over: contain uses only a
+// group it made, opened not through a link.
 func makeCgroup(parent, own, name string) (*Group, error) {
 	dir := filepath.Join(parent, name)
 	if err := unix.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cannot create cgroup %s: %w", dir, err)
 	}
-	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		unix.Rmdir(dir)
 		return nil, fmt.Errorf("cannot open cgroup %s: %w", dir, err)
@@ -232,7 +235,7 @@ func (c *Group) Contains(pid int) error {
 // Kill ends every process in the group at once (cgroup.kill, Linux 5.14+).
 // Older kernels lack the file: then each member is killed through a pidfd.
 func (c *Group) Kill() error {
-	err := os.WriteFile(filepath.Join(c.Dir, "cgroup.kill"), []byte("1"), 0)
+	err := writeCgroupFile(filepath.Join(c.Dir, "cgroup.kill"), "1")
 	if !errors.Is(err, os.ErrNotExist) {
 		return err
 	}

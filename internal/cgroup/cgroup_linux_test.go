@@ -131,3 +131,35 @@ func TestCgroup2MountHere(t *testing.T) {
 		t.Fatalf("statfs found %q, mountinfo %q", usual, mnt)
 	}
 }
+
+// TestCgroupFilesNoFollow: a name that exists where contain makes its
+// group (a directory or a link someone made first) is refused, not taken
+// over; a cgroup file is written neither through a link nor created.
+func TestCgroupFilesNoFollow(t *testing.T) {
+	parent := t.TempDir()
+	target := t.TempDir()
+	os.Mkdir(filepath.Join(parent, "contain-1"), 0o755)
+	os.Symlink(target, filepath.Join(parent, "contain-2"))
+	for _, name := range []string{"contain-1", "contain-2"} {
+		if g, err := makeCgroup(parent, "", name); err == nil {
+			syscall.Close(g.FD)
+			t.Errorf("makeCgroup took over an existing %s", name)
+		}
+	}
+	victim := filepath.Join(target, "victim")
+	os.WriteFile(victim, []byte("kept"), 0o644)
+	link := filepath.Join(parent, "cgroup.kill")
+	os.Symlink(victim, link)
+	if err := writeCgroupFile(link, "1"); err == nil {
+		t.Error("written through a link")
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "kept" {
+		t.Errorf("the link's target holds %q", b)
+	}
+	if err := writeCgroupFile(filepath.Join(parent, "cgroup.freeze"), "1"); err == nil {
+		t.Error("a cgroup file was created")
+	}
+	if _, err := os.Stat(filepath.Join(parent, "cgroup.freeze")); err == nil {
+		t.Error("a cgroup file was created")
+	}
+}

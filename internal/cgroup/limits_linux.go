@@ -326,8 +326,10 @@ var (
 	removeDir = unix.Rmdir
 )
 
+// writeCgroupFile opens path without O_CREAT and not through a link
+// (O_NOFOLLOW: cgroupfs has no links, so one would be something else's).
 func writeCgroupFile(path, s string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return err
 	}
