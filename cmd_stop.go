@@ -36,6 +36,15 @@ originator (it started no later than the session's earliest process, the
 rule that makes a session alive) and the user's own, unless run as root.
 An orphaned session is left to contain reap --session TOOL:PID.
 
+A tag is a claim any process can make, so the originator is asked only
+when it is plausibly the session's: the same user as every process of the
+session, started no later than each, never PID 1, this contain or one of
+its ancestors, and, for a CONTAIN session, a contain run (its executable
+this contain's, or one named contain, run as contain run or timeout).
+Otherwise one line on stderr says why it was not asked, and --kill kills
+nothing of that session; of a session asked, --kill kills only what its
+originator's user runs, started after it.
+
 Processes marked RUNNING_PROCESS_IS_DAEMON=1 are not waited for (unless
 --include-daemons), nor are this contain and its ancestors: a stop run from
 inside the session it stops does not wait for itself.
@@ -48,7 +57,9 @@ another tool has none and is refused), and KILL terminates the originator
 Exit status: 0 when every session asked has ended (also when one named had
 no live process left, which is said on stderr), 124 when --timeout passed
 first (without --kill), 1 when a session could not be asked (another
-user's, an orphaned one named) or --kill left something, 2 on bad usage.`,
+user's, an orphaned one named, one named whose originator is not plausibly
+its own, or no session asked at all though one was found) or --kill left
+something, 2 on bad usage.`,
 	Flags: []cli.Flag{
 		newListFlag(&cli.StringSliceFlag{Name: "originator", Aliases: []string{"o"}, Usage: "every live session of `TOOL`, exactly (repeat the option for more)"}),
 		&cli.StringFlag{Name: "signal", Aliases: []string{"s"}, Value: "TERM", Usage: "ask the originator with `SIG` (Windows: TERM, INT, BREAK or KILL)"},

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,9 +31,14 @@ The processes are listed once, then each one seen is checked by its PID and
 start time, quickly at first, then every 200ms at the most; once none is
 left, the list is read again, twice, to find what they started meanwhile.
 
+A session this user cannot see is not waited for, nor said to have ended:
+when its originator runs and its environment cannot be read (another
+user's, unless root), neither can those of the processes it started. wait
+then says so on stderr, one line per session, and exits 1 at once.
+
 Exit status: 0 when nothing is left (also when there was nothing to wait
-for), 124 when --timeout passed first, 1 when the processes cannot be
-listed, 2 on bad usage.`,
+for), 124 when --timeout passed first, 1 when a session cannot be seen or
+the processes cannot be listed, 2 on bad usage.`,
 	Flags: []cli.Flag{
 		newListFlag(&cli.StringSliceFlag{Name: "originator", Aliases: []string{"o"}, Usage: "every session of `TOOL`, exactly (repeat the option for more)"}),
 		&cli.StringFlag{Name: "timeout", Aliases: []string{"t"}, Value: "0", Usage: "give up after `DURATION`, exit 124 (0: never)"},
@@ -106,7 +112,8 @@ type watch struct {
 	me             session.Reaper
 	list           func() (proc.Listing, error)
 	lookup         session.Lookup
-	stderr         io.Writer // where what could not be read is said, once
+	unseen         func(pid int) string // proc.Unseen: why a session of that originator cannot be seen
+	stderr         io.Writer            // where what could not be read is said, once
 	scans          int
 
 	members map[proc.ID]*member // every process of the set seen
@@ -125,7 +132,7 @@ type member struct {
 
 func newWatch(set sessionSet, includeDaemons bool, stderr io.Writer) *watch {
 	return &watch{set: set, includeDaemons: includeDaemons, me: reap.Me(), list: reap.ListForReap,
-		lookup: proc.LookupOriginator, stderr: stderr, members: map[proc.ID]*member{}}
+		lookup: proc.LookupOriginator, unseen: proc.Unseen, stderr: stderr, members: map[proc.ID]*member{}}
 }
 
 // spared says why p does not hold stop or wait: a daemon is meant to
@@ -292,34 +299,64 @@ func doWait(c *cli.Context) error {
 	for i := range first {
 		held[first[i].Value] = w.holding(first[i].Value) > 0
 	}
-	done, err := w.wait(deadline, nil)
-	if err != nil {
-		return err
+	// A session this user cannot see is not waited for: no end of it
+	// could be told. wait says so at once, and fails.
+	unseen := map[string]string{}
+	for i := range first {
+		if s := &first[i]; s.State == session.Alive {
+			if why := w.unseen(s.PID); why != "" {
+				unseen[s.Value] = why
+			}
+		}
 	}
-	rep := waitReport{TimedOut: !done, Seconds: time.Since(began).Seconds(), Sessions: []waitedJSON{}}
+	for _, v := range set.values {
+		if _, found := held[v]; !found {
+			if _, pid, err := tag.Parse(v); err == nil {
+				if why := w.unseen(pid); why != "" {
+					unseen[v] = why
+				}
+			}
+		}
+	}
+	done := false
+	if len(unseen) == 0 {
+		if done, err = w.wait(deadline, nil); err != nil {
+			return err
+		}
+	}
+	rep := waitReport{TimedOut: !done && len(unseen) == 0, Seconds: time.Since(began).Seconds(), Sessions: []waitedJSON{}}
 	left := w.liveIn()
 	seen := map[string]bool{}
 	for i := range first {
 		s := &first[i]
 		seen[s.Value] = true
-		rep.add(s.Value, s.Tool, s.PID, held[s.Value], left[s.Value])
+		rep.add(s.Value, s.Tool, s.PID, held[s.Value], left[s.Value], unseen[s.Value])
 	}
 	// Sessions of the -o tools that appeared while waiting.
 	for _, id := range w.order {
 		if v := w.members[id].session; !seen[v] {
 			seen[v] = true
 			tool, pid, _ := tag.Parse(v)
-			rep.add(v, tool, pid, true, left[v])
+			if why := w.unseen(pid); why != "" {
+				unseen[v] = why
+			}
+			rep.add(v, tool, pid, true, left[v], unseen[v])
 		}
 	}
 	for _, v := range set.values {
 		if !seen[v] {
 			tool, pid, _ := tag.Parse(v)
-			rep.add(v, tool, pid, false, nil)
+			rep.add(v, tool, pid, false, nil, unseen[v])
 		}
 	}
 	if err := rep.write(c.App.Writer, format, set); err != nil {
 		return err
+	}
+	if len(unseen) > 0 {
+		for _, v := range slices.Sorted(maps.Keys(unseen)) {
+			fmt.Fprintf(c.App.ErrWriter, "contain: wait: cannot see session %s: %s\n", shorten(printable(v)), printable(unseen[v]))
+		}
+		return &runcmd.ExitError{Code: 1}
 	}
 	if !done {
 		return &runcmd.ExitError{Code: runcmd.ExitTimedOut, Err: fmt.Errorf("wait: %s still running after %v",
@@ -337,15 +374,17 @@ type waitReport struct {
 
 type waitedJSON struct {
 	Originator originatorJSON `json:"originator"`
-	Result     string         `json:"result"` // ended, still running, nothing to wait for
+	Result     string         `json:"result"` // ended, still running, nothing to wait for, cannot see it: why
 	Running    []int          `json:"running"`
 }
 
 // add reports the session value: held, whether it had a process to wait
-// for; running, what of it still runs.
-func (r *waitReport) add(value, tool string, pid int, held bool, running []int) {
+// for; running, what of it still runs; unseen, why it cannot be seen.
+func (r *waitReport) add(value, tool string, pid int, held bool, running []int, unseen string) {
 	result := "ended"
 	switch {
+	case unseen != "":
+		result = "cannot see it: " + unseen
 	case len(running) > 0:
 		result = "still running"
 	case !held:

@@ -172,12 +172,14 @@ func TestWatchDeadline(t *testing.T) {
 // TestWaitReport: the table and the JSON say each session's end.
 func TestWaitReport(t *testing.T) {
 	r := waitReport{TimedOut: true, Sessions: []waitedJSON{}}
-	r.add("A:10", "A", 10, true, []int{20, 21})
-	r.add("B:11", "B", 11, true, nil)
-	r.add("C:12", "C", 12, false, nil)
+	r.add("A:10", "A", 10, true, []int{20, 21}, "")
+	r.add("B:11", "B", 11, true, nil, "")
+	r.add("C:12", "C", 12, false, nil, "")
+	r.add("D:13", "D", 13, false, nil, "its originator, PID 13, runs as another user (root, uid 0) whose processes' environments this user cannot read")
 	var b bytes.Buffer
 	r.write(&b, "table", sessionSet{})
-	want := "SESSION  RESULT\nA:10     still running: 20 21\nB:11     ended\nC:12     nothing to wait for\n"
+	want := "SESSION  RESULT\nA:10     still running: 20 21\nB:11     ended\nC:12     nothing to wait for\n" +
+		"D:13     cannot see it: its originator, PID 13, runs as another user (root, uid 0) whose processes' environments this user cannot read\n"
 	if b.String() != want {
 		t.Errorf("table:\n%s\nwant\n%s", b.String(), want)
 	}
@@ -191,7 +193,7 @@ func TestWaitReport(t *testing.T) {
 			Running    []int
 		}
 	}
-	if err := json.Unmarshal(b.Bytes(), &got); err != nil || !got.TimedOut || len(got.Sessions) != 3 || got.Sessions[1].Running == nil {
+	if err := json.Unmarshal(b.Bytes(), &got); err != nil || !got.TimedOut || len(got.Sessions) != 4 || got.Sessions[1].Running == nil {
 		t.Errorf("json %s: %+v %v", b.String(), got, err)
 	}
 	b.Reset()

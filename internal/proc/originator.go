@@ -132,3 +132,14 @@ func (m *MacSys) pinOriginator(pid int, notAfter uint64, me session.Reaper) (*Or
 	}
 	return o, nil
 }
+
+// unseenWhy says why the session whose originator is pid cannot be seen:
+// pid runs (as owner, "" if unread) and its environment cannot be read
+// (err), so that neither it nor what it started as that user can be told
+// to carry the tag.
+func unseenWhy(pid int, owner string, err error) string {
+	if owner != "" {
+		return fmt.Sprintf("its originator, PID %d, runs as another user (%s) whose processes' environments this user cannot read", pid, owner)
+	}
+	return fmt.Sprintf("its originator, PID %d, runs and its environment cannot be read (%v)", pid, err)
+}

@@ -59,3 +59,31 @@ func exeOf(pid int) (string, bool) {
 	b, err := os.Stat("/proc/self/exe")
 	return path, err == nil && os.SameFile(a, b)
 }
+
+// Unseen says why this user cannot see the session whose originator is
+// pid: pid is a live process whose environment cannot be read (another
+// user's, unless root), nor then those of the processes it started. ""
+// when pid names no live process, or its environment can be read.
+func Unseen(pid int) string {
+	o, err := LookupOriginator(pid)
+	if err != nil || !o.Exists || o.Zombie {
+		return ""
+	}
+	_, _, err = ReadTag(pid, nil)
+	if err == nil || Gone(err) {
+		return ""
+	}
+	owner := ""
+	if uid, uerr := UIDOf(pid); uerr == nil && uid != os.Getuid() {
+		owner = userWords(uid)
+	}
+	return unseenWhy(pid, owner, err)
+}
+
+// userWords names a user for people: its name and uid.
+func userWords(uid int) string {
+	if n := userName(uid); n != "" && n != fmt.Sprint(uid) {
+		return fmt.Sprintf("%s, uid %d", n, uid)
+	}
+	return fmt.Sprintf("uid %d", uid)
+}

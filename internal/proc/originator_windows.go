@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"syscall"
@@ -111,4 +112,35 @@ func (o *OriginatorPin) Ask(sig syscall.Signal) error {
 		return fmt.Errorf("cannot open its stop event %s: %w", StopEventName(o.PID), err)
 	}
 	return windows.SetEvent(ev)
+}
+
+// Unseen says why this user cannot see the session whose originator is
+// pid: pid is a live process whose environment (its PEB) cannot be read
+// (another user's, unless elevated). "" when pid names no live process,
+// or its environment can be read.
+func Unseen(pid int) string {
+	if systemProcess(pid) {
+		return ""
+	}
+	q, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
+	if err != nil {
+		return ""
+	}
+	defer windows.CloseHandle(q)
+	if _, exited, err := CreationTime(q); err != nil || exited {
+		return ""
+	}
+	h, err := windows.OpenProcess(ReadAccess, false, uint32(pid))
+	if err == nil {
+		_, _, err = ReadEnvironment(h)
+		windows.CloseHandle(h)
+	}
+	if err == nil || errors.Is(err, windows.ERROR_INVALID_PARAMETER) {
+		return ""
+	}
+	owner := ""
+	if o, oerr := processOwner(q); oerr == nil && o.sid != CurrentOwner() {
+		owner = cmp.Or(o.name, o.sid)
+	}
+	return unseenWhy(pid, owner, err)
 }
