@@ -337,16 +337,7 @@ func (st *stopRun) killRest() {
 	o := session.Options{Filter: session.Filter{Values: st.values(asked)}, IncludeDaemons: st.rq.includeDaemons}
 	choose := func() ([]session.Choice, error) {
 		chosen, err := reap.Choose(o, st.w.me)
-		for i := range chosen {
-			ch := &chosen[i]
-			if s := st.find(ch.Session); ch.Skip == "" && (s == nil || s.outcome != asked) {
-				ch.Skip = "its session was not asked"
-			} else if ch.Skip == "" {
-				if why := session.Implausible(s.tool, s.claimed, []session.Process{ch.Process}, st.w.me); why != "" {
-					ch.Skip = "not of its originator's making: " + why
-				}
-			}
-		}
+		st.spareUnclaimed(chosen)
 		return chosen, err
 	}
 	chosen, err := choose()
@@ -363,6 +354,26 @@ func (st *stopRun) killRest() {
 	r := reap.Reap(reap.Plan{Targets: targets, Rescan: choose, Signal: killSignal})
 	for _, o := range r.Processes {
 		st.reaped[proc.ID{PID: o.PID, Start: o.Start}] = o
+	}
+}
+
+// spareUnclaimed marks, among the processes --kill chose, those it must
+// leave alone: a process of a session that was not asked, or one that its
+// asked originator cannot have started (another user's, or one started
+// before it: session.Implausible on that process), since it joined the
+// session by its tag alone.
+func (st *stopRun) spareUnclaimed(chosen []session.Choice) {
+	for i := range chosen {
+		ch := &chosen[i]
+		if ch.Skip != "" {
+			continue
+		}
+		s := st.find(ch.Session)
+		if s == nil || s.outcome != asked {
+			ch.Skip = "its session was not asked"
+		} else if why := session.Implausible(s.tool, s.claimed, []session.Process{ch.Process}, st.w.me); why != "" {
+			ch.Skip = "not its originator's: " + why
+		}
 	}
 }
 

@@ -120,3 +120,65 @@ func exitCode(err error) int {
 	var discard strings.Builder
 	return runcmd.ExitCode(err, &discard)
 }
+
+// TestStopSpareUnclaimed: --kill leaves alone what its sessions' asked
+// originators cannot have started (another user's, started before the
+// originator) and every process of a session that was not asked.
+func TestStopSpareUnclaimed(t *testing.T) {
+	st := &stopRun{w: &watch{me: session.Reaper{PID: 500, Root: true}}}
+	st.sessions = []*stopped{
+		{value: "A:10", tool: "A", pid: 10, outcome: asked, claimed: session.Claimed{PID: 10, UID: 1000, Start: 100}},
+		{value: "B:11", tool: "B", pid: 11, outcome: notAsked, detail: "PID 1 is never an originator"},
+	}
+	p := func(pid, uid int, start uint64, value string) session.Choice {
+		return session.Choice{Process: session.Process{PID: pid, UID: uid, Start: start}, Session: value}
+	}
+	chosen := []session.Choice{
+		p(20, 1000, 150, "A:10"), // its own
+		p(21, 0, 150, "A:10"),    // root's process, tagged A:10 after it was asked
+		p(22, 1000, 50, "A:10"),  // started before the originator
+		p(30, 1000, 150, "B:11"), // a session not asked
+		{Process: session.Process{PID: 23, UID: 1000, Start: 150}, Session: "A:10", Skip: "a daemon"},
+	}
+	st.spareUnclaimed(chosen)
+	want := map[int]string{20: "", 21: "another user", 22: "started after the session's PID 22", 30: "its session was not asked", 23: "a daemon"}
+	for _, ch := range chosen {
+		if w := want[ch.PID]; w == "" && ch.Skip != "" || w != "" && !strings.Contains(ch.Skip, w) {
+			t.Errorf("PID %d: skip %q, want %q", ch.PID, ch.Skip, w)
+		}
+	}
+}
+
+// TestStopExitNotAsked: a session whose originator is not plausibly its
+// own is one line on stderr; it fails a stop that named it, or that asked
+// no session; found with -o beside a session that was asked, it does not.
+func TestStopExitNotAsked(t *testing.T) {
+	f := &fakeSystem{listings: [][]session.Process{{tagged(20, "A:10")}}, running: map[int]uint64{10: 1}}
+	w := fakeWatch(f, sessionSet{tools: []string{"A", "B"}}, false)
+	w.scan()
+	forged := func(named bool) *stopped {
+		return &stopped{value: "B:1", tool: "B", pid: 1, state: session.Alive, named: named, outcome: notAsked, detail: "PID 1 is never an originator"}
+	}
+	for _, c := range []struct {
+		name     string
+		sessions []*stopped
+		want     int
+	}{
+		{"named", []*stopped{forged(true)}, 1},
+		{"-o, nothing asked", []*stopped{forged(false)}, 1},
+		{"-o, beside one asked", []*stopped{{value: "A:10", tool: "A", pid: 10, state: session.Alive, outcome: asked}, forged(false)}, 0},
+		{"named, beside one asked", []*stopped{{value: "A:10", tool: "A", pid: 10, state: session.Alive, outcome: asked}, forged(true)}, 1},
+	} {
+		var errOut strings.Builder
+		st := &stopRun{rq: stopRequest{sig: syscall.SIGTERM}, w: w, stderr: &errOut, sessions: c.sessions}
+		if code := exitCode(st.exit(true)); code != c.want {
+			t.Errorf("%s: status %d, want %d", c.name, code, c.want)
+		}
+		if got := errOut.String(); got != "contain: stop: not asking PID 1 for B:1: PID 1 is never an originator\n" {
+			t.Errorf("%s: stderr %q", c.name, got)
+		}
+		if failed := st.failed(forged(c.sessions[len(c.sessions)-1].named), false); failed != (c.want == 1) {
+			t.Errorf("%s: the report's failed %v", c.name, failed)
+		}
+	}
+}
