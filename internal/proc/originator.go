@@ -49,9 +49,14 @@ func (o *OriginatorPin) Claimed() session.Claimed {
 // contain (contain.exe): a contain installed elsewhere, or replaced since
 // it started (Linux's "(deleted)"), is contain as well; and its argv[1],
 // when it can be read, must be run or timeout: contain's guard, shim,
-// ps or stop are not originators.
+// ps or stop are not originators. Where the executable cannot be read (a
+// process made undumpable, whose user alone may ask it), argv[0] names
+// it.
 func IsContainRun(sameFile bool, exe string, argv []string) bool {
 	name := strings.TrimSuffix(exe, " (deleted)")
+	if name == "" && len(argv) > 0 {
+		name = argv[0]
+	}
 	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
 		name = name[i+1:]
 	}

@@ -30,7 +30,9 @@ func TestIsContainRun(t *testing.T) {
 		{false, "/usr/local/bin/contain", []string{"contain"}, false},
 		{false, "/usr/bin/sleep", []string{"contain", "run", "x"}, false}, // argv is the process's own claim
 		{false, "/usr/bin/containx", []string{"containx", "run"}, false},
-		{false, "", []string{"contain", "run"}, false}, // executable unread
+		{false, "", []string{"/usr/bin/contain", "run"}, true}, // executable unread: argv[0]
+		{false, "", []string{"sleep", "run"}, false},
+		{false, "", nil, false},
 	} {
 		if got := IsContainRun(c.same, c.exe, c.argv); got != c.want {
 			t.Errorf("IsContainRun(%v, %q, %q) = %v, want %v", c.same, c.exe, c.argv, got, c.want)
