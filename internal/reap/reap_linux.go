@@ -307,7 +307,7 @@ func (e *reaper) cgroupHolding(pid int) *frozenCgroup {
 func (e *reaper) freeze(lc cgroup.Leftover) {
 	c := &frozenCgroup{Group: cgroup.At(lc.Dir), out: CgroupOutcome{Dir: lc.Dir}}
 	e.cgroups = append(e.cgroups, c)
-	if err := os.WriteFile(filepath.Join(c.Dir, "cgroup.freeze"), []byte("1"), 0); err != nil {
+	if err := c.Freeze(true); err != nil {
 		e.log("cannot freeze cgroup %s: %v (stopping its processes instead)", c.Dir, err)
 		return
 	}
@@ -341,7 +341,7 @@ func (e *reaper) killGroups() {
 }
 
 func (c *frozenCgroup) thaw() {
-	os.WriteFile(filepath.Join(c.Dir, "cgroup.freeze"), []byte("0"), 0)
+	c.Freeze(false)
 }
 
 // removeGroups thaws and removes the leftover cgroups.
