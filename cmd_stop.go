@@ -213,7 +213,7 @@ func (st *stopRun) ask(s *session.Session) (x *stopped, gone bool) {
 		x.outcome, x.detail = orphaned, s.Reason
 		return x, false
 	}
-	pin, err := proc.PinOriginator(s.PID, s.Processes[0].Start, st.w.me)
+	pin, err := proc.PinOriginator(s.PID, s.NotAfter, st.w.me)
 	if err == nil {
 		// A tag is only a claim: ask the process it names only when it
 		// is plausibly the session's originator (session.Implausible).

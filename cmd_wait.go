@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -175,6 +176,13 @@ func (w *watch) scan() ([]session.Session, error) {
 			m := w.members[id]
 			if m == nil {
 				m = &member{Process: p, session: s.Value, spared: w.spared(p)}
+				if o := s.Originator; m.spared == "" && s.State == session.Alive && o.Owned && !o.Owns(p) {
+					// A tag is a claim anyone can make: another user's
+					// process that carries a live session's value is no
+					// process of its originator's, and holds neither
+					// stop nor wait (else anyone could hold them).
+					m.spared = fmt.Sprintf("another user's process (%s), not its originator's", cmp.Or(p.User, strconv.Itoa(p.UID)))
+				}
 				w.members[id] = m
 				w.order = append(w.order, id)
 			}

@@ -46,9 +46,12 @@ func NeverOriginator(pid int, me Reaper) string {
 // of tool whose processes are members, so that stop must not ask it; ""
 // when it is. A tag is a claim any process makes about itself: nobody can
 // tag its own sleep with root's PID. What no other user can forge is
-// checked instead: o runs as the same user as every process of the
-// session (on Windows, the same SID), started no later than each of them
-// (a process never starts before its originator; the same clock tick is
+// checked instead: o runs as the same user as the session's processes
+// (on Windows, the same SID; a process of another user is left out, as
+// no claim on o, and is no veto either: otherwise anyone could keep
+// root's stop from asking a session by tagging a process of their own
+// with its value), started no later than each of its own user's (a
+// process never starts before its originator; the same clock tick is
 // allowed), is not NeverOriginator, and, for ContainTool, is a contain
 // run. This contain and its ancestors among the members do not count:
 // a stop run from inside a session is no claim on its originator.
@@ -56,23 +59,33 @@ func Implausible(tool string, o Claimed, members []Process, me Reaper) string {
 	if why := NeverOriginator(o.PID, me); why != "" {
 		return why
 	}
+	// A process of another user than o's is no claim on o: anyone can tag
+	// their own process with any session's value, so it is left out here
+	// (and never signalled for o's session); only when every process of
+	// the session is another user's is o not the originator.
+	considered, own := 0, 0
+	var other Process
 	for _, p := range members {
 		if p.PID == me.PID || me.Ancestors[p.PID] {
 			continue
 		}
-		switch {
-		case o.SID != "" || p.SID != "":
-			if o.SID != p.SID {
-				return fmt.Sprintf("it belongs to another user (%s) than the session's PID %d (%s)",
-					cmp.Or(o.User, o.SID, "unknown"), p.PID, cmp.Or(p.User, p.SID, "unknown"))
-			}
-		case o.UID != p.UID:
-			return fmt.Sprintf("it belongs to another user (%s) than the session's PID %d (%s)",
-				userWords(o.User, o.UID), p.PID, userWords(p.User, p.UID))
+		considered++
+		if !sameUser(o, p) {
+			other = p
+			continue
 		}
+		own++
 		if o.Start > p.Start {
 			return fmt.Sprintf("it started after the session's PID %d", p.PID)
 		}
+	}
+	if considered > 0 && own == 0 {
+		if o.SID != "" || other.SID != "" {
+			return fmt.Sprintf("it belongs to another user (%s) than the session's PID %d (%s)",
+				cmp.Or(o.User, o.SID, "unknown"), other.PID, cmp.Or(other.User, other.SID, "unknown"))
+		}
+		return fmt.Sprintf("it belongs to another user (%s) than the session's PID %d (%s)",
+			userWords(o.User, o.UID), other.PID, userWords(other.User, other.UID))
 	}
 	if tool == ContainTool && !o.Contain {
 		what := "its executable cannot be read"
@@ -82,6 +95,15 @@ func Implausible(tool string, o Claimed, members []Process, me Reaper) string {
 		return fmt.Sprintf("it is not a contain run (%s), and %s sessions are contain runs'", what, ContainTool)
 	}
 	return ""
+}
+
+// sameUser reports whether p runs as o's user: the same SID on Windows,
+// the same uid elsewhere.
+func sameUser(o Claimed, p Process) bool {
+	if o.SID != "" || p.SID != "" {
+		return o.SID == p.SID
+	}
+	return o.UID == p.UID
 }
 
 // userWords names a Unix user for people: its name and uid.

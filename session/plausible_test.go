@@ -28,7 +28,11 @@ func TestImplausible(t *testing.T) {
 		{"an ancestor", "CONTAIN", Claimed{PID: 400, UID: 1000, Contain: true}, []Process{member(101, 1000, 11)}, "an ancestor of this contain"},
 		{"root's process named by nobody's tag", "SECTOOL", root, []Process{member(101, 65534, 11)},
 			"it belongs to another user (root, uid 0) than the session's PID 101 (uid 65534)"},
-		{"one member of another user is enough", "X", sleep, []Process{member(101, 1000, 11), member(102, 0, 12)}, "PID 102"},
+		{"every member of another user", "X", sleep, []Process{member(101, 0, 11), member(102, 0, 12)}, "than the session's PID"},
+		// Another user's process that carries the value (even an older one
+		// that exec'd with it) is no claim and no veto.
+		{"another user's member is left out", "X", sleep, []Process{member(101, 1000, 11), member(102, 0, 12)}, ""},
+		{"another user's older member is left out", "CONTAIN", run, []Process{member(101, 1000, 11), member(102, 65534, 5)}, ""},
 		{"started after a member", "X", sleep, []Process{member(101, 1000, 11), member(102, 1000, 9)}, "it started after the session's PID 102"},
 		{"CONTAIN but not a contain run", "CONTAIN", sleep, []Process{member(101, 1000, 11)}, "it is not a contain run (it runs /usr/bin/sleep)"},
 		{"CONTAIN, executable unread", "CONTAIN", Claimed{PID: 100, UID: 1000, Start: 10}, nil, "its executable cannot be read"},

@@ -87,6 +87,18 @@ type Originator struct {
 	Exists bool
 	Zombie bool
 	Start  uint64 // same unit as Process.Start
+	// Owned: its user is known, UID on Unix, SID on Windows.
+	Owned bool
+	UID   int
+	SID   string
+}
+
+// Owns reports whether p runs as o's user (o.Owned: where it is known).
+func (o Originator) Owns(p Process) bool {
+	if o.SID != "" || p.SID != "" {
+		return o.SID == p.SID
+	}
+	return o.UID == p.UID
 }
 
 // Lookup tells what process, if any, a PID names now. An error means it
@@ -101,6 +113,13 @@ type Session struct {
 	State     State
 	Reason    string    // why it has that state, for people
 	Processes []Process // earliest first
+	// NotAfter is the start its originator must not be later than: the
+	// earliest of its processes that run as the originator's user (all
+	// of them where that is not known).
+	NotAfter uint64
+	// Originator is what the lookup of PID found (zero when malformed, or
+	// when it could not be told).
+	Originator Originator
 }
 
 // Group sorts processes into sessions and decides each session's state: the
@@ -141,7 +160,24 @@ func (s *Session) decide(lookup Lookup) {
 	}
 	s.Tool, s.PID = tool, pid
 	o, err := lookup(pid)
+	// The originator starts no later than the processes it started. Only
+	// its own user's are compared: anyone can give a process of their
+	// own, even one older than the originator that exec'd since, the
+	// value of another user's live session, and that must not make the
+	// session look orphaned to a reap run by root. (Where none of the
+	// session's processes is its user's, all of them are compared: a
+	// PID handed out again to another user's process is then no
+	// originator of theirs.)
 	earliest := s.Processes[0]
+	if err == nil && o.Exists && o.Owned {
+		if i := slices.IndexFunc(s.Processes, o.Owns); i >= 0 {
+			earliest = s.Processes[i]
+		}
+	}
+	s.NotAfter = earliest.Start
+	if err == nil {
+		s.Originator = o
+	}
 	switch {
 	case err != nil:
 		s.State, s.Reason = Alive, fmt.Sprintf("cannot check PID %d (%v): counted as alive", pid, err)

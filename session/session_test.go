@@ -204,3 +204,33 @@ func TestSelectSparesLiveOriginators(t *testing.T) {
 		t.Errorf("LiveOriginators: %v", got)
 	}
 }
+
+// TestGroupOtherUsersTag: anyone can give a process of their own another
+// user's session value, even a process older than that session's
+// originator (one that exec'd with the value since). Only the
+// originator's own user's processes are compared with its start, so a
+// live session of root's does not look orphaned, and a root reap does
+// not end it, for a forged tag on nobody's older process.
+func TestGroupOtherUsersTag(t *testing.T) {
+	member := func(pid, uid int, start uint64, value string) Process {
+		return Process{PID: pid, PPID: 1, Start: start, Value: value, UID: uid}
+	}
+	w := world{
+		700: {Exists: true, Start: 50, Owned: true, UID: 0},
+		701: {Exists: true, Start: 90, Owned: true, UID: 0},
+		702: {Exists: true, Start: 90, Owned: true, UID: 0},
+		703: {Exists: true, Start: 50}, // its user unknown: every process is compared
+	}
+	procs := []Process{
+		member(10, 65534, 10, "C:700"), member(11, 0, 60, "C:700"), // nobody's older forgery beside root's own
+		member(12, 65534, 60, "C:701"), // only nobody's: a PID root's process took since
+		member(13, 0, 60, "C:702"),     // root's own, older than the PID's holder: reused
+		member(14, 65534, 10, "C:703"), member(15, 0, 60, "C:703"),
+	}
+	want := map[string]State{"C:700": Alive, "C:701": Orphaned, "C:702": Orphaned, "C:703": Orphaned}
+	for _, s := range Group(procs, w.lookup) {
+		if s.State != want[s.Value] {
+			t.Errorf("session %q: %s (%s), want %s", s.Value, s.State, s.Reason, want[s.Value])
+		}
+	}
+}

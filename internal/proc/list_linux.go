@@ -67,7 +67,11 @@ func LookupOriginator(pid int) (session.Originator, error) {
 	case err != nil:
 		return session.Originator{}, err
 	}
-	return session.Originator{Exists: true, Zombie: st.Zombie(), Start: st.Start}, nil
+	o := session.Originator{Exists: true, Zombie: st.Zombie(), Start: st.Start}
+	if uid, err := FS.UID(pid, nil); err == nil {
+		o.Owned, o.UID = true, uid
+	}
+	return o, nil
 }
 
 // Ancestors lists contain's parent, its parent, and so on up to PID 1.

@@ -149,7 +149,11 @@ func LookupOriginator(pid int) (session.Originator, error) {
 	if err != nil {
 		return session.Originator{}, err
 	}
-	return session.Originator{Exists: true, Zombie: exited, Start: start}, nil
+	o := session.Originator{Exists: true, Zombie: exited, Start: start}
+	if ow, err := processOwner(h); err == nil && ow.sid != "" {
+		o.Owned, o.SID = true, ow.sid
+	}
+	return o, nil
 }
 
 // Ancestors lists contain's parent, its parent, and so on. Windows keeps a

@@ -290,7 +290,7 @@ func (m *MacSys) lookupOriginator(pid int) (session.Originator, error) {
 	if err != nil || !found {
 		return session.Originator{}, err
 	}
-	return session.Originator{Exists: true, Zombie: p.Zombie(), Start: p.Start}, nil
+	return session.Originator{Exists: true, Zombie: p.Zombie(), Start: p.Start, Owned: true, UID: p.RUID}, nil
 }
 
 // ancestors lists ppid, its parent, and so on up to launchd.

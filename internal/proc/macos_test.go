@@ -291,11 +291,11 @@ func TestMacLookup(t *testing.T) {
 	f := newFakeMac(MacProc{PID: 40, Start: 7, Stat: 2}, MacProc{PID: 41, Start: 8, Stat: macSZOMB}, MacProc{PID: 42, Start: 9, Stat: 2})
 	m := f.sys()
 	o, err := m.lookupOriginator(40)
-	if err != nil || o != (session.Originator{Exists: true, Start: 7}) {
+	if err != nil || o != (session.Originator{Exists: true, Start: 7, Owned: true}) {
 		t.Errorf("40: %+v %v", o, err)
 	}
 	o, err = m.lookupOriginator(41)
-	if err != nil || o != (session.Originator{Exists: true, Zombie: true, Start: 8}) {
+	if err != nil || o != (session.Originator{Exists: true, Zombie: true, Start: 8, Owned: true}) {
 		t.Errorf("zombie: %+v %v", o, err)
 	}
 	o, err = m.lookupOriginator(43)
