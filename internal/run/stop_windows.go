@@ -21,13 +21,14 @@ const ctrlStop = 0x10000
 var errStopEventTaken = errors.New("an object of that name exists already: someone else made it")
 
 // stopEventSDDL is the stop event's security: its DACL, protected from
-// inheritance, lets only contain's own user (and SYSTEM) open it, to set
-// it or to read its security; no one else, whatever the namespace's
-// defaults. %s is the user's SID.
-const stopEventSDDL = "O:%[1]sD:P(A;;0x1F0003;;;%[1]s)(A;;0x1F0003;;;SY)"
+// inheritance, lets only contain's own user open it, to set it or to read
+// its security, and SYSTEM and the Administrators, who may end any process
+// anyway (an administrator's contain stop of another user's run); no one
+// else, whatever the namespace's defaults. %s is the user's SID.
+const stopEventSDDL = "O:%[1]sD:P(A;;0x1F0003;;;%[1]s)(A;;0x1F0003;;;SY)(A;;0x1F0003;;;BA)"
 
 // createStopEvent creates the stop event of name, an auto-reset event
-// that only contain's user may open. An event of that name that exists
+// that only contain's user (and SYSTEM and the Administrators) may open. An event of that name that exists
 // already is someone else's (errStopEventTaken): it is never used.
 func createStopEvent(name string) (windows.Handle, error) {
 	p, err := windows.UTF16PtrFromString(name)

@@ -11,9 +11,10 @@ import (
 )
 
 // TestStopEventSecurity: the event through which contain stop reaches a
-// run lets only contain's user and SYSTEM open it (a protected DACL with
-// those two entries and no other), whatever the namespace's defaults;
-// the event's owner is contain's user.
+// run lets only contain's user, SYSTEM and the Administrators open it (a
+// protected DACL with those three entries and no other: no Everyone, no
+// Users, no logon session), whatever the namespace's defaults; the
+// event's owner is contain's user.
 func TestStopEventSecurity(t *testing.T) {
 	name := fmt.Sprintf(`Local\contain-stop-test-%d-security`, os.Getpid())
 	ev, err := createStopEvent(name)
@@ -38,6 +39,7 @@ func TestStopEventSecurity(t *testing.T) {
 		t.Fatalf("no DACL (%v): anyone could open the event", err)
 	}
 	system, _ := windows.CreateWellKnownSid(windows.WinLocalSystemSid)
+	admins, _ := windows.CreateWellKnownSid(windows.WinBuiltinAdministratorsSid)
 	var who []string
 	for i := uint32(0); i < uint32(dacl.AceCount); i++ {
 		var ace *windows.ACCESS_ALLOWED_ACE
@@ -46,12 +48,12 @@ func TestStopEventSecurity(t *testing.T) {
 		}
 		sid := (*windows.SID)(unsafe.Pointer(&ace.SidStart))
 		who = append(who, sid.String())
-		if ace.Header.AceType != windows.ACCESS_ALLOWED_ACE_TYPE || !sid.Equals(u.User.Sid) && !sid.Equals(system) {
-			t.Errorf("ACE %d grants %#x to %v (type %d): only contain's user and SYSTEM may open the event", i, ace.Mask, sid, ace.Header.AceType)
+		if ace.Header.AceType != windows.ACCESS_ALLOWED_ACE_TYPE || !sid.Equals(u.User.Sid) && !sid.Equals(system) && !sid.Equals(admins) {
+			t.Errorf("ACE %d grants %#x to %v (type %d): only contain's user, SYSTEM and the Administrators may open the event", i, ace.Mask, sid, ace.Header.AceType)
 		}
 	}
-	if len(who) != 2 {
-		t.Errorf("the DACL has entries for %v, want contain's user and SYSTEM", who)
+	if len(who) != 3 {
+		t.Errorf("the DACL has entries for %v, want contain's user, SYSTEM and the Administrators", who)
 	}
 }
 
