@@ -6,6 +6,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -21,38 +24,125 @@ import (
 // So contain run -d, inside a run of the same contain binary that allows
 // daemons, tells that run itself, through an abstract Unix socket the run
 // listens on: "PID START" of the daemon it just started, marked, as its
-// child. The run believes it only from a member of its session that runs
-// the same executable as itself (the kernel says who connected), and only
-// for that member's own child: a process cannot claim another.
+// child.
+//
+// Anyone may connect to an abstract socket; what the run checks before it
+// spares the claimed process C for the peer P (the process that
+// connected, as the kernel says, SO_PEERCRED):
+//
+//   - P runs the very executable contain runs, and its command line is
+//     contain run with -d or --detach (/proc/P/cmdline, as runcmd reads it).
+//   - P had sent nothing before the run asked (claimPrompt), after it had
+//     seen the two facts above; the claim line is then read with the
+//     sender of every byte of it (SCM_CREDENTIALS, which only root can
+//     forge): P itself. So the line was written by P after P became
+//     contain run -d: by contain's own code, which claims only the
+//     process it started. A member that connects, forks a child holding
+//     the socket and then execs contain (or writes the line first, and
+//     then execs contain run -d) is refused, whatever its child says.
+//   - P is a member of the session; C is P's child, alive, with the start
+//     time claimed.
+//   - C's environment, where it can be read and still shows a tag, carries
+//     RUNNING_PROCESS_IS_DAEMON=1. One that shows no tag (a title written
+//     over it, as redis and nginx do) or cannot be read (ssh-agent,
+//     undumpable, and the run not root) rests on the checks above.
+//
+// A process that may ptrace contain run -d can make it say anything: that
+// is no more than it can do to the run's members anyway.
+//
+// Against other users: every connection is served by a goroutine of its
+// own, for at most claimDeadline in all; at most claimsAtOnce at once, and
+// claimsPerUser of one uid, so that another user cannot hold the socket
+// against the run's own claims; the end of the run closes them all and
+// waits for none. Every write is a send with MSG_NOSIGNAL: a peer that
+// hung up gives EPIPE, never a SIGPIPE, which contain run would take for
+// one from outside and forward to COMMAND's group.
+//
+// Against a name taken first (another user bound @contain-daemons-PID for
+// PIDs to come): the run cannot listen and says so on stderr, with or
+// without -v, and goes on judging daemons by their environment (refusing
+// to run would let any user stop every contain run --allow-daemons);
+// contain run -d sends its claim only to a listener whose PID is the one
+// in its tag and whose uid is its own (or root's), and says when it is not.
 
 // claimAddr is the socket of contain run pid, with --allow-daemons. Raw
 // sockets, not package net: contain run starts before net (and what
 // urfave/cli needs) is initialised, and importing it would change that
-// (earlyrun's doc).
+// (earlyrun's doc). Deadlines come from package os's poller instead.
 func claimAddr(pid int) *unix.SockaddrUnix {
 	return &unix.SockaddrUnix{Name: "@contain-daemons-" + strconv.Itoa(pid)}
 }
 
-// claimTimeout bounds a claim's reads and writes.
-var claimTimeout = unix.NsecToTimeval(int64(2 * time.Second))
+const (
+	// claimDeadline bounds a whole claim, on either side.
+	claimDeadline = 2 * time.Second
+	claimsAtOnce  = 32
+	claimsPerUser = 4
+)
 
-// claimSocket makes a stream socket whose reads and writes time out.
-func claimSocket() (int, error) {
-	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return -1, err
-	}
-	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &claimTimeout)
-	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &claimTimeout)
-	return fd, nil
+// claimConn is one connection, non-blocking, under package os's poller so
+// that reads and writes honour a deadline and a Close wakes them.
+type claimConn struct {
+	f  *os.File
+	rc syscall.RawConn
 }
 
-// readLine reads one short line from fd.
-func readLine(fd int) (string, error) {
+func newClaimConn(fd int) (*claimConn, error) {
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), "claim")
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &claimConn{f: f, rc: rc}, nil
+}
+
+// send writes b whole with MSG_NOSIGNAL: a peer gone is EPIPE, no signal.
+func (c *claimConn) send(b []byte) error {
+	for len(b) > 0 {
+		var n int
+		var err error
+		if rerr := c.rc.Write(func(fd uintptr) bool {
+			n, err = unix.SendmsgN(int(fd), b, nil, nil, unix.MSG_NOSIGNAL)
+			return err != unix.EAGAIN
+		}); rerr != nil {
+			return rerr
+		}
+		switch {
+		case err == unix.EINTR:
+		case err != nil:
+			return err
+		case n <= 0:
+			return errors.New("short write")
+		default:
+			b = b[n:]
+		}
+	}
+	return nil
+}
+
+// readLine reads one short line. With from > 0 every byte of it must come
+// from process from (SCM_CREDENTIALS; the socket has SO_PASSCRED).
+func (c *claimConn) readLine(from int) (string, error) {
 	var b []byte
 	buf := make([]byte, 64)
-	for len(b) < 256 {
-		n, err := unix.Read(fd, buf)
+	oob := make([]byte, unix.CmsgSpace(unix.SizeofUcred))
+	for len(b) <= claimMaxLine {
+		var n, oobn int
+		var err error
+		if rerr := c.rc.Read(func(fd uintptr) bool {
+			n, oobn, _, _, err = unix.Recvmsg(int(fd), buf, oob, 0)
+			return err != unix.EAGAIN
+		}); rerr != nil {
+			if errors.Is(rerr, os.ErrDeadlineExceeded) {
+				return "", errors.New("no line in time")
+			}
+			return "", rerr
+		}
 		if err == unix.EINTR {
 			continue
 		}
@@ -62,6 +152,11 @@ func readLine(fd int) (string, error) {
 		if n == 0 {
 			break
 		}
+		if from > 0 {
+			if pid, ok := sender(oob[:oobn]); !ok || pid != from {
+				return "", fmt.Errorf("written by %d, not by %d", pid, from)
+			}
+		}
 		b = append(b, buf[:n]...)
 		if i := strings.IndexByte(string(b), '\n'); i >= 0 {
 			return string(b[:i]), nil
@@ -70,75 +165,194 @@ func readLine(fd int) (string, error) {
 	return "", errors.New("no line")
 }
 
+// sender is the PID that SCM_CREDENTIALS names in oob.
+func sender(oob []byte) (int, bool) {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return 0, false
+	}
+	for _, m := range msgs {
+		if cred, err := unix.ParseUnixCredentials(&m); err == nil {
+			return int(cred.Pid), true
+		}
+	}
+	return 0, false
+}
+
+// claims is the run's listener and the connections it serves.
+type claims struct {
+	r       *runner
+	l       *os.File
+	done    chan struct{}
+	stopped atomic.Bool
+
+	mu       sync.Mutex
+	conns    map[*claimConn]bool
+	byUser   map[uint32]int
+	toldBusy bool
+}
+
 // listenClaims starts taking claims; the returned function stops it.
 func (r *runner) listenClaims() (stop func()) {
-	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	name := claimAddr(r.self).Name
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
 	if err == nil {
-		if err = unix.Bind(fd, claimAddr(r.self)); err == nil {
-			err = unix.Listen(fd, 16)
+		// SO_PASSCRED before any connection: the accepted sockets have it.
+		if err = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_PASSCRED, 1); err == nil {
+			if err = unix.Bind(fd, claimAddr(r.self)); err == nil {
+				err = unix.Listen(fd, claimsAtOnce)
+			}
 		}
 		if err != nil {
 			unix.Close(fd)
 		}
 	}
 	if err != nil {
-		r.log("cannot listen for contain run -d's daemons: %v (they are judged by their environment alone)", err)
+		fmt.Fprintf(Stderr(), "contain: cannot listen for contain run -d's daemons on %s: %v (they are judged by their environment alone)\n", name, err)
 		return func() {}
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, _, err := unix.Accept4(fd, unix.SOCK_CLOEXEC)
-			if err == unix.EINTR || err == unix.ECONNABORTED {
-				continue
-			}
-			if err != nil {
-				return // shut down
-			}
-			unix.SetsockoptTimeval(c, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &claimTimeout)
-			unix.SetsockoptTimeval(c, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &claimTimeout)
-			r.claim(c)
+	s := &claims{r: r, l: os.NewFile(uintptr(fd), name), done: make(chan struct{}),
+		conns: map[*claimConn]bool{}, byUser: map[uint32]int{}}
+	rc, err := s.l.SyscallConn()
+	if err != nil {
+		s.l.Close()
+		fmt.Fprintf(Stderr(), "contain: cannot listen for contain run -d's daemons on %s: %v (they are judged by their environment alone)\n", name, err)
+		return func() {}
+	}
+	go s.accept(rc)
+	return s.stop
+}
+
+// accept takes connections until the listener is closed.
+func (s *claims) accept(rc syscall.RawConn) {
+	defer close(s.done)
+	for {
+		var c int
+		var err error
+		if rerr := rc.Read(func(fd uintptr) bool {
+			c, _, err = unix.Accept4(int(fd), unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK)
+			return err != unix.EAGAIN
+		}); rerr != nil {
+			return // closed
 		}
-	}()
-	return func() {
-		unix.Shutdown(fd, unix.SHUT_RDWR) // accept returns
-		<-done
+		switch err {
+		case nil:
+			s.serve(c)
+		case unix.EINTR, unix.ECONNABORTED:
+		case unix.EMFILE, unix.ENFILE, unix.ENOBUFS, unix.ENOMEM:
+			time.Sleep(10 * time.Millisecond)
+		default:
+			return
+		}
+	}
+}
+
+// serve admits a connection and answers it in a goroutine of its own, or
+// turns it away at once when too many are open (of its uid, or in all).
+func (s *claims) serve(fd int) {
+	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	if err != nil {
 		unix.Close(fd)
+		return
 	}
+	s.mu.Lock()
+	admitted := !s.stopped.Load() && len(s.conns) < claimsAtOnce && s.byUser[cred.Uid] < claimsPerUser
+	told := s.toldBusy
+	if !admitted {
+		s.toldBusy = true
+	}
+	s.mu.Unlock()
+	if !admitted {
+		unix.SendmsgN(fd, []byte("no busy\n"), nil, nil, unix.MSG_NOSIGNAL|unix.MSG_DONTWAIT)
+		unix.Close(fd)
+		if !told {
+			s.r.log("turned away a claim from %d (uid %d): too many at once (said once)", cred.Pid, cred.Uid)
+		}
+		return
+	}
+	c, err := newClaimConn(fd)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	if s.stopped.Load() {
+		s.mu.Unlock()
+		c.f.Close()
+		return
+	}
+	s.conns[c] = true
+	s.byUser[cred.Uid]++
+	s.mu.Unlock()
+	go func() {
+		defer func() {
+			s.mu.Lock()
+			if s.conns[c] {
+				delete(s.conns, c)
+				if s.byUser[cred.Uid]--; s.byUser[cred.Uid] <= 0 {
+					delete(s.byUser, cred.Uid)
+				}
+			}
+			s.mu.Unlock()
+			c.f.Close()
+		}()
+		c.f.SetDeadline(time.Now().Add(claimDeadline))
+		answer := "ok"
+		if err := s.check(c, int(cred.Pid)); err != nil {
+			answer = "no " + err.Error()
+			s.r.log("refused a daemon's claim: %v", err)
+		}
+		c.send([]byte(answer + "\n"))
+	}()
 }
 
-// claim answers one claim: "ok", or "no REASON".
-func (r *runner) claim(c int) {
-	defer unix.Close(c)
-	answer := "ok"
-	if err := r.checkClaim(c); err != nil {
-		answer = "no " + err.Error()
-		r.log("refused a daemon's claim: %v", err)
+// stop closes the listener and every connection; it waits for the accept
+// loop (which returns at once), not for any client.
+func (s *claims) stop() {
+	s.stopped.Store(true)
+	s.l.Close()
+	<-s.done
+	s.mu.Lock()
+	for c := range s.conns {
+		c.f.Close() // wakes its goroutine, which answers no one
 	}
-	unix.Write(c, []byte(answer+"\n"))
+	s.mu.Unlock()
+	// A claim being granted right now finishes under trackMu: nothing is
+	// spared once stop has returned.
+	s.r.trackMu.Lock()
+	s.r.trackMu.Unlock()
 }
 
-func (r *runner) checkClaim(c int) error {
-	cred, err := unix.GetsockoptUcred(c, unix.SOL_SOCKET, unix.SO_PEERCRED)
-	if err != nil {
-		return fmt.Errorf("who connected is not known: %v", err)
+// check runs the checks of the comment above for a claim from peer from.
+func (s *claims) check(c *claimConn, from int) error {
+	if from <= 0 {
+		return errors.New("who connected is not known")
 	}
-	line, err := readLine(c)
-	if err != nil {
-		return err
-	}
-	f := strings.Fields(line)
-	if len(f) != 2 {
-		return errors.New("malformed claim")
-	}
-	id, err := proc.ParseID(f[0], f[1])
-	if err != nil {
-		return err
-	}
-	from := int(cred.Pid)
 	if !sameExecutable(from) {
 		return fmt.Errorf("%d does not run this contain", from)
+	}
+	argv, err := proc.FS.Cmdline(from, nil)
+	if err != nil || !detachArgv(argv) {
+		return fmt.Errorf("%d is not contain run -d", from)
+	}
+	// Nothing may have been sent before the question: a line written
+	// before P ran contain would be waiting now.
+	var peek [1]byte
+	switch n, _, err := unix.Recvfrom(c.fd(), peek[:], unix.MSG_PEEK|unix.MSG_DONTWAIT); {
+	case n > 0:
+		return fmt.Errorf("%d spoke before it was asked", from)
+	case err == nil:
+		return fmt.Errorf("%d hung up", from)
+	}
+	if err := c.send([]byte(claimPrompt + "\n")); err != nil {
+		return fmt.Errorf("%d: %v", from, err)
+	}
+	line, err := c.readLine(from)
+	if err != nil {
+		return err
+	}
+	id, err := parseClaim(line)
+	if err != nil {
+		return err
 	}
 	st, err := proc.ReadStat(id.PID, nil)
 	if err != nil || st.Start != id.Start {
@@ -147,9 +361,18 @@ func (r *runner) checkClaim(c int) error {
 	if st.PPID != from {
 		return fmt.Errorf("%d is not the child of %d", id.PID, from)
 	}
-	r.scanAll() // both are seen, the claimed one judged if it can be
+	if env, err := proc.FS.Environ(id.PID, nil); err == nil {
+		if tagged, marked := claimedEnv(env); tagged && !marked {
+			return fmt.Errorf("%d is not marked %s=1", id.PID, tag.DaemonVar)
+		}
+	}
+	s.r.scanAll() // both are seen, the claimed one judged if it can be
+	r := s.r
 	r.trackMu.Lock()
 	defer r.trackMu.Unlock()
+	if s.stopped.Load() {
+		return errors.New("the run has ended")
+	}
 	if !r.track.IsMember(proc.ID{PID: from, Start: proc.StartOf(from)}) {
 		return fmt.Errorf("%d is no member of session %s", from, r.o.Tag)
 	}
@@ -166,6 +389,13 @@ func (r *runner) checkClaim(c int) error {
 	return nil
 }
 
+// fd is the connection's descriptor, for calls that need no waiting.
+func (c *claimConn) fd() int {
+	fd := -1
+	c.rc.Control(func(f uintptr) { fd = int(f) })
+	return fd
+}
+
 // sameExecutable reports whether pid runs the file contain runs.
 func sameExecutable(pid int) bool {
 	var a, b unix.Stat_t
@@ -176,7 +406,8 @@ func sameExecutable(pid int) bool {
 // claimDaemon is contain run -d's side: when contain runs inside a
 // session (the tag in its own environment), it tells that session's
 // contain run of the daemon it started. Nothing listens unless that run
-// allows daemons; what it answers is only said.
+// allows daemons; what it answers is only said (-v), but a listener that
+// is not that run's contain is said on stderr, and told nothing.
 func claimDaemon(pid int, log Logger) {
 	outer, ok := os.LookupEnv(tag.Var)
 	if !ok {
@@ -186,19 +417,44 @@ func claimDaemon(pid int, log Logger) {
 	if err != nil {
 		return
 	}
-	c, err := claimSocket()
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return
 	}
-	defer unix.Close(c)
-	if unix.Connect(c, claimAddr(opid)) != nil {
+	// connect(2) waits while the backlog is full: at most claimDeadline.
+	tv := unix.NsecToTimeval(int64(claimDeadline))
+	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv)
+	began := time.Now()
+	addr := claimAddr(opid)
+	if unix.Connect(fd, addr) != nil {
+		unix.Close(fd)
 		return // no run that allows daemons
 	}
-	if _, err := unix.Write(c, []byte(fmt.Sprintf("%d %d\n", pid, proc.StartOf(pid)))); err != nil {
+	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	if err != nil || int(cred.Pid) != opid || cred.Uid != uint32(os.Geteuid()) && cred.Uid != 0 {
+		unix.Close(fd)
+		who := "someone unknown"
+		if err == nil {
+			who = fmt.Sprintf("PID %d (uid %d)", cred.Pid, cred.Uid)
+		}
+		fmt.Fprintf(Stderr(), "contain: %s is held by %s, not session %s's contain: no claim sent for %d\n", addr.Name, who, outer, pid)
 		return
 	}
-	answer, _ := readLine(c)
+	c, err := newClaimConn(fd)
+	if err != nil {
+		return
+	}
+	defer c.f.Close()
+	c.f.SetDeadline(began.Add(claimDeadline))
+	answer, err := c.readLine(0)
+	if err == nil && answer == claimPrompt {
+		if err = c.send([]byte(formatClaim(proc.ID{PID: pid, Start: proc.StartOf(pid)}))); err == nil {
+			answer, err = c.readLine(0)
+		}
+	}
 	switch answer = strings.TrimSpace(answer); {
+	case err != nil:
+		log("session %s: no answer to the claim for %d: %v", outer, pid, err)
 	case answer == "ok":
 		log("session %s lets %d outlive it (--allow-daemons)", outer, pid)
 	case answer != "":

@@ -1,0 +1,131 @@
+package run
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/tag"
+)
+
+// The words of the claim of contain run -d (claim_linux.go), apart from
+// the socket: pure, so that they are tested and fuzzed on every OS.
+//
+// The run, once it has checked who connected, asks (claimPrompt); contain
+// run -d answers with one line, "PID START", the daemon it started; the
+// run answers "ok" or "no REASON".
+const (
+	claimPrompt  = "claim?"
+	claimMaxLine = 256
+)
+
+// formatClaim is contain run -d's claim for the daemon id.
+func formatClaim(id proc.ID) string {
+	return fmt.Sprintf("%d %d\n", id.PID, id.Start)
+}
+
+// parseClaim reads a claim line (without its newline): two decimal
+// numbers, a PID above 1 and a start time, separated by one space.
+// Nothing else is accepted: no sign, no leading zero, no spaces around.
+func parseClaim(line string) (proc.ID, error) {
+	if len(line) > claimMaxLine {
+		return proc.ID{}, errors.New("malformed claim: too long")
+	}
+	p, s, ok := strings.Cut(line, " ")
+	if !ok || !plainDecimal(p) || !plainDecimal(s) {
+		return proc.ID{}, errors.New("malformed claim")
+	}
+	pid, err := strconv.Atoi(p)
+	if err != nil || pid <= 1 || pid > 1<<30 {
+		return proc.ID{}, errors.New("malformed claim: bad PID")
+	}
+	start, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return proc.ID{}, errors.New("malformed claim: bad start time")
+	}
+	return proc.ID{PID: pid, Start: start}, nil
+}
+
+// plainDecimal reports whether s is digits only, without a leading zero
+// (0 itself aside), and not too long for a uint64.
+func plainDecimal(s string) bool {
+	if s == "" || len(s) > 20 || len(s) > 1 && s[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// claimedEnv reads a claimed process's environment (/proc/PID/environ:
+// NUL-terminated entries): tagged, whether it carries a tag at all (one
+// that wrote its title over its environment, or was started with none,
+// shows none: its word is all there is), and marked, whether it carries
+// RUNNING_PROCESS_IS_DAEMON=1.
+func claimedEnv(env []byte) (tagged, marked bool) {
+	for len(env) > 0 {
+		var kv []byte
+		kv, env, _ = bytes.Cut(env, []byte{0})
+		k, v, ok := bytes.Cut(kv, []byte{'='})
+		if !ok {
+			continue
+		}
+		switch string(k) {
+		case tag.Var:
+			tagged = true
+		case tag.DaemonVar:
+			marked = string(v) == "1"
+		}
+	}
+	return tagged, marked
+}
+
+// runBoolFlags are contain run's options that take no value (runcmd's
+// Options with Bool, and help): the others take the next argument unless
+// given as --NAME=VALUE. Kept in step with runcmd by a test.
+var runBoolFlags = map[string]bool{
+	"preserve-status": true, "detach": true, "d": true, "verbose": true, "v": true,
+	"strict-limits": true, "allow-daemons": true, "foreground": true, "help": true, "h": true,
+}
+
+// detachArgv reports whether argv (a process's /proc/PID/cmdline) is
+// contain run with --detach, as runcmd's parser (the standard flag
+// package) reads it: "run", then options up to "--" or the first
+// argument that is none, among them -d, --detach, -detach, or one of
+// those =true (or any other true of strconv.ParseBool).
+func detachArgv(argv []string) bool {
+	if len(argv) < 3 || argv[1] != "run" {
+		return false
+	}
+	detach := false
+	for i := 2; i < len(argv); i++ {
+		a := argv[i]
+		if a == "--" || len(a) < 2 || a[0] != '-' {
+			break
+		}
+		name := strings.TrimPrefix(a[1:], "-")
+		name, value, hasValue := strings.Cut(name, "=")
+		if name == "" || name[0] == '-' || name[0] == '=' {
+			break // flag's own error: contain run stops there
+		}
+		if runBoolFlags[name] {
+			if name == "detach" || name == "d" {
+				detach = true
+				if hasValue {
+					detach, _ = strconv.ParseBool(value)
+				}
+			}
+			continue
+		}
+		if !hasValue {
+			i++ // its value
+		}
+	}
+	return detach
+}
