@@ -52,9 +52,12 @@ func (u user) argv(t *testing.T, argv ...string) []string {
 // value as its tag (and env), and ends it when the test ends.
 func startTaggedAs(t *testing.T, u user, value string, env []string, argv ...string) int {
 	t.Helper()
-	argv = u.argv(t, argv...)
+	// The tag is given by env(1), once setpriv has become u: a process of
+	// root's that carries the tag is root's own claim, and a scan between
+	// setpriv's start and its exec would rightly take it.
+	argv = u.argv(t, append([]string{"env", "RUNNING_PROCESS_ORIGINATOR=" + value}, append(env, argv...)...)...)
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(append(withoutTag(os.Environ()), "RUNNING_PROCESS_ORIGINATOR="+value), env...)
+	cmd.Env = withoutTag(os.Environ())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -68,7 +71,7 @@ func startTaggedAs(t *testing.T, u user, value string, env []string, argv ...str
 	})
 	waitFor(t, "the tagged process to start", 10*time.Second, func() bool {
 		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
-		return len(comm) > 0 && string(comm) != "setpriv\n"
+		return len(comm) > 0 && string(comm) != "setpriv\n" && string(comm) != "env\n"
 	})
 	return pid
 }
