@@ -386,7 +386,7 @@ func endHook(hook proc.ID, log Logger) {
 		}
 		for _, p := range live {
 			if err := proc.SignalMember(p.PID, p.Start, unix.SIGKILL, nil); err == nil {
-				log("on-timeout: killed %d (%s), which the --on-timeout command started", p.PID, p.Comm)
+				log("on-timeout: killed %d (%s) of the --on-timeout command, as contain died while it ran", p.PID, p.Comm)
 			}
 		}
 		if time.Now().After(deadline) {
