@@ -49,8 +49,15 @@ type job struct {
 	flushed  chan struct{}  // closed by readPort at the flush packet
 }
 
+// newJob makes a kill-on-close job object with no name, that only
+// contain's user (and SYSTEM and the Administrators) may open (ownerOnly):
+// another user cannot reach it by name, nor open it through a handle.
 func newJob() (*job, error) {
-	h, err := windows.CreateJobObject(nil, nil)
+	sa, err := ownerOnly(jobAllAccess)
+	if err != nil {
+		return nil, fmt.Errorf("cannot create a job object: %w", err)
+	}
+	h, err := windows.CreateJobObject(sa, nil)
 	if err != nil {
 		return nil, fmt.Errorf("cannot create a job object: %w", err)
 	}

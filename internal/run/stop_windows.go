@@ -20,31 +20,47 @@ const ctrlStop = 0x10000
 // made by someone else before this run could make it.
 var errStopEventTaken = errors.New("an object of that name exists already: someone else made it")
 
-// stopEventSDDL is the stop event's security: its DACL, protected from
-// inheritance, lets only contain's own user open it, to set it or to read
-// its security, and SYSTEM and the Administrators, who may end any process
-// anyway (an administrator's contain stop of another user's run); no one
-// else, whatever the namespace's defaults. %s is the user's SID.
-const stopEventSDDL = "O:%[1]sD:P(A;;0x1F0003;;;%[1]s)(A;;0x1F0003;;;SY)(A;;0x1F0003;;;BA)"
+// ownerOnly is the security of the named and unnamed objects contain
+// makes (the stop event, the job objects): a DACL, protected from
+// inheritance, that grants mask (the object's all-access right) only to
+// contain's own user, to SYSTEM and to the Administrators, who may end
+// any process anyway (an administrator's contain stop of another user's
+// run); no one else, whatever the namespace's or the token's defaults.
+// The owner is contain's user.
+func ownerOnly(mask uint32) (*windows.SecurityAttributes, error) {
+	u, err := windows.GetCurrentProcessToken().GetTokenUser()
+	if err != nil {
+		return nil, fmt.Errorf("cannot read contain's user: %w", err)
+	}
+	me := u.User.Sid.String()
+	sd, err := windows.SecurityDescriptorFromString(fmt.Sprintf("O:%[1]sD:P(A;;%#[2]x;;;%[1]s)(A;;%#[2]x;;;SY)(A;;%#[2]x;;;BA)", me, mask))
+	if err != nil {
+		return nil, fmt.Errorf("cannot make a security descriptor: %w", err)
+	}
+	sa := &windows.SecurityAttributes{SecurityDescriptor: sd}
+	sa.Length = uint32(unsafe.Sizeof(*sa))
+	return sa, nil
+}
+
+// Each object's all-access right (winnt.h).
+const (
+	eventAllAccess = 0x1F0003
+	jobAllAccess   = 0x1F003F
+)
 
 // createStopEvent creates the stop event of name, an auto-reset event
-// that only contain's user (and SYSTEM and the Administrators) may open. An event of that name that exists
-// already is someone else's (errStopEventTaken): it is never used.
+// that only contain's user (and SYSTEM and the Administrators) may open
+// (ownerOnly). An event of that name that exists already is someone
+// else's (errStopEventTaken): it is never used.
 func createStopEvent(name string) (windows.Handle, error) {
 	p, err := windows.UTF16PtrFromString(name)
 	if err != nil {
 		return 0, err
 	}
-	u, err := windows.GetCurrentProcessToken().GetTokenUser()
+	sa, err := ownerOnly(eventAllAccess)
 	if err != nil {
-		return 0, fmt.Errorf("cannot read contain's user: %w", err)
+		return 0, err
 	}
-	sd, err := windows.SecurityDescriptorFromString(fmt.Sprintf(stopEventSDDL, u.User.Sid.String()))
-	if err != nil {
-		return 0, fmt.Errorf("cannot make the event's security descriptor: %w", err)
-	}
-	sa := &windows.SecurityAttributes{SecurityDescriptor: sd}
-	sa.Length = uint32(unsafe.Sizeof(*sa))
 	ev, err := windows.CreateEvent(sa, 0, 0, p)
 	if errors.Is(err, windows.ERROR_ALREADY_EXISTS) {
 		if ev != 0 {

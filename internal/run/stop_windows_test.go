@@ -22,9 +22,28 @@ func TestStopEventSecurity(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer windows.CloseHandle(ev)
-	sd, err := windows.GetSecurityInfo(ev, windows.SE_KERNEL_OBJECT, windows.OWNER_SECURITY_INFORMATION|windows.DACL_SECURITY_INFORMATION)
+	checkOwnerOnly(t, ev, eventAllAccess)
+}
+
+// TestJobSecurity: the job objects (the run's, the --on-timeout
+// command's) have the same security as the stop event.
+func TestJobSecurity(t *testing.T) {
+	j, err := newJob()
 	if err != nil {
-		t.Fatalf("reading the event's security: %v", err)
+		t.Fatal(err)
+	}
+	defer windows.CloseHandle(j.h)
+	checkOwnerOnly(t, j.h, jobAllAccess)
+}
+
+// checkOwnerOnly checks that h's owner is contain's user and its DACL
+// grants mask to contain's user, SYSTEM and the Administrators, and
+// nothing to anyone else.
+func checkOwnerOnly(t *testing.T, h windows.Handle, mask uint32) {
+	t.Helper()
+	sd, err := windows.GetSecurityInfo(h, windows.SE_KERNEL_OBJECT, windows.OWNER_SECURITY_INFORMATION|windows.DACL_SECURITY_INFORMATION)
+	if err != nil {
+		t.Fatalf("reading the object's security: %v", err)
 	}
 	u, err := windows.GetCurrentProcessToken().GetTokenUser()
 	if err != nil {
@@ -36,7 +55,7 @@ func TestStopEventSecurity(t *testing.T) {
 	}
 	dacl, _, err := sd.DACL()
 	if err != nil || dacl == nil {
-		t.Fatalf("no DACL (%v): anyone could open the event", err)
+		t.Fatalf("no DACL (%v): anyone could open the object", err)
 	}
 	system, _ := windows.CreateWellKnownSid(windows.WinLocalSystemSid)
 	admins, _ := windows.CreateWellKnownSid(windows.WinBuiltinAdministratorsSid)
@@ -49,7 +68,10 @@ func TestStopEventSecurity(t *testing.T) {
 		sid := (*windows.SID)(unsafe.Pointer(&ace.SidStart))
 		who = append(who, sid.String())
 		if ace.Header.AceType != windows.ACCESS_ALLOWED_ACE_TYPE || !sid.Equals(u.User.Sid) && !sid.Equals(system) && !sid.Equals(admins) {
-			t.Errorf("ACE %d grants %#x to %v (type %d): only contain's user, SYSTEM and the Administrators may open the event", i, ace.Mask, sid, ace.Header.AceType)
+			t.Errorf("ACE %d grants %#x to %v (type %d): only contain's user, SYSTEM and the Administrators may open the object", i, ace.Mask, sid, ace.Header.AceType)
+		}
+		if uint32(ace.Mask) != mask {
+			t.Errorf("ACE %d grants %#x to %v, want %#x", i, ace.Mask, sid, mask)
 		}
 	}
 	if len(who) != 3 {
