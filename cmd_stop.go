@@ -37,9 +37,10 @@ rule that makes a session alive) and the user's own, unless run as root.
 An orphaned session is left to contain reap --session TOOL:PID.
 
 A tag is a claim any process can make, so the originator is asked only
-when it is plausibly the session's: the same user as every process of the
-session, started no later than each, never PID 1, this contain or one of
-its ancestors, and, for a CONTAIN session, a contain run (its executable
+when it is plausibly the session's: the same user as the session's
+processes (another user's process that carries the value is left out,
+neither waited for nor killed), started no later than each, never PID 1,
+this contain or one of its ancestors, and, for a CONTAIN session, a contain run (its executable
 this contain's, or one named contain, run as contain run or timeout).
 Otherwise one line on stderr says why it was not asked, and --kill kills
 nothing of that session; of a session asked, --kill kills only what its

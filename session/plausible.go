@@ -70,7 +70,7 @@ func Implausible(tool string, o Claimed, members []Process, me Reaper) string {
 			continue
 		}
 		considered++
-		if !sameUser(o, p) {
+		if !sameUser(o.UID, o.SID, p) {
 			other = p
 			continue
 		}
@@ -85,7 +85,7 @@ func Implausible(tool string, o Claimed, members []Process, me Reaper) string {
 				cmp.Or(o.User, o.SID, "unknown"), other.PID, cmp.Or(other.User, other.SID, "unknown"))
 		}
 		return fmt.Sprintf("it belongs to another user (%s) than the session's PID %d (%s)",
-			userWords(o.User, o.UID), other.PID, userWords(other.User, other.UID))
+			UserWords(o.User, o.UID), other.PID, UserWords(other.User, other.UID))
 	}
 	if tool == ContainTool && !o.Contain {
 		what := "its executable cannot be read"
@@ -97,17 +97,9 @@ func Implausible(tool string, o Claimed, members []Process, me Reaper) string {
 	return ""
 }
 
-// sameUser reports whether p runs as o's user: the same SID on Windows,
-// the same uid elsewhere.
-func sameUser(o Claimed, p Process) bool {
-	if o.SID != "" || p.SID != "" {
-		return o.SID == p.SID
-	}
-	return o.UID == p.UID
-}
-
-// userWords names a Unix user for people: its name and uid.
-func userWords(name string, uid int) string {
+// UserWords names a Unix user for people: its name and uid ("uid N"
+// alone when the name is unknown).
+func UserWords(name string, uid int) string {
 	if name == "" || name == strconv.Itoa(uid) {
 		return "uid " + strconv.Itoa(uid)
 	}

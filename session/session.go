@@ -94,11 +94,15 @@ type Originator struct {
 }
 
 // Owns reports whether p runs as o's user (o.Owned: where it is known).
-func (o Originator) Owns(p Process) bool {
-	if o.SID != "" || p.SID != "" {
-		return o.SID == p.SID
+func (o Originator) Owns(p Process) bool { return sameUser(o.UID, o.SID, p) }
+
+// sameUser reports whether p runs as the user of uid (Unix) or sid
+// (Windows): the same SID where either has one, else the same uid.
+func sameUser(uid int, sid string, p Process) bool {
+	if sid != "" || p.SID != "" {
+		return sid == p.SID
 	}
-	return o.UID == p.UID
+	return uid == p.UID
 }
 
 // Lookup tells what process, if any, a PID names now. An error means it

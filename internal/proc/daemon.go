@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"bytes"
 	"hash/fnv"
 
 	"github.com/contain-cli/contain/tag"
@@ -30,6 +31,20 @@ func markOf(entries func(yield func(kv string) bool)) Mark {
 	})
 	m.Digest = h.Sum64()
 	return m
+}
+
+// MarkOfEnviron is the mark of an environment block as /proc/PID/environ
+// holds it: NUL-terminated KEY=VALUE entries.
+func MarkOfEnviron(env []byte) Mark {
+	return markOf(func(yield func(string) bool) {
+		for len(env) > 0 {
+			var kv []byte
+			kv, env, _ = bytes.Cut(env, []byte{0})
+			if len(kv) > 0 && !yield(string(kv)) {
+				return
+			}
+		}
+	})
 }
 
 // MarkOfEnv is the mark of an environment given as KEY=VALUE entries.

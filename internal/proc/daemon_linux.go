@@ -1,7 +1,5 @@
 package proc
 
-import "bytes"
-
 // MarkOf reads pid's daemon mark from /proc/PID/environ: the environment
 // it was exec'd with (or, before its first exec, its parent's).
 func MarkOf(pid int, buf []byte) (Mark, error) {
@@ -9,13 +7,5 @@ func MarkOf(pid int, buf []byte) (Mark, error) {
 	if err != nil {
 		return Mark{}, err
 	}
-	return markOf(func(yield func(string) bool) {
-		for len(env) > 0 {
-			var kv []byte
-			kv, env, _ = bytes.Cut(env, []byte{0})
-			if len(kv) > 0 && !yield(string(kv)) {
-				return
-			}
-		}
-	}), nil
+	return MarkOfEnviron(env), nil
 }

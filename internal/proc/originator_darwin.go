@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/contain-cli/contain/session"
@@ -30,7 +29,7 @@ func Unseen(pid int) string {
 	}
 	owner := ""
 	if p.RUID != os.Getuid() {
-		owner = fmt.Sprintf("%s, uid %d", Darwin.User(p.RUID), p.RUID)
+		owner = session.UserWords(Darwin.User(p.RUID), p.RUID)
 	}
 	return unseenWhy(pid, owner, err)
 }

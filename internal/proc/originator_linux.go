@@ -44,20 +44,25 @@ func PinOriginator(pid int, notAfter uint64, me session.Reaper) (*OriginatorPin,
 
 // exeOf reads pid's executable: the path /proc/PID/exe links to ("" when
 // it cannot be read: another user's, unless root), and whether it is the
-// same file as this contain's (device and inode, which a path renamed or
-// deleted since keeps).
+// same file as this contain's (RunsThisExecutable).
 func exeOf(pid int) (string, bool) {
-	link := fmt.Sprintf("/proc/%d/exe", pid)
-	path, err := os.Readlink(link)
+	path, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
 	if err != nil {
 		return "", false
 	}
-	a, err := os.Stat(link)
+	return path, RunsThisExecutable(pid)
+}
+
+// RunsThisExecutable reports whether pid runs the file this contain runs:
+// /proc/PID/exe and /proc/self/exe name the same device and inode, which
+// a path renamed or deleted since keeps.
+func RunsThisExecutable(pid int) bool {
+	a, err := os.Stat(fmt.Sprintf("/proc/%d/exe", pid))
 	if err != nil {
-		return path, false
+		return false
 	}
 	b, err := os.Stat("/proc/self/exe")
-	return path, err == nil && os.SameFile(a, b)
+	return err == nil && os.SameFile(a, b)
 }
 
 // Unseen says why this user cannot see the session whose originator is
@@ -74,16 +79,8 @@ func Unseen(pid int) string {
 		return ""
 	}
 	owner := ""
-	if uid, uerr := UIDOf(pid); uerr == nil && uid != os.Getuid() {
-		owner = userWords(uid)
+	if o.Owned && o.UID != os.Getuid() {
+		owner = session.UserWords(userName(o.UID), o.UID)
 	}
 	return unseenWhy(pid, owner, err)
-}
-
-// userWords names a user for people: its name and uid.
-func userWords(uid int) string {
-	if n := userName(uid); n != "" && n != fmt.Sprint(uid) {
-		return fmt.Sprintf("%s, uid %d", n, uid)
-	}
-	return fmt.Sprintf("uid %d", uid)
 }

@@ -327,7 +327,7 @@ func (s *claims) check(c *claimConn, from int) error {
 	if from <= 0 {
 		return errors.New("who connected is not known")
 	}
-	if !sameExecutable(from) {
+	if !proc.RunsThisExecutable(from) {
 		return fmt.Errorf("%d does not run this contain", from)
 	}
 	argv, err := proc.FS.Cmdline(from, nil)
@@ -394,13 +394,6 @@ func (c *claimConn) fd() int {
 	fd := -1
 	c.rc.Control(func(f uintptr) { fd = int(f) })
 	return fd
-}
-
-// sameExecutable reports whether pid runs the file contain runs.
-func sameExecutable(pid int) bool {
-	var a, b unix.Stat_t
-	return unix.Stat("/proc/self/exe", &a) == nil && unix.Stat("/proc/"+strconv.Itoa(pid)+"/exe", &b) == nil &&
-		a.Dev == b.Dev && a.Ino == b.Ino
 }
 
 // claimDaemon is contain run -d's side: when contain runs inside a

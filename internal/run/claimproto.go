@@ -1,13 +1,13 @@
 package run
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/procfs"
 	"github.com/contain-cli/contain/tag"
 )
 
@@ -69,21 +69,8 @@ func plainDecimal(s string) bool {
 // shows none: its word is all there is), and marked, whether it carries
 // RUNNING_PROCESS_IS_DAEMON=1.
 func claimedEnv(env []byte) (tagged, marked bool) {
-	for len(env) > 0 {
-		var kv []byte
-		kv, env, _ = bytes.Cut(env, []byte{0})
-		k, v, ok := bytes.Cut(kv, []byte{'='})
-		if !ok {
-			continue
-		}
-		switch string(k) {
-		case tag.Var:
-			tagged = true
-		case tag.DaemonVar:
-			marked = string(v) == "1"
-		}
-	}
-	return tagged, marked
+	_, tagged = procfs.Getenv(env, tag.Var)
+	return tagged, proc.MarkOfEnviron(env).Daemon
 }
 
 // runBoolFlags are contain run's options that take no value (runcmd's

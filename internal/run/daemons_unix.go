@@ -4,6 +4,7 @@ package run
 
 import (
 	"errors"
+
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/report"
 )
