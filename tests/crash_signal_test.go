@@ -28,7 +28,9 @@ func TestCrashLeavesCommandItsSignal(t *testing.T) {
 	modes := []struct {
 		name string
 		o    runOpts
-	}{{"self", runOpts{}}, {"tracking", runOpts{env: []string{trackingOnly}}}}
+	}{{"self", runOpts{}}, {"tracking", runOpts{env: []string{trackingOnly}}},
+		// No Pdeathsig, as on macOS: the guard sends COMMAND its -s signal.
+		{"macos", runOpts{env: []string{macOSLayers}}}}
 	if os.Geteuid() == 0 {
 		modes = append(modes, struct {
 			name string

@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -491,10 +490,11 @@ func guardReap(o guardOrders, pid int, grace time.Duration, log Logger, statusOf
 }
 
 // commandSignal sends COMMAND the timeout signal (-s) where nothing else
-// did as contain died: on macOS, which has no Pdeathsig. On Linux the
-// kernel sent it (Pdeathsig), or the shim, COMMAND's parent, did.
+// did as contain died: on macOS, which has no Pdeathsig (and on Linux
+// with CONTAIN_DISABLE=macos or pdeathsig). On Linux the kernel sent it
+// (Pdeathsig), or the shim, COMMAND's parent, did.
 func commandSignal(o guardOrders, log Logger) {
-	if runtime.GOOS != "darwin" || o.signal == 0 || o.pgrp == 0 {
+	if !guardSignalsCommand() || o.shim.PID != 0 || o.signal == 0 || o.pgrp == 0 {
 		return
 	}
 	if err := proc.SignalMember(o.pgrp, o.since, o.signal, nil); err == nil {

@@ -46,6 +46,10 @@ func (r *runner) shimEnded(int, unix.WaitStatus) bool { return false }
 // guardable: the reaper waits for COMMAND alone, never for the guard.
 func (r *runner) guardable() error { return nil }
 
+// guardSignalsCommand: macOS has no Pdeathsig; the crash guard sends
+// COMMAND its -s signal when contain dies.
+func guardSignalsCommand() bool { return true }
+
 // startUnder: macOS has no shim.
 func (r *runner) startUnder(string, bool) (bool, error) { return false, nil }
 

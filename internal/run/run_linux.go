@@ -60,20 +60,44 @@ type runnerOS struct {
 
 // disabledLayer reports whether CONTAIN_DISABLE (a comma-separated list)
 // turns a layer off: how the tests, and anyone who wants to see what
-// contain does without it, run the portable tracking alone.
+// contain does without it, run the portable tracking alone. The layers
+// are cgroup, subreaper, shim and pdeathsig; "macos" turns off all four,
+// which leaves exactly what macOS has (the process group, the tracking,
+// the crash guard, which then sends COMMAND its -s signal itself, as it
+// does on macOS): how the tests run the macOS logic on Linux.
 func disabledLayer(name string) bool {
 	for _, l := range strings.Split(os.Getenv("CONTAIN_DISABLE"), ",") {
-		if strings.TrimSpace(l) == name {
+		switch strings.TrimSpace(l) {
+		case name:
 			return true
+		case macOSMode:
+			if slices.Contains(macOSOff, name) {
+				return true
+			}
 		}
 	}
 	return false
 }
 
+// macOSMode is the CONTAIN_DISABLE name of every layer macOS lacks.
+const macOSMode = "macos"
+
+var macOSOff = []string{"cgroup", "subreaper", "shim", "pdeathsig"}
+
+// guardSignalsCommand reports whether the crash guard, not the kernel
+// (Pdeathsig) nor the shim, sends COMMAND its -s signal when contain
+// dies: where Pdeathsig is turned off.
+func guardSignalsCommand() bool { return disabledLayer("pdeathsig") }
+
 // setUp adds the layers Linux has beyond the process group and the
 // tracking: subreaper, cgroup, and Pdeathsig (set at the start).
 func (r *runner) setUp() []string {
-	layers := []string{"pdeathsig"}
+	var layers []string
+	if disabledLayer("pdeathsig") {
+		r.log("pdeathsig turned off by CONTAIN_DISABLE")
+	} else {
+		layers = append(layers, "pdeathsig")
+	}
 	switch {
 	case disabledLayer("subreaper"):
 		r.log("subreaper turned off by CONTAIN_DISABLE")
@@ -176,9 +200,12 @@ func (r *runner) startUnder(path string, foreground bool) (done bool, err error)
 // that it can clean up; the guard ends the rest. Without a guard there is
 // no second chance: SIGKILL.
 func (r *runner) startAttr(attr *syscall.SysProcAttr) {
-	attr.Pdeathsig = syscall.SIGKILL
-	if r.guard != nil {
+	switch {
+	case disabledLayer("pdeathsig"):
+	case r.guard != nil:
 		attr.Pdeathsig = r.o.Signal
+	default:
+		attr.Pdeathsig = syscall.SIGKILL
 	}
 	if r.cg != nil {
 		attr.UseCgroupFD, attr.CgroupFD = true, r.cg.cg.FD
