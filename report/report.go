@@ -27,6 +27,15 @@ type Report struct {
 	Ended       Time     `json:"ended"`
 	WallSeconds float64  `json:"wall_seconds"`
 	Ending      Ending   `json:"ending"`
+	// ContainmentFailure says what broke containment while COMMAND ran
+	// (the shim killed before COMMAND ended) and what contain did then;
+	// absent when nothing did.
+	ContainmentFailure string `json:"containment_failure,omitempty"`
+	// Untold lists the processes contain could not tell to be the
+	// session's or not, and so neither ended nor counted among the
+	// leftovers (tracking alone: no cgroup, subreaper or shim); absent
+	// when it could account for every process.
+	Untold []Untold `json:"untold,omitempty"`
 	// Containment names the layers, as -v does.
 	Containment []string  `json:"containment"`
 	Resources   Resources `json:"resources"`
@@ -121,6 +130,18 @@ func (l Limit) Words() string {
 		return fmt.Sprintf("CPU time limit %gs", l.Value)
 	}
 	return fmt.Sprintf("CPU share %g", l.Value)
+}
+
+// Untold is a process that started during the run and that contain could
+// not tell: its environment was written over by a process title, hidden
+// or unreadable, and nothing else linked it to the session or to anyone
+// else (its parent is gone).
+type Untold struct {
+	PID     int      `json:"pid"`
+	Comm    string   `json:"comm,omitempty"`
+	Started *Time    `json:"started,omitempty"`
+	Argv    []string `json:"argv"`
+	Why     string   `json:"why"`
 }
 
 // Leftover is a process still alive when COMMAND ended.
@@ -266,6 +287,12 @@ func Summary(r *Report) string {
 	}
 	if len(order) > 0 {
 		b.WriteString(")")
+	}
+	if n := len(r.Untold); n > 0 {
+		fmt.Fprintf(&b, ", %d started during the run that contain could not tell (not ended)", n)
+	}
+	if r.ContainmentFailure != "" {
+		b.WriteString(", containment failed: " + r.ContainmentFailure)
 	}
 	return b.String()
 }
