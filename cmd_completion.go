@@ -66,18 +66,22 @@ func completionModel() []compCommand {
 	for _, cmd := range newApp(io.Discard, io.Discard).Commands {
 		cc := compCommand{name: cmd.Name, usage: cmd.Usage}
 		switch cmd.Name {
-		case "run":
+		case "run", "timeout":
 			cc.args = "command"
 		case "completion":
 			cc.args = "shell"
 		}
 		for _, f := range cmd.Flags {
 			cf := compFlag{}
+			var longAliases []string
 			for _, n := range flagNames(f) {
-				if len(n) == 1 {
+				switch {
+				case len(n) == 1:
 					cf.short = n
-				} else {
+				case cf.long == "":
 					cf.long = n
+				default:
+					longAliases = append(longAliases, n) // --pids-limit
 				}
 			}
 			_, cf.repeatable = f.(*listFlag)
@@ -92,6 +96,11 @@ func completionModel() []compCommand {
 				cf.values = []string{"TERM", "INT", "HUP", "QUIT", "KILL", "USR1", "USR2"}
 			}
 			cc.flags = append(cc.flags, cf)
+			for _, n := range longAliases {
+				alias := cf
+				alias.long, alias.short = n, ""
+				cc.flags = append(cc.flags, alias)
+			}
 		}
 		cc.flags = append(cc.flags, compFlag{long: "help", short: "h", usage: "show help"})
 		out = append(out, cc)

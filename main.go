@@ -45,7 +45,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Version:   appVersion(),
 		Writer:    stdout,
 		ErrWriter: stderr,
-		Commands:  []*cli.Command{runCommand, psCommand, reapCommand, stopCommand, waitCommand, completionCommand},
+		Commands:  []*cli.Command{runCommand, timeoutCommand, psCommand, reapCommand, stopCommand, waitCommand, completionCommand},
 		// Errors are printed once, by runApp, never by the library.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError:   usageError,

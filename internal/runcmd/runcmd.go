@@ -7,7 +7,6 @@ package runcmd
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -15,8 +14,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -43,7 +40,7 @@ func Dispatch(args []string) {
 		os.Exit(run.GuardMain(args[2:]))
 	case run.ShimCommand:
 		os.Exit(run.ShimMain(args[2:]))
-	case "run":
+	case "run", TimeoutCommand:
 		// Subscribing to the forwarded signals is the slowest step of
 		// contain run's set-up; it runs while the options are parsed.
 		prepared := run.PrepareRun()
@@ -89,19 +86,19 @@ var Options = []Option{
 	{Name: "timeout", Aliases: []string{"t"}, Usage: "send the timeout signal after `DURATION` (0: never)"},
 	{Name: "signal", Aliases: []string{"s"}, Value: "TERM", Usage: "the timeout signal `SIG`: TERM, SIGTERM or 15"},
 	{Name: "kill-after", Aliases: []string{"k"}, Usage: "SIGKILL if still running `DURATION` after the timeout signal"},
-	{Name: "preserve-status", Bool: true, Usage: "on timeout, exit with COMMAND's own status instead of 124"},
+	{Name: "preserve-status", Aliases: []string{"p"}, Bool: true, Usage: "on timeout, exit with COMMAND's own status instead of 124"},
 	{Name: "grace", Aliases: []string{"g"}, Value: "2s", Usage: "`DURATION` between SIGTERM and SIGKILL when the group is closed"},
 	{Name: "detach", Aliases: []string{"d"}, Bool: true, Usage: "start COMMAND in a new session marked as a daemon, print its PID, return at once"},
 	{Name: "verbose", Aliases: []string{"v"}, Bool: true, Usage: "say on stderr what is done"},
 	{Name: "report", EnvVar: "CONTAIN_REPORT", Usage: "when done, write a JSON report of the whole tree to `FILE` (-: stderr)"},
-	{Name: "memory", Usage: "limit the whole tree's resident memory to `SIZE` (512M, 2G, 2GiB; binary units): exceeding it kills the tree, exit 137"},
-	{Name: "pids", Usage: "at most `N` processes alive in the tree at once"},
+	{Name: "memory", Aliases: []string{"m"}, Usage: "limit the whole tree's resident memory to `SIZE` (512M, 2G, 2GiB; binary units): exceeding it kills the tree, exit 137"},
+	{Name: "pids", Aliases: []string{"pids-limit"}, Usage: "at most `N` processes alive in the tree at once"},
 	{Name: "cpu-time", Usage: "limit the whole tree's CPU time to `DURATION`: exceeding it acts as the timeout (124, or 137 after --kill-after)"},
 	{Name: "cpus", Usage: "hold the tree to a CPU share `X` (1.5 CPUs, or 150%): throttles, never kills"},
 	{Name: "strict-limits", Bool: true, Usage: "exit 125 before COMMAND runs if a limit asked for cannot be enforced by the kernel"},
 	{Name: "allow-daemons", Bool: true, Usage: "let processes marked RUNNING_PROCESS_IS_DAEMON=1 when first seen (contain run -d inside) leave the group and outlive the run"},
 	{Name: "on-timeout", Usage: "when the timeout fires, run the shell command `CMD` first (outside the group, at most the grace period), then send the timeout signal"},
-	{Name: "foreground", Bool: true, Usage: "accepted for GNU timeout compatibility: COMMAND gets the terminal anyway, and containment stays on (children are timed out and killed too)"},
+	{Name: "foreground", Aliases: []string{"f"}, Bool: true, Usage: "accepted for GNU timeout compatibility: COMMAND gets the terminal anyway, and containment stays on (children are timed out and killed too)"},
 }
 
 // Names are the option's name and aliases.
@@ -150,7 +147,7 @@ func runFailed(format string, args ...any) error {
 
 // runParsed runs `contain run` with its options parsed and args the
 // COMMAND.
-func runParsed(c values, prepared *run.Prepared, args []string, stdout, stderr io.Writer) error {
+func runParsed(c parsedOptions, prepared *run.Prepared, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return runFailed("run: missing COMMAND (usage: contain run [OPTIONS] [--] COMMAND [ARG...])")
 	}
@@ -239,6 +236,9 @@ func runParsed(c values, prepared *run.Prepared, args []string, stdout, stderr i
 	res, err := run.Run(opts)
 	if err != nil {
 		code := startStatus(err)
+		if code == ExitNotFound && c.cmd == "run" && !c.IsSet("timeout") && len(args) > 1 {
+			err = timeoutHabit(err, args)
+		}
 		finishReport(reportPath, opts, began, nil, code, err, stderr)
 		return &ExitError{Code: code, Err: err}
 	}
@@ -278,91 +278,27 @@ var endSignal syscall.Signal
 // before Main returns, so that nothing of it outlives contain.
 func Main(args []string, prepared *run.Prepared, stdout, stderr io.Writer) (code int, ok bool) {
 	defer prepared.Drop()
-	if len(args) < 2 || args[1] != "run" {
+	if len(args) < 2 || (args[1] != "run" && args[1] != TimeoutCommand) {
 		return 0, false
 	}
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fromEnv := make(map[string]bool)
-	for _, o := range Options {
-		value, found := o.Value, false
-		if o.EnvVar != "" {
-			// Set but empty counts as unset (CONTAIN_ORIGINATOR=).
-			value, found = syscall.Getenv(o.EnvVar)
-			if !found || value == "" {
-				value, found = o.Value, false
-			}
-		}
-		fromEnv[o.Name] = found
-		for _, name := range o.Names() {
-			if !o.Bool {
-				fs.String(name, value, "")
-				continue
-			}
-			b := false
-			if found && value != "" {
-				var err error
-				if b, err = strconv.ParseBool(value); err != nil {
-					return ExitCode(runFailed("%s=%s: not true or false", o.EnvVar, value), stderr), true
-				}
-			}
-			fs.Bool(name, b, "")
-		}
-	}
-	// -h and --help are defined here so that --help=false runs, as with
-	// urfave/cli; help itself is urfave/cli's to show.
-	help, h := fs.Bool("help", false, ""), fs.Bool("h", false, "")
-	if err := fs.Parse(args[2:]); err != nil {
-		return ExitCode(&ExitError{Code: ExitFailed, Err: OptionError("run", args[2:], err)}, stderr), true
-	}
-	if *help || *h {
+	cmd := args[1]
+	p, err := parseOptions(args[2:])
+	var se *optionSyntaxError
+	switch {
+	case errors.As(err, &se):
+		return ExitCode(runFailed("%s: %v (see contain %s --help)", cmd, err, cmd), stderr), true
+	case err != nil:
+		return ExitCode(runFailed("%v", err), stderr), true
+	case p.help:
 		return 0, false
 	}
-	return ExitCode(runParsed(values{fs, fromEnv}, prepared, fs.Args(), stdout, stderr), stderr), true
-}
-
-// values reads options from a parsed flag set. Each name of an option is its own entry in the set: the value is
-// the one given under any of them; IsSet is true for an option given under
-// any of its names, or taken from the environment.
-type values struct {
-	fs      *flag.FlagSet
-	fromEnv map[string]bool // by option name
-}
-
-// lookup finds the entry of name's option that was given, else name's own.
-func (v values) lookup(name string) (f *flag.Flag, given bool) {
-	for _, o := range Options {
-		names := o.Names()
-		if !slices.Contains(names, name) {
-			continue
+	p.cmd = cmd
+	if cmd == TimeoutCommand {
+		if err := timeoutDuration(&p); err != nil {
+			return ExitCode(err, stderr), true
 		}
-		v.fs.Visit(func(g *flag.Flag) {
-			if slices.Contains(names, g.Name) {
-				f = g
-			}
-		})
-		if f != nil {
-			return f, true
-		}
-		return v.fs.Lookup(name), v.fromEnv[o.Name]
 	}
-	return v.fs.Lookup(name), false
-}
-
-func (v values) String(name string) string {
-	f, _ := v.lookup(name)
-	return f.Value.String()
-}
-
-func (v values) Bool(name string) bool {
-	f, _ := v.lookup(name)
-	b, _ := f.Value.(flag.Getter).Get().(bool)
-	return b
-}
-
-func (v values) IsSet(name string) bool {
-	_, given := v.lookup(name)
-	return given
+	return ExitCode(runParsed(p, prepared, p.args, stdout, stderr), stderr), true
 }
 
 // exitStatus maps how COMMAND ended to contain's status, as GNU timeout
@@ -387,7 +323,7 @@ func exitStatus(res run.Result, preserve bool) int {
 
 // parseLimits reads --memory, --pids, --cpu-time, --cpus and
 // --strict-limits.
-func parseLimits(c values) (limit.Set, error) {
+func parseLimits(c parsedOptions) (limit.Set, error) {
 	var l limit.Set
 	var err error
 	given := func(name string) (string, bool) {
