@@ -60,6 +60,10 @@ type Facts struct {
 	Layers       []string
 	Resources    report.Resources
 	Leftovers    []report.Leftover
+	// Untold: the processes that tracking alone could not tell
+	// (report.Untold); ContainmentFailure: what broke containment.
+	Untold             []report.Untold
+	ContainmentFailure string
 	// KilledAfterTimeout: --kill-after's SIGKILL was sent.
 	KilledAfterTimeout bool
 	// ToldToStop names the signal (or Windows console event) that told

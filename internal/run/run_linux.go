@@ -55,6 +55,7 @@ type runnerOS struct {
 	waitFlags int                   // WNOTHREAD: the guard, a child of another thread, is not waited for
 	shim      *shim                 // the subreaper between contain and COMMAND, where there is no cgroup
 	noShim    bool                  // the shim could not be started
+	shimLost  bool                  // the shim ended before COMMAND: tracking alone holds the session
 	limitWhy  map[limit.Kind]string // why the kernel does not hold a limit
 }
 
@@ -131,7 +132,7 @@ func (r *runner) strong() bool { return r.cg != nil && !r.cg.gone }
 
 // complete reports whether contain's children and the cgroup alone hold
 // every process of the group: with a cgroup, or as subreaper.
-func (r *runner) complete() bool { return r.strong() || r.subreaper || r.shim != nil }
+func (r *runner) complete() bool { return r.strong() || r.subreaper || r.shim != nil && !r.shimLost }
 
 // useShim reports whether COMMAND is to be started under the shim: where
 // no cgroup holds the session, and contain's main runs (only contain's

@@ -305,6 +305,7 @@ func (r *runner) supervise() {
 		r.kernelOutcome()
 		r.restoreTerminal()
 		r.closeGroup()
+		r.noteUntold()
 		close(closed)
 	}()
 	r.reap()

@@ -252,12 +252,24 @@ func (r *runner) relay() {
 // COMMAND ended (it was killed), COMMAND got its Pdeathsig and, contain
 // being a subreaper, is contain's child now, and contain's reaper sees it
 // end; otherwise contain could never know how it ended.
+//
+// A shim that ends before COMMAND is a containment failure: what it held
+// in its subtree (every orphan of the session) is re-parented out of it,
+// to contain where contain is a subreaper, else to PID 1. From then on
+// contain holds the session as on macOS: its tracking (what its scans
+// saw, COMMAND's process group, the tag) finds what can still be found,
+// and the close ends that; it says so on stderr, in -v and in the report.
 func (r *runner) shimGone(ws unix.WaitStatus) {
 	<-r.shim.done
 	if r.shim.exited {
 		return
 	}
-	r.log("the shim %d ended (%s) before COMMAND did", r.shim.pid, describeStatus(ws))
+	r.shimLost = true
+	what := fmt.Sprintf("the shim (PID %d) ended (%s) before COMMAND did: containment is broken; ending what contain's tracking, the tag and COMMAND's process group still find", r.shim.pid, describeStatus(ws))
+	if r.subreaper {
+		what = fmt.Sprintf("the shim (PID %d) ended (%s) before COMMAND did: contain, a subreaper, holds its orphans while it lives, but should contain be killed only the crash guard's scans find them", r.shim.pid, describeStatus(ws))
+	}
+	r.containmentFailed(what)
 	if ppid, err := proc.ParentOf(r.pid); err == nil && ppid == r.self {
 		return
 	}

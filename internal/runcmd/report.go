@@ -74,6 +74,7 @@ func buildReport(o run.Options, began time.Time, res *run.Result, code int, star
 	r.Containment = f.Layers
 	r.Resources = f.Resources
 	r.Leftovers = append(r.Leftovers, f.Leftovers...)
+	r.Untold, r.ContainmentFailure = f.Untold, f.ContainmentFailure
 	if len(r.Absent) == 0 {
 		r.Absent = nil
 	}
