@@ -43,6 +43,11 @@ type Report struct {
 	// "pids", "cpu_time", "cpus"); absent when none was.
 	Limits    map[string]Limit `json:"limits,omitempty"`
 	Leftovers []Leftover       `json:"leftovers"`
+	// EndedByContain lists every process contain ended: signalled to end
+	// with the group (the timeout, a limit, a request to stop), after
+	// COMMAND ended (the leftovers it signalled), or, after a crash, by
+	// its guard or shim. COMMAND is among them when contain ended it.
+	EndedByContain []Ended `json:"ended_by_contain"`
 	// Absent names each top-level field that could not be known, and why.
 	Absent map[string]string `json:"absent,omitempty"`
 }
@@ -146,7 +151,9 @@ type Untold struct {
 
 // Leftover is a process still alive when COMMAND ended.
 type Leftover struct {
-	PID     int      `json:"pid"`
+	PID int `json:"pid"`
+	// Comm is its name as the kernel keeps it (comm, as ps shows it).
+	Comm    string   `json:"comm,omitempty"`
 	Started *Time    `json:"started,omitempty"`
 	Argv    []string `json:"argv"`
 	// FoundBy is how contain knew it: "descendant", "cgroup", "process
@@ -174,6 +181,39 @@ type Leftover struct {
 	Absent            map[string]string `json:"absent,omitempty"`
 }
 
+// The phases in which contain ends processes (Ended.Phase).
+const (
+	PhaseTimeout = "timeout"             // the timeout signal, and --kill-after's SIGKILL
+	PhaseLimit   = "limit"               // a limit was exceeded (--memory, --pids, --cpu-time)
+	PhaseStop    = "told to stop"        // contain was told to stop (SIGINT, SIGTERM, contain stop)
+	PhaseClose   = "after COMMAND ended" // the close of the group: the leftovers
+	PhaseCrash   = "crash"               // contain was killed: its guard or shim ended it
+)
+
+// Ended is a process contain ended: it sent it a signal (or terminated
+// it) to end it, and it was gone when contain was done.
+type Ended struct {
+	PID  int    `json:"pid"`
+	Comm string `json:"comm,omitempty"` // its name, as read when contain signalled it
+	// Argv is its command line when contain first signalled it (absent
+	// when it could not be read then).
+	Argv    []string `json:"argv,omitempty"`
+	Started *Time    `json:"started,omitempty"`
+	// Command: it was COMMAND.
+	Command bool `json:"command,omitempty"`
+	// Phase is when contain first signalled it: PhaseTimeout, PhaseLimit,
+	// PhaseStop, PhaseClose or PhaseCrash.
+	Phase string `json:"phase"`
+	// Signal is the last signal contain sent it ("SIGTERM", "SIGKILL";
+	// on Windows "CTRL_BREAK_EVENT" or "TerminateJobObject").
+	Signal string `json:"signal"`
+	// EndedBy is how it ended, in Leftover.EndedBy's words: "SIGKILL"
+	// (it died of it), "SIGTERM, then exited 0", "SIGTERM, then ended,
+	// status unknown", or "still running" when contain could not end it.
+	EndedBy string            `json:"ended_by"`
+	Absent  map[string]string `json:"absent,omitempty"`
+}
+
 // Seconds is d in seconds, for a field.
 func Seconds(d time.Duration) *float64 {
 	s := d.Seconds()
@@ -186,7 +226,8 @@ func Ptr[T any](v T) *T { return &v }
 // New starts a report.
 func New(by string) *Report {
 	return &Report{Version: Version, WrittenBy: by, Containment: []string{}, Leftovers: []Leftover{},
-		Resources: Resources{Sources: map[string]string{}}}
+		EndedByContain: []Ended{},
+		Resources:      Resources{Sources: map[string]string{}}}
 }
 
 // Write writes r to path, "-" being stderr: to a new file beside path,
@@ -288,11 +329,65 @@ func Summary(r *Report) string {
 	if len(order) > 0 {
 		b.WriteString(")")
 	}
+	b.WriteString(endedWords(r.EndedByContain))
 	if n := len(r.Untold); n > 0 {
 		fmt.Fprintf(&b, ", %d started during the run that contain could not tell (not ended)", n)
 	}
 	if r.ContainmentFailure != "" {
 		b.WriteString(", containment failed: " + r.ContainmentFailure)
+	}
+	return b.String()
+}
+
+// endedWords says what contain ended before COMMAND's end (the close's
+// are the leftovers, said already), by phase, with the names:
+// ", the timeout ended 4 processes (sh, 3 sleep)".
+func endedWords(ended []Ended) string {
+	type names struct {
+		n     int
+		order []string
+		count map[string]int
+	}
+	var phases []string
+	by := map[string]*names{}
+	for _, e := range ended {
+		if e.Phase == PhaseClose || e.EndedBy == "still running" {
+			continue
+		}
+		p := by[e.Phase]
+		if p == nil {
+			p = &names{count: map[string]int{}}
+			by[e.Phase] = p
+			phases = append(phases, e.Phase)
+		}
+		name := e.Comm
+		if name == "" {
+			name = "?"
+		}
+		if p.count[name] == 0 {
+			p.order = append(p.order, name)
+		}
+		p.count[name]++
+		p.n++
+	}
+	var b strings.Builder
+	for _, phase := range phases {
+		p := by[phase]
+		subject := map[string]string{PhaseTimeout: "the timeout", PhaseLimit: "the limit", PhaseStop: "the request to stop", PhaseCrash: "the crash guard"}[phase]
+		if subject == "" {
+			subject = phase
+		}
+		fmt.Fprintf(&b, ", %s ended %s (", subject, plural(p.n, "process"))
+		for i, name := range p.order {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if n := p.count[name]; n > 1 {
+				fmt.Fprintf(&b, "%d ", n)
+			}
+			b.WriteString(name)
+		}
+		b.WriteString(")")
 	}
 	return b.String()
 }
@@ -313,15 +408,19 @@ func endedWord(how string) string {
 	return how
 }
 
-// plural is "1 leftover", "2 leftovers", "no leftovers".
+// plural is "1 leftover", "2 leftovers", "no leftovers" ("processes").
 func plural(n int, word string) string {
+	words := word + "s"
+	if strings.HasSuffix(word, "s") {
+		words = word + "es"
+	}
 	switch n {
 	case 0:
-		return "no " + word + "s"
+		return "no " + words
 	case 1:
 		return "1 " + word
 	}
-	return fmt.Sprintf("%d %ss", n, word)
+	return fmt.Sprintf("%d %s", n, words)
 }
 
 func mib(n uint64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

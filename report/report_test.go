@@ -34,6 +34,15 @@ func TestSummary(t *testing.T) {
 	if got := Summary(r); !strings.HasSuffix(got, ", 2 leftovers (1 ended after SIGTERM (status unknown), 1 ended (status unknown))") {
 		t.Errorf("Summary of unknown statuses: %s", got)
 	}
+	// What the timeout ended with COMMAND is said by name; the close's
+	// are the leftovers, said already, and one still running is not.
+	r.Leftovers = nil
+	r.EndedByContain = []Ended{{Comm: "sh", Phase: PhaseTimeout, EndedBy: "SIGTERM"}, {Comm: "sleep", Phase: PhaseTimeout, EndedBy: "SIGTERM"},
+		{Comm: "sleep", Phase: PhaseTimeout, EndedBy: "SIGKILL"}, {Comm: "sleep", Phase: PhaseClose, EndedBy: "SIGTERM"},
+		{Comm: "dd", Phase: PhaseTimeout, EndedBy: "still running"}, {Comm: "make", Phase: PhaseStop, EndedBy: "SIGINT"}}
+	if got := Summary(r); !strings.HasSuffix(got, ", no leftovers, the timeout ended 3 processes (sh, 2 sleep), the request to stop ended 1 process (make)") {
+		t.Errorf("Summary of what contain ended: %s", got)
+	}
 	if got := Summary(New("guard")); !strings.HasPrefix(got, "done: COMMAND's end unknown,") || !strings.HasSuffix(got, ", no leftovers") {
 		t.Errorf("Summary of an empty report: %s", got)
 	}

@@ -106,3 +106,25 @@ func TestOnTimeoutOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestOnTimeoutGraceZeroSaid: with -g 0 the hook cannot run, and contain
+// says so as the run starts, in one line on stderr, without -v (before,
+// only -v said it, and only when the timeout fired); the run is the
+// same, and nothing is said where the hook can run.
+func TestOnTimeoutGraceZeroSaid(t *testing.T) {
+	const line = "contain: --on-timeout will not run: the grace period is 0 (-g 0), which leaves it no time; give it one with -g\n"
+	res := run(t, runOpts{}, "run", "-g", "0", "--on-timeout", "echo ran", "--", "sh", "-c", "echo out")
+	wantCode(t, res, 0)
+	if res.stderr != line || res.stdout != "out\n" {
+		t.Errorf("-g 0 --on-timeout: stdout %q, stderr %q; want the one line %q", res.stdout, res.stderr, line)
+	}
+	res = run(t, runOpts{}, "run", "-g", "0", "-t", "0.2", "--on-timeout", "echo ran", "--", "sleep", "60")
+	wantCode(t, res, 124)
+	if res.stderr != line {
+		t.Errorf("-g 0 -t 0.2 --on-timeout: stderr %q, want the one line %q", res.stderr, line)
+	}
+	res = run(t, runOpts{}, "run", "-g", "1", "--on-timeout", "echo ran", "--", "true")
+	if res.stderr != "" {
+		t.Errorf("-g 1 --on-timeout: stderr %q, want nothing", res.stderr)
+	}
+}

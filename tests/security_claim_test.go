@@ -117,7 +117,7 @@ func TestClaimSlowClientNotHeld(t *testing.T) {
 			daemon := readPID(t, dir, "daemon")
 			killOnCleanup(t, daemon)
 			claim, _ := os.ReadFile(filepath.Join(dir, "claim"))
-			if !strings.Contains(string(claim), fmt.Sprintf("lets %d outlive it", daemon)) {
+			if !strings.Contains(string(claim), fmt.Sprintf("lets %d (sleep) outlive it", daemon)) {
 				t.Errorf("the real claim was not answered while another user held the socket:\n%s", claim)
 			}
 			if took > 5*time.Second {

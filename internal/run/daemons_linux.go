@@ -14,7 +14,7 @@ func (r *runner) releaseFromShim(p proc.Entry) {
 		return
 	}
 	if _, err := fmt.Fprintf(guardPipe(r.shim.orders), "%s %d %d\n", shimRelease, p.PID, p.Start); err != nil {
-		r.log("cannot tell the shim to spare %d: %v", p.PID, err)
+		r.log("cannot tell the shim to spare %d (%s): %v", p.PID, p.Comm, err)
 	}
 }
 

@@ -53,16 +53,22 @@ func (r *runner) spare(ps []proc.Entry) {
 			why = "marked RUNNING_PROCESS_IS_DAEMON=1 when first seen"
 		}
 		r.log("sparing %d (%s): %s (--allow-daemons)", p.PID, p.Comm, why)
-		if dir, err := r.grp.release(p.PID); errors.Is(err, errNotInGroup) {
-			r.log("%d stays where it is: %v", p.PID, err)
-		} else if err != nil {
-			r.log("cannot move %d out of %s: %v (it will end with the group)", p.PID, r.grp.name(), err)
-		} else if dir != "" {
-			r.log("moved %d into %s", p.PID, dir)
+		dir, err := r.grp.release(p.PID)
+		switch {
+		case err != nil && !proc.Lives(proc.ID{PID: p.PID, Start: p.Start}):
+			// It ended meanwhile (ESRCH, or its /proc entry gone): nothing
+			// to move, and no error.
+			r.log("%d (%s) has ended: nothing to move out of %s", p.PID, p.Comm, r.grp.name())
+		case errors.Is(err, errNotInGroup):
+			r.log("%d (%s) stays where it is: %v", p.PID, p.Comm, err)
+		case err != nil:
+			r.log("cannot move %d (%s) out of %s: %v (it will end with the group)", p.PID, p.Comm, r.grp.name(), err)
+		case dir != "":
+			r.log("moved %d (%s) into %s", p.PID, p.Comm, dir)
 		}
 		if r.guard != nil {
 			if err := r.guard.release(p.PID, p.Start); err != nil {
-				r.log("cannot tell the crash guard to spare %d: %v", p.PID, err)
+				r.log("cannot tell the crash guard to spare %d (%s): %v", p.PID, p.Comm, err)
 			}
 		}
 		r.releaseFromShim(p)

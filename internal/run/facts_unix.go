@@ -5,6 +5,7 @@ package run
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -33,7 +34,7 @@ func (r *runner) noteLeftovers(ms []member) {
 		}
 		l := &leftover{id: proc.ID{PID: m.pid, Start: m.start}}
 		o := &l.out
-		o.PID, o.Argv, o.FoundBy = m.pid, proc.ArgvOf(m.pid), "cgroup"
+		o.PID, o.Comm, o.Argv, o.FoundBy = m.pid, m.comm, proc.ArgvOf(m.pid), "cgroup"
 		if o.Argv == nil {
 			o.Argv = []string{}
 		}
@@ -62,6 +63,65 @@ func (r *runner) noteLeftovers(ms []member) {
 			o.Absent["held_stdout"], o.Absent["held_stderr"] = why, why
 		}
 		r.rec.left = append(r.rec.left, l)
+	}
+}
+
+// ending is a process contain signalled to end it, for the report's
+// ended_by_contain.
+type ending struct {
+	id  proc.ID
+	out report.Ended
+}
+
+// noteEnding records that contain is about to send m sig (its name) to
+// end it, in the main loop's phase; the first time, with its name and
+// command line, read now, while it lives (not in a limit's kill, which
+// must not wait for it). It returns what undoes the record, for a send
+// that fails: a process already gone was not ended by contain.
+func (r *runner) noteEnding(m member, sig string) (undo func()) {
+	if r.rec == nil || r.phase == "" {
+		return func() {}
+	}
+	id := proc.ID{PID: m.pid, Start: m.start}
+	r.rec.mu.Lock()
+	for _, e := range r.rec.ended {
+		if e.id == id {
+			before := e.out.Signal
+			e.out.Signal = sig
+			r.rec.mu.Unlock()
+			return func() {
+				r.rec.mu.Lock()
+				e.out.Signal = before
+				r.rec.mu.Unlock()
+			}
+		}
+	}
+	r.rec.mu.Unlock()
+	e := &ending{id: id, out: report.Ended{PID: m.pid, Comm: m.comm, Command: m.pid == r.pid, Phase: r.phase, Signal: sig}}
+	o := &e.out
+	o.Absent = map[string]string{}
+	if o.Comm == "" {
+		o.Absent["comm"] = "it ended before contain could read it"
+	}
+	if r.phase == report.PhaseLimit {
+		o.Absent["argv"] = "not read: a limit's kill does not wait for it"
+	} else if o.Argv = proc.ArgvOf(m.pid); o.Argv == nil {
+		o.Absent["argv"] = "it could not be read (it was ending)"
+	}
+	if m.start != 0 && r.track != nil {
+		o.Started = &report.Time{Time: proc.StartWall(m.start, r.track.Since, r.rec.facts.Started)}
+	} else {
+		o.Absent["started"] = "it ended before contain could read it"
+	}
+	r.rec.mu.Lock()
+	r.rec.ended = append(r.rec.ended, e)
+	r.rec.mu.Unlock()
+	return func() {
+		r.rec.mu.Lock()
+		defer r.rec.mu.Unlock()
+		if i := slices.Index(r.rec.ended, e); i >= 0 {
+			r.rec.ended = slices.Delete(r.rec.ended, i, i+1)
+		}
 	}
 }
 
@@ -146,6 +206,23 @@ func (r *runner) finishFacts() *Facts {
 			l.out.EndedBy = "still running"
 		}
 		f.Leftovers = append(f.Leftovers, l.out)
+	}
+	for _, e := range r.rec.ended {
+		o := &e.out
+		ws, reaped := r.rec.reaped[e.id.PID]
+		if o.Command {
+			ws, reaped = r.status, r.mainDone
+		}
+		switch {
+		case !reaped && proc.Lives(e.id):
+			o.EndedBy = "still running"
+		default:
+			o.EndedBy = endedBy(o.Signal, ws, reaped)
+		}
+		if len(o.Absent) == 0 {
+			o.Absent = nil
+		}
+		f.EndedByContain = append(f.EndedByContain, *o)
 	}
 	res := &f.Resources
 	res.Sources, res.Absent = map[string]string{}, map[string]string{}

@@ -498,7 +498,7 @@ func commandSignal(o guardOrders, log Logger) {
 		return
 	}
 	if err := proc.SignalMember(o.pgrp, o.since, o.signal, nil); err == nil {
-		log("sent %s to COMMAND %d", signals.Name(o.signal), o.pgrp)
+		log("sent %s to COMMAND %d (%s)", signals.Name(o.signal), o.pgrp, commOf(o.pgrp))
 	}
 }
 
@@ -538,7 +538,7 @@ func guardedReport(o guardOrders, pid int, began time.Time, rr reap.Report, acco
 		}
 	}
 	for _, p := range rr.Processes {
-		l := report.Leftover{PID: p.PID, Argv: p.Argv, FoundBy: p.Where(), EndedBy: p.Result()}
+		l := report.Leftover{PID: p.PID, Comm: p.Comm, Argv: p.Argv, FoundBy: p.Where(), EndedBy: p.Result()}
 		if l.Argv == nil {
 			l.Argv = []string{}
 		}
@@ -554,12 +554,18 @@ func guardedReport(o guardOrders, pid int, began time.Time, rr reap.Report, acco
 		// it, else unknown (the guard is no parent of the session's).
 		var sent string
 		switch p.Ending {
-		case reap.Killed:
+		case reap.Killed, reap.Survived:
 			sent = signals.Name(unix.SIGKILL)
 		case reap.EndedByFirst:
 			sent = signals.Name(unix.SIGTERM)
 			if p.PID == o.pgrp && o.signal != 0 {
 				sent = signals.Name(o.signal) // COMMAND's own, as contain died
+			}
+		case reap.WasGone:
+			if p.PID == o.pgrp && o.signal != 0 {
+				// COMMAND, spared the guard's first signal: it was sent
+				// its own as contain died (Pdeathsig, the shim, the guard).
+				sent = signals.Name(o.signal)
 			}
 		}
 		switch {
@@ -584,6 +590,27 @@ func guardedReport(o guardOrders, pid int, began time.Time, rr reap.Report, acco
 			l.Absent["started"] = "it ended before the guard could read it"
 		}
 		r.Leftovers = append(r.Leftovers, l)
+		if sent != "" {
+			r.EndedByContain = append(r.EndedByContain, crashEnded(l, sent, p.PID == o.pgrp))
+		}
 	}
 	return r
+}
+
+// crashEnded is a process the guard (or the shim) ended after contain
+// died, for ended_by_contain: what its leftover entry says.
+func crashEnded(l report.Leftover, sent string, command bool) report.Ended {
+	e := report.Ended{PID: l.PID, Comm: l.Comm, Argv: l.Argv, Started: l.Started, Command: command,
+		Phase: report.PhaseCrash, Signal: sent, EndedBy: l.EndedBy}
+	if len(e.Argv) == 0 {
+		e.Argv = nil
+		e.Absent = map[string]string{"argv": "it ended before the guard could read it"}
+	}
+	if e.Started == nil {
+		if e.Absent == nil {
+			e.Absent = map[string]string{}
+		}
+		e.Absent["started"] = "it ended before the guard could read it"
+	}
+	return e
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/signals"
+	"github.com/contain-cli/contain/report"
 	"github.com/contain-cli/contain/tag"
 )
 
@@ -73,10 +74,26 @@ func (r *runner) signal(m member, sig syscall.Signal) error {
 // itself a member, which passes the signal on as it should (its own -s on
 // SIGALRM, say), so that nothing gets a signal twice and nested timeouts
 // cascade as GNU timeout's do. Closing the group spares nothing.
-func (r *runner) signalGroup(sig syscall.Signal) {
+func (r *runner) signalGroup(sig syscall.Signal) { r.sendGroup(sig, false) }
+
+// endGroup sends sig to the group as signalGroup does, to end it (the
+// timeout signal, a request to stop): -v names each process it goes to,
+// and the report's ended_by_contain records it, in the main loop's phase.
+func (r *runner) endGroup(sig syscall.Signal) { r.sendGroup(sig, true) }
+
+func (r *runner) sendGroup(sig syscall.Signal, ending bool) {
+	name := signals.Name(sig)
 	for _, m := range r.notNested(r.members()) {
-		if err := r.signal(m, sig); err != nil && !errors.Is(err, unix.ESRCH) && !errors.Is(err, proc.ErrGone) {
-			r.log("cannot send %s to %d (%s): %v", signals.Name(sig), m.pid, m.comm, err)
+		undo := func() {}
+		if ending {
+			undo = r.noteEnding(m, name)
+			r.log("sending %s to %d (%s)", name, m.pid, m.comm)
+		}
+		if err := r.signal(m, sig); err != nil {
+			undo()
+			if !errors.Is(err, unix.ESRCH) && !errors.Is(err, proc.ErrGone) {
+				r.log("cannot send %s to %d (%s): %v", name, m.pid, m.comm, err)
+			}
 		}
 	}
 }
@@ -110,13 +127,20 @@ func (r *runner) killGroup() {
 		r.noteLeftovers(members)
 	}
 	r.noteGone(members)
+	// Recorded before the kill: once killed, a process's command line
+	// cannot be read.
+	undo := make([]func(), len(members))
+	for i, m := range members {
+		undo[i] = r.noteEnding(m, "SIGKILL")
+	}
 	cgKilled := r.grp.kill()
-	for _, m := range members {
+	for i, m := range members {
 		before := r.noteSignal(m, "SIGKILL")
 		if err := r.signal(m, unix.SIGKILL); err == nil || cgKilled {
 			r.log("killed %d (%s)", m.pid, m.comm)
 		} else {
 			r.noteSignal(m, before)
+			undo[i]()
 		}
 	}
 }
@@ -158,6 +182,7 @@ func (r *runner) closeGroup() {
 		return
 	}
 	defer r.noteGone(nil)
+	r.phase = report.PhaseClose
 	r.noteLeftovers(r.members())
 	wait := proc.NewBackoff()
 	if r.o.Grace > 0 {
@@ -176,11 +201,13 @@ func (r *runner) closeGroup() {
 				// Recorded before it is sent: the reaper may see it end
 				// before this goroutine goes on.
 				before := r.noteSignal(m, "SIGTERM")
+				undo := r.noteEnding(m, "SIGTERM")
 				r.log("sending SIGTERM to leftover %d (%s)", m.pid, m.comm)
 				if err := r.signal(m, unix.SIGTERM); err == nil {
 					r.signal(m, unix.SIGCONT)
 				} else {
 					r.noteSignal(m, before)
+					undo()
 				}
 			}
 			if !r.anyLeft() {
@@ -310,7 +337,7 @@ func (r *runner) scanAll() (live, added []proc.Entry) {
 	r.rec.sawLive(len(live))
 	for _, p := range added {
 		if err := r.reg.Member(p.PID, p.Start); err != nil {
-			r.log("cannot write %d to the registry: %v", p.PID, err)
+			r.log("cannot write %d (%s) to the registry: %v", p.PID, p.Comm, err)
 		}
 	}
 	if r.guard == nil {
@@ -323,7 +350,7 @@ func (r *runner) scanAll() (live, added []proc.Entry) {
 		}
 		r.told[id] = true
 		if err := r.guard.member(p.PID, p.Start); err != nil {
-			r.log("cannot tell the crash guard of %d: %v", p.PID, err)
+			r.log("cannot tell the crash guard of %d (%s): %v", p.PID, p.Comm, err)
 		}
 	}
 	return live, added

@@ -1,6 +1,8 @@
 package run
 
 import (
+	"fmt"
+	"io"
 	"strconv"
 	"time"
 
@@ -53,6 +55,16 @@ func hookEnv(base []string, commandPID int, session string, containPID int) []st
 // hookKillWait bounds the wait for a hook that was killed: it is not
 // waited for longer, whatever its OS does.
 const hookKillWait = time.Second
+
+// warnHookSkipped says on stderr, as the run starts, that the
+// --on-timeout command will not run, when the grace period leaves it no
+// time (-g 0): one line, with or without -v, so that a timeout does not
+// pass without the hook unannounced.
+func warnHookSkipped(o *Options, stderr io.Writer) {
+	if o.OnTimeout != "" && o.Grace <= 0 && !o.Detach {
+		fmt.Fprintf(stderr, "contain: --on-timeout will not run: the grace period is 0 (-g 0), which leaves it no time; give it one with -g\n")
+	}
+}
 
 // runHook runs o.OnTimeout, if set, when the timeout has fired and before
 // the timeout signal is sent: started by start with hookEnv's environment

@@ -64,6 +64,9 @@ type Facts struct {
 	// (report.Untold); ContainmentFailure: what broke containment.
 	Untold             []report.Untold
 	ContainmentFailure string
+	// EndedByContain are the processes contain ended (see
+	// report.Report.EndedByContain).
+	EndedByContain []report.Ended
 	// KilledAfterTimeout: --kill-after's SIGKILL was sent.
 	KilledAfterTimeout bool
 	// ToldToStop names the signal (or Windows console event) that told

@@ -2,6 +2,8 @@ package run
 
 import (
 	"fmt"
+	"path/filepath"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -29,7 +31,7 @@ func (r *winRunner) noteLeftovers() {
 		if err != nil {
 			continue // gone already
 		}
-		l := &winLeftover{h: h, out: report.Leftover{PID: pid, Argv: []string{}, FoundBy: "job",
+		l := &winLeftover{h: h, out: report.Leftover{PID: pid, Comm: imageName(h), Argv: []string{}, FoundBy: "job",
 			Absent: map[string]string{
 				"left_session": "Windows has no sessions of this kind",
 				"held_stdout":  "not read on Windows",
@@ -48,6 +50,112 @@ func (r *winRunner) noteLeftovers() {
 		}
 		r.left = append(r.left, l)
 	}
+}
+
+// winEnded is a process contain ended (an event to its console process
+// group, the job terminated), held by a handle until the report knows
+// how it ended.
+type winEnded struct {
+	h   windows.Handle
+	out report.Ended
+}
+
+// noteEnding records, in the main loop's phase, that contain ends pid
+// by how ("CTRL_BREAK_EVENT", "TerminateJobObject"), and returns its
+// name, for -v ("?" when it cannot be opened: gone).
+func (r *winRunner) noteEnding(pid int, how string) string {
+	for _, e := range r.ended {
+		if e.out.PID == pid {
+			if ev, _ := windows.WaitForSingleObject(e.h, 0); ev != windows.WAIT_OBJECT_0 {
+				e.out.Signal = how
+				return e.out.Comm
+			}
+		}
+	}
+	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION|windows.PROCESS_VM_READ|windows.SYNCHRONIZE, false, uint32(pid))
+	if err != nil {
+		return "?"
+	}
+	name := imageName(h)
+	if r.facts == nil || r.phase == "" {
+		windows.CloseHandle(h)
+		return name
+	}
+	e := &winEnded{h: h, out: report.Ended{PID: pid, Comm: name, Command: pid == r.cmd.Process.Pid, Phase: r.phase, Signal: how}}
+	if _, cmdline, err := proc.ReadEnvironment(h); err == nil {
+		if argv, err := windows.DecomposeCommandLine(cmdline); err == nil {
+			e.out.Argv = argv
+		}
+	}
+	if start, _, err := proc.CreationTime(h); err == nil {
+		e.out.Started = &report.Time{Time: proc.FiletimeToTime(start)}
+	}
+	r.ended = append(r.ended, e)
+	return name
+}
+
+// noteGroupEnding records the processes of the job in COMMAND's console
+// process group, which a console event (how) is about to reach, and
+// says them for -v: " (123 (cmd.exe), 456 (ping.exe))".
+func (r *winRunner) noteGroupEnding(how string) string {
+	gid := uint32(r.cmd.Process.Pid)
+	var names []string
+	for _, pid := range r.job.pids() {
+		if g, err := proc.ProcessGroup(pid); err == nil && g == gid {
+			names = append(names, fmt.Sprintf("%d (%s)", pid, r.noteEnding(pid, how)))
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(names, ", ") + ")"
+}
+
+// named is each PID with its name: "123 (ping.exe)".
+func (r *winRunner) named(pids []int) []string {
+	out := make([]string, len(pids))
+	for i, pid := range pids {
+		name := "?"
+		if h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid)); err == nil {
+			name = imageName(h)
+			windows.CloseHandle(h)
+		}
+		out[i] = fmt.Sprintf("%d (%s)", pid, name)
+	}
+	return out
+}
+
+// imageName is the name of process h's executable ("ping.exe"); "?"
+// when it cannot be read.
+func imageName(h windows.Handle) string {
+	buf := make([]uint16, windows.MAX_LONG_PATH)
+	n := uint32(len(buf))
+	if err := windows.QueryFullProcessImageName(h, 0, &buf[0], &n); err != nil || n == 0 {
+		return "?"
+	}
+	return filepath.Base(windows.UTF16ToString(buf[:n]))
+}
+
+// endedFacts is what became of each process contain ended: the event's
+// name, then its exit code; TerminateJobObject; or still running.
+func (r *winRunner) endedFacts() []report.Ended {
+	var out []report.Ended
+	for _, e := range r.ended {
+		o := e.out
+		if ev, _ := windows.WaitForSingleObject(e.h, 0); ev != windows.WAIT_OBJECT_0 {
+			o.EndedBy = "still running"
+		} else if o.Signal == "TerminateJobObject" {
+			o.EndedBy = o.Signal
+		} else {
+			var code uint32
+			windows.GetExitCodeProcess(e.h, &code)
+			o.EndedBy = fmt.Sprintf("%s, then exited %d", o.Signal, code)
+		}
+		windows.CloseHandle(e.h)
+		out = append(out, o)
+	}
+	r.ended = nil
+	return out
 }
 
 // noteGone records the end of each leftover that has ended, by what
@@ -96,6 +204,7 @@ func (r *winRunner) finishFacts() *Facts {
 		windows.CloseHandle(l.h)
 		f.Leftovers = append(f.Leftovers, l.out)
 	}
+	f.EndedByContain = r.endedFacts()
 	res := &f.Resources
 	res.Sources, res.Absent = map[string]string{}, map[string]string{}
 	var acc jobIOAccounting

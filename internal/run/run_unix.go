@@ -27,6 +27,7 @@ import (
 // group: SIGTERM to everything left, SIGKILL after the grace period. It
 // returns only when nothing of the group is left.
 func Run(o Options) (Result, error) {
+	warnHookSkipped(&o, Stderr())
 	if o.Detach {
 		return runDetached(o)
 	}
@@ -54,6 +55,10 @@ type runner struct {
 	stopped  bool // COMMAND is stopped (Ctrl-Z) and so is contain
 	timedOut bool
 	hookRan  bool // the --on-timeout command has run
+	// phase is why the main loop (and then the close) ends processes, for
+	// the report's ended_by_contain: report.PhaseTimeout, ...; only the
+	// main loop's goroutine, and the close after it, use it.
+	phase string
 
 	trackMu sync.Mutex
 	track   *proc.Tracker    // every process COMMAND started, as scans see them
@@ -81,6 +86,7 @@ type recorder struct {
 	peak   int                     // the most live members one scan saw
 	reaped map[int]unix.WaitStatus // processes other than COMMAND that contain reaped
 	left   []*leftover             // alive when COMMAND ended
+	ended  []*ending               // signalled by contain to end them
 }
 
 func newRecorder(collect bool) *recorder {
@@ -448,7 +454,7 @@ func (r *runner) reap() {
 		if commandDone && r.o.AllowDaemons {
 			flags |= unix.WNOHANG
 		}
-		wpid, err := r.wait(&ws, flags, &ru)
+		wpid, name, err := r.reapWait(&ws, flags, &ru)
 		if err == nil && wpid > 0 && !stoppedStatus(ws) {
 			r.reapedOne(wpid, ws, &ru)
 		}
@@ -480,7 +486,7 @@ func (r *runner) reap() {
 			// orphans the shim left it, spared daemons among them.
 			commandDone = true
 		default:
-			r.log("reaped adopted process %d", wpid)
+			r.log("reaped adopted process %d (%s)", wpid, name)
 		}
 	}
 }
@@ -494,11 +500,13 @@ func (r *runner) reapedOne(pid int, ws unix.WaitStatus, ru *unix.Rusage) {
 // reapReady reaps the children that have already ended and reports whether
 // any is still alive.
 func (r *runner) reapReady() (alive bool) {
-	return reapEnded(func(ws *unix.WaitStatus, ru *unix.Rusage) (int, error) {
-		return r.wait(ws, unix.WNOHANG, ru)
+	var name string
+	return reapEnded(func(ws *unix.WaitStatus, ru *unix.Rusage) (pid int, err error) {
+		pid, name, err = r.reapWait(ws, unix.WNOHANG, ru)
+		return pid, err
 	}, func(pid int, ws unix.WaitStatus, ru *unix.Rusage) {
 		r.reapedOne(pid, ws, ru)
-		r.log("reaped adopted process %d", pid)
+		r.log("reaped adopted process %d (%s)", pid, name)
 	})
 }
 
@@ -547,8 +555,9 @@ func (r *runner) waitMain() {
 			switch {
 			case stopRequest(sig):
 				r.rec.toldToStop(signals.Name(sig))
+				r.phase = report.PhaseStop
 				r.log("received %s: forwarding it to the group", signals.Name(sig))
-				r.signalGroup(sig)
+				r.endGroup(sig)
 				switch {
 				case stopC != nil || r.o.Grace == 0:
 					r.log("killing the group")
@@ -559,6 +568,7 @@ func (r *runner) waitMain() {
 			case sig == unix.SIGCONT:
 				r.resumed()
 			case sig == unix.SIGALRM:
+				r.phase = report.PhaseTimeout
 				r.timeout("received SIGALRM: timing out now")
 				if r.o.KillAfter > 0 && killC == nil {
 					killC = time.After(r.o.KillAfter)
@@ -568,11 +578,13 @@ func (r *runner) waitMain() {
 				r.signalGroup(sig)
 			}
 		case <-timeoutC:
+			r.phase = report.PhaseTimeout
 			r.timeout(fmt.Sprintf("timeout after %v", r.o.Timeout))
 			if r.o.KillAfter > 0 && killC == nil {
 				killC = time.After(r.o.KillAfter)
 			}
 		case o := <-r.overLimits():
+			r.phase = report.PhaseLimit
 			if r.limitExceeded(o) && r.o.KillAfter > 0 && killC == nil {
 				killC = time.After(r.o.KillAfter)
 			}
@@ -623,7 +635,7 @@ func (r *runner) timeout(why string) {
 	if r.o.Signal == 0 {
 		return
 	}
-	r.signalGroup(r.o.Signal)
+	r.endGroup(r.o.Signal)
 	// A stopped process would not act on the signal until continued, as
 	// in GNU timeout.
 	if r.o.Signal != unix.SIGKILL && r.o.Signal != unix.SIGCONT {

@@ -27,6 +27,7 @@ import (
 // job is empty. If contain itself is ended however hard, the kernel closes
 // its handle to the job and ends every process in it: no guard is needed.
 func Run(o Options) (Result, error) {
+	warnHookSkipped(&o, Stderr())
 	if o.Detach {
 		return runDetached(o)
 	}
@@ -58,8 +59,12 @@ type winRunner struct {
 	// the timeout signal when its event could not be delivered.
 	killedBy syscall.Signal
 
-	facts  *Facts // with RunOptions.Collect
-	left   []*winLeftover
+	facts *Facts // with RunOptions.Collect
+	left  []*winLeftover
+	ended []*winEnded // what contain ended, for the report
+	// phase is why the main loop (and then the close) ends processes,
+	// for the report's ended_by_contain: report.PhaseTimeout, ...
+	phase  string
 	lim    *jobLimits  // nil: no limit asked
 	breaks *breakWatch // with --allow-daemons
 }
@@ -159,6 +164,7 @@ func (r *winRunner) waitMain(waited <-chan error, events <-chan uint32) (timedOu
 			if !r.stopRequest(ev) {
 				continue
 			}
+			r.phase = report.PhaseStop
 			if r.facts != nil && r.facts.ToldToStop == "" {
 				r.facts.ToldToStop = consoleEventName(ev)
 			}
@@ -170,6 +176,7 @@ func (r *winRunner) waitMain(waited <-chan error, events <-chan uint32) (timedOu
 			}
 		case <-timeoutC:
 			timedOut, timeoutC = true, nil
+			r.phase = report.PhaseTimeout
 			r.runOnTimeout()
 			r.log("timeout after %v: %s", r.o.Timeout, r.deliver(r.o.Signal))
 			if r.o.KillAfter > 0 {
@@ -179,6 +186,7 @@ func (r *winRunner) waitMain(waited <-chan error, events <-chan uint32) (timedOu
 			if h.kind == limit.CPUTime && timedOut {
 				continue // the timeout came first
 			}
+			r.phase = report.PhaseLimit
 			if h.kind == limit.CPUTime && r.lim.end == nil {
 				r.runOnTimeout() // the CPU time limit acts as the timeout
 			}
@@ -223,12 +231,15 @@ func (r *winRunner) stopRequest(ev uint32) bool {
 		r.log("received CTRL_C_EVENT: the command's process group has it too")
 		return false
 	case windows.CTRL_BREAK_EVENT:
+		r.phase = report.PhaseStop
 		r.log("received CTRL_BREAK_EVENT: %s", r.deliver(signals.Break))
 		return true
 	case ctrlStop:
+		r.phase = report.PhaseStop
 		r.log("told to stop by contain stop (%s was set): %s", proc.StopEventName(os.Getpid()), r.deliver(signals.Break))
 		return true
 	default:
+		r.phase = report.PhaseStop
 		r.log("received %s: %s", consoleEventName(ev), r.deliver(signals.Break))
 		r.o.Grace = min(r.o.Grace, closeGrace)
 		return true
@@ -262,11 +273,12 @@ func (r *winRunner) deliver(sig syscall.Signal) string {
 		r.terminate(sig)
 		return "the command's process group has no process left to receive " + consoleEventName(ev) + ": terminated the job"
 	}
+	group := r.noteGroupEnding(consoleEventName(ev))
 	if err := windows.GenerateConsoleCtrlEvent(ev, uint32(r.cmd.Process.Pid)); err != nil {
 		r.terminate(sig)
 		return fmt.Sprintf("cannot send %s to the command's process group (%v): terminated the job", consoleEventName(ev), err)
 	}
-	return "sent " + consoleEventName(ev) + " to the command's process group"
+	return "sent " + consoleEventName(ev) + " to the command's process group" + group
 }
 
 // groupExists reports whether COMMAND's console process group still has a
@@ -291,7 +303,7 @@ func (r *winRunner) groupExists() bool {
 // it counts as ended by sig.
 func (r *winRunner) terminate(sig syscall.Signal) {
 	for _, pid := range r.job.pids() {
-		r.log("terminating %d", pid)
+		r.log("terminating %d (%s)", pid, r.noteEnding(pid, "TerminateJobObject"))
 	}
 	ev, _ := windows.WaitForSingleObject(r.proc, 0)
 	running := ev != windows.WAIT_OBJECT_0
@@ -312,12 +324,13 @@ func (r *winRunner) closeGroup(events <-chan uint32) {
 	if n, _ := r.job.active(); n == 0 {
 		return
 	}
+	r.phase = report.PhaseClose
 	r.noteLeftovers()
 	r.noteDaemons()
 	if r.o.Grace > 0 {
-		left := r.job.pids()
+		left := r.named(r.job.pids())
 		did := r.deliver(signals.Break)
-		r.log("%d processes left in the job (%v): %s", len(left), left, did)
+		r.log("%d processes left in the job (%s): %s", len(left), strings.Join(left, ", "), did)
 		how := "CTRL_BREAK_EVENT"
 		if strings.HasSuffix(did, "terminated the job") {
 			how = "TerminateJobObject"

@@ -75,6 +75,7 @@ func buildReport(o run.Options, began time.Time, res *run.Result, code int, star
 	r.Resources = f.Resources
 	r.Leftovers = append(r.Leftovers, f.Leftovers...)
 	r.Untold, r.ContainmentFailure = f.Untold, f.ContainmentFailure
+	r.EndedByContain = append(r.EndedByContain, f.EndedByContain...)
 	if len(r.Absent) == 0 {
 		r.Absent = nil
 	}
