@@ -77,8 +77,17 @@ func claimedEnv(env []byte) (tagged, marked bool) {
 // Options with Bool, and help): the others take the next argument unless
 // given as --NAME=VALUE. Kept in step with runcmd by a test.
 var runBoolFlags = map[string]bool{
-	"preserve-status": true, "detach": true, "d": true, "verbose": true, "v": true,
-	"strict-limits": true, "allow-daemons": true, "foreground": true, "help": true, "h": true,
+	"preserve-status": true, "p": true, "detach": true, "d": true, "verbose": true, "v": true,
+	"strict-limits": true, "allow-daemons": true, "foreground": true, "f": true, "help": true, "h": true,
+}
+
+// runValueFlags are contain run's options that take a value, by every
+// name (kept in step with runcmd by the same test): a whole name after
+// one dash (-timeout 5) is that option, not a bundle of letters.
+var runValueFlags = map[string]bool{
+	"originator": true, "o": true, "timeout": true, "t": true, "signal": true, "s": true,
+	"kill-after": true, "k": true, "grace": true, "g": true, "report": true, "memory": true, "m": true,
+	"pids": true, "pids-limit": true, "cpu-time": true, "cpus": true, "on-timeout": true,
 }
 
 // detachArgv reports whether argv (a process's /proc/PID/cmdline) is
@@ -107,6 +116,23 @@ func detachArgv(argv []string) bool {
 				if hasValue {
 					detach, _ = strconv.ParseBool(value)
 				}
+			}
+			continue
+		}
+		if a[1] != '-' && len(name) > 1 && !runValueFlags[name] {
+			// Short options bundled, as getopt_long reads them (-vd,
+			// -vt5, -vt 5): up to the first that takes a value, whose
+			// value is the rest, or else the next argument.
+			for j := 1; j < len(a); j++ {
+				c := a[j : j+1]
+				if runBoolFlags[c] {
+					detach = detach || c == "d"
+					continue
+				}
+				if j == len(a)-1 {
+					i++ // its value
+				}
+				break
 			}
 			continue
 		}

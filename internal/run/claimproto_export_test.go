@@ -2,6 +2,7 @@ package run
 
 // For the tests of package run_test, which may import runcmd.
 var (
-	DetachArgv   = detachArgv
-	RunBoolFlags = runBoolFlags
+	DetachArgv    = detachArgv
+	RunValueFlags = runValueFlags
+	RunBoolFlags  = runBoolFlags
 )

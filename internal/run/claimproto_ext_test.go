@@ -12,8 +12,8 @@ import (
 func TestDetachArgvKnowsRunsOptions(t *testing.T) {
 	for _, o := range runcmd.Options {
 		for _, n := range o.Names() {
-			if run.RunBoolFlags[n] != o.Bool {
-				t.Errorf("option %q: bool %t in runcmd, %t in the claim's reading", n, o.Bool, run.RunBoolFlags[n])
+			if run.RunBoolFlags[n] != o.Bool || run.RunValueFlags[n] == o.Bool {
+				t.Errorf("option %q: bool %t in runcmd, %t in the claim's reading (takes a value there: %t)", n, o.Bool, run.RunBoolFlags[n], run.RunValueFlags[n])
 			}
 			dash := "--"
 			if len(n) == 1 {

@@ -103,6 +103,15 @@ func TestDetachArgv(t *testing.T) {
 		{"contain run --originator=T -v -d x", true},
 		{"contain run -v --report r.json --detach x", true},
 		{"contain run -d --detach=false x", false},
+		{"contain run -vd -- x", true},
+		{"contain run -dv x", true},
+		{"contain run -pvd x", true},
+		{"contain run -vt5 -d x", true},
+		{"contain run -vt 5 -d x", true},
+		{"contain run -vt -d x", false}, // -d is -t's value
+		{"contain run -td x", false},    // -t with the value d
+		{"contain run -timeout 5 -d x", true},
+		{"contain run -sKILL -k5 -d x", true},
 		{"contain run -- -d", false},
 		{"contain run sleep -d", false},
 		{"contain run -- sleep 3", false},
