@@ -41,8 +41,10 @@ process's identity), once per process.
 
 Processes whose environment cannot be read (other users' without root), or
 that wrote their process title over it (redis-server, nginx, postgres), are
-counted on stderr by reason, never guessed at. Exit status 0, 1 if the scan
-failed.`,
+never guessed at: --format json counts them by reason (unreadable), and one
+line on stderr does when ps shows no session, where they could hide one (as
+stop, wait and reap say it only when what was asked for matched nothing).
+Exit status 0, 1 if the scan failed.`,
 	Flags: []cli.Flag{
 		newListFlag(&cli.StringSliceFlag{Name: "originator", Aliases: []string{"o"}, Usage: "only sessions of `TOOL`, exactly (repeat the option for more)"}),
 		&cli.BoolFlag{Name: "orphans", Usage: "only orphaned sessions"},
@@ -109,7 +111,11 @@ func doPs(c *cli.Context) error {
 			shown = append(shown, sessions[i])
 		}
 	}
-	reportUnreadable(c.App.ErrWriter, unreadable)
+	if len(shown) == 0 {
+		// Said only where it could change the answer: what was looked
+		// for may be among them.
+		reportUnreadable(c.App.ErrWriter, unreadable)
+	}
 	if format == "json" {
 		return writeJSON(c.App.Writer, psJSON{Sessions: jsonSessions(shown), Unreadable: unreadable})
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -47,6 +48,15 @@ session is stopped (its cgroup frozen, or SIGSTOP) and rescanned until
 nothing new appears before it is signalled, so one that forks while it is
 reaped is still reaped completely.
 
+The report has one row per process, the same columns in a dry run (-n) as
+in a real one: SESSION is the tag it carries (- for none: a process found
+in a leftover cgroup only), CGROUP the leftover cgroup it is in (the column
+is there when one is), RESULT what became of it; then the cgroups, and the
+sessions left alone. The count of processes whose environment cannot be
+read (other users', unless root) is said on stderr only where they could
+hide what was asked for: when there is nothing to reap, or a --session
+named matched no process; and with -v.
+
 Exit status: 0 when nothing of the chosen sessions is left alive (also when
 there was nothing to do), 1 when something could not be killed, 2 on bad
 usage.`,
@@ -67,12 +77,13 @@ usage.`,
 
 // reapRequest is reap's parsed options.
 type reapRequest struct {
-	opts   session.Options
-	sig    syscall.Signal
-	grace  time.Duration
-	dryRun bool
-	format string
-	log    run.Logger
+	opts    session.Options
+	sig     syscall.Signal
+	grace   time.Duration
+	dryRun  bool
+	verbose bool
+	format  string
+	log     run.Logger
 }
 
 func parseReap(c *cli.Context) (reapRequest, error) {
@@ -105,7 +116,7 @@ func parseReap(c *cli.Context) (reapRequest, error) {
 	}
 	rq.dryRun = c.Bool("dry-run")
 	rq.log = nopLogger
-	if c.Bool("verbose") {
+	if rq.verbose = c.Bool("verbose"); rq.verbose {
 		stderr := c.App.ErrWriter
 		rq.log = func(format string, args ...any) { fmt.Fprintf(stderr, "contain: "+format+"\n", args...) }
 	}
@@ -127,7 +138,6 @@ func doReap(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "contain: some registries of contain's sessions cannot be read: %v\n", oneLine(l.Registry))
 	}
 	sessions := session.Group(l.Procs, proc.LookupOriginator)
-	reportUnreadable(c.App.ErrWriter, l.Unreadable)
 	me := reap.Me()
 	chosen, skippedSessions := session.Select(sessions, rq.opts, me)
 
@@ -135,8 +145,14 @@ func doReap(c *cli.Context) error {
 	if err != nil {
 		fmt.Fprintf(c.App.ErrWriter, "contain: cannot look for leftover cgroups: %v\n", err)
 	}
+	if rq.verbose || len(chosen) == 0 && len(cgroups) == 0 || unmatched(rq.opts.Filter.Values, chosen, skippedSessions) {
+		// Said only where it could change the answer: what was asked
+		// for may be among them.
+		reportUnreadable(c.App.ErrWriter, l.Unreadable)
+	}
 	var targets []session.Choice
-	rep := reapReport{SkippedSessions: skippedSessions, lookup: proc.LookupOriginator, filter: rq.opts.Filter}
+	rep := reapReport{SkippedSessions: skippedSessions, lookup: proc.LookupOriginator, filter: rq.opts.Filter,
+		tags: tagsOf(sessions), cgroupOf: map[proc.ID]string{}}
 	for _, ch := range chosen {
 		if ch.Skip != "" {
 			// Left alone, so still running.
@@ -156,6 +172,14 @@ func doReap(c *cli.Context) error {
 
 	if rq.dryRun {
 		rep.DryRun = true
+		// The cgroup each target is in, as the real run finds it there.
+		for _, lc := range plan {
+			for _, t := range targets {
+				if slices.Contains(lc.Procs, t.PID) {
+					rep.cgroupOf[proc.ID{PID: t.PID, Start: t.Start}] = lc.Dir
+				}
+			}
+		}
 		what := "would send " + signals.Name(rq.sig)
 		if rq.sig != syscall.SIGKILL {
 			what += ", then SIGKILL after " + rq.grace.String()
@@ -201,6 +225,29 @@ func doReap(c *cli.Context) error {
 		return &runcmd.ExitError{Code: 1, Err: fmt.Errorf("reap: %s could not be killed (see the report)", plural(failed, "process or cgroup", "processes or cgroups"))}
 	}
 	return nil
+}
+
+// unmatched reports whether a session of values (--session) has no
+// process among those chosen or left alone.
+func unmatched(values []string, chosen []session.Choice, skipped []session.SkippedSession) bool {
+	for _, v := range values {
+		if !slices.ContainsFunc(chosen, func(c session.Choice) bool { return c.Session == v }) &&
+			!slices.ContainsFunc(skipped, func(s session.SkippedSession) bool { return s.Value == v }) {
+			return true
+		}
+	}
+	return false
+}
+
+// tagsOf maps each process of sessions to the value it carries.
+func tagsOf(sessions []session.Session) map[proc.ID]string {
+	m := map[proc.ID]string{}
+	for _, s := range sessions {
+		for _, p := range s.Processes {
+			m[proc.ID{PID: p.PID, Start: p.Start}] = s.Value
+		}
+	}
+	return m
 }
 
 // sessionValues lists the sessions the targets belong to, once each.
@@ -250,12 +297,18 @@ type reapReport struct {
 	// what reap found.
 	lookup session.Lookup
 	filter session.Filter // the sessions asked for, to say so when none is
+	// tags is the value each process listed carries: the SESSION of one
+	// that reap found in a leftover cgroup; cgroupOf, in a dry run, the
+	// leftover cgroup a target is in.
+	tags     map[proc.ID]string
+	cgroupOf map[proc.ID]string
 }
 
 type reapedJSON struct {
 	PID        int            `json:"pid"`
 	PPID       int            `json:"ppid"`
-	Originator originatorJSON `json:"originator"`
+	Originator originatorJSON `json:"originator"` // the tag it carries: value "" for none
+	Cgroup     string         `json:"cgroup"`     // the leftover cgroup it is in, "" for none
 	User       string         `json:"user"`
 	UID        int            `json:"uid"`
 	Argv       []string       `json:"argv"`
@@ -272,9 +325,14 @@ type reapedJSON struct {
 // the process still runs: for a process reap tried to end (not skipped,
 // not a dry run), that it failed.
 func (r *reapReport) add(o reap.Outcome, skipped bool) {
-	orig := originatorJSON{Value: o.Where()}
+	id := proc.ID{PID: o.PID, Start: o.Start}
+	orig := originatorJSON{Value: cmp.Or(o.Session, r.tags[id])}
 	if tool, pid, err := tag.Parse(orig.Value); err == nil {
 		orig.Tool, orig.PID = tool, pid
+	}
+	cg := o.Cgroup
+	if o.Found != reap.FoundInCgroup {
+		cg = r.cgroupOf[id]
 	}
 	started := ""
 	if !o.Started.IsZero() {
@@ -287,7 +345,7 @@ func (r *reapReport) add(o reap.Outcome, skipped bool) {
 	case reap.FoundInCgroup:
 		foundBy = "cgroup"
 	}
-	r.Processes = append(r.Processes, reapedJSON{PID: o.PID, PPID: o.PPID, Originator: orig, User: o.User, UID: o.UID,
+	r.Processes = append(r.Processes, reapedJSON{PID: o.PID, PPID: o.PPID, Originator: orig, Cgroup: cg, User: o.User, UID: o.UID,
 		Argv: nonNil(o.Argv), Comm: o.Comm, Started: started, FoundBy: foundBy, Skipped: skipped,
 		Result: o.Result(), Alive: r.stillRuns(o.Process, o.Alive), Failed: o.Alive && !skipped && !r.DryRun})
 }
@@ -360,11 +418,22 @@ func (r *reapReport) write(w io.Writer, format string) error {
 		}
 	}
 	if len(r.Processes) > 0 {
+		// One meaning a column, in a dry run as in a real one: SESSION
+		// the tag, CGROUP the leftover cgroup (when any process is in one).
+		withCgroup := slices.ContainsFunc(r.Processes, func(p reapedJSON) bool { return p.Cgroup != "" })
 		t := &table{}
-		t.row("SESSION", "PID", "USER", "COMMAND", "RESULT")
+		head := []string{"SESSION", "PID", "USER", "COMMAND", "RESULT"}
+		if withCgroup {
+			head = slices.Insert(head, 3, "CGROUP")
+		}
+		t.row(head...)
 		for _, p := range r.Processes {
-			t.row(printable(p.Originator.Value), strconv.Itoa(p.PID), printable(p.User),
-				commandLine(session.Process{Argv: p.Argv, Comm: p.Comm}), printable(p.Result))
+			row := []string{cmp.Or(printable(p.Originator.Value), "-"), strconv.Itoa(p.PID), printable(p.User),
+				commandLine(session.Process{Argv: p.Argv, Comm: p.Comm}), printable(p.Result)}
+			if withCgroup {
+				row = slices.Insert(row, 3, cmp.Or(printable(p.Cgroup), "-"))
+			}
+			t.row(row...)
 		}
 		t.write(w)
 	}

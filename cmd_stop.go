@@ -55,12 +55,29 @@ INT and BREAK set the event that contain run waits on (a session of
 another tool has none and is refused), and KILL terminates the originator
 (TerminateProcess, through its handle).
 
+An originator that ignores the signal (its disposition SIG_IGN: a
+background contain run started by a shell without job control ignores
+SIGINT, as GNU timeout does) would never act on it: stop says so at once
+on stderr (contain: stop: session CONTAIN:1234: PID 1234 ignores SIGINT;
+not waiting for it (try -s TERM)) and neither asks nor waits for that
+session; with --kill it asks it all the same, and kills it after
+--timeout. Linux reads SigIgn in /proc/PID/status, macOS the kernel's
+p_sigignore; Windows has no signal dispositions.
+
+Nothing matched, as pkill says it: when no process carries a session named,
+or no session of the -o tools is found, stop says so on stderr, one line
+each, and exits 1. The count of processes whose environment cannot be read
+(other users', unless root) is said then only, where they could hide what
+was asked for. What is said on stderr is not repeated in the report on
+stdout.
+
 Exit status: 0 when every session asked has ended (also when one named had
-no live process left, which is said on stderr), 124 when --timeout passed
-first (without --kill), 1 when a session could not be asked (another
-user's, an orphaned one named, one named whose originator is not plausibly
-its own, or no session asked at all though one was found) or --kill left
-something, 2 on bad usage.`,
+only daemons left, which is said on stderr), 124 when --timeout passed
+first (without --kill), 1 when nothing matched, a session could not be
+asked (another user's, an orphaned one named, one named whose originator is
+not plausibly its own, one whose originator ignores the signal, or no
+session asked at all though one was found) or --kill left something, 2 on
+bad usage.`,
 	Flags: []cli.Flag{
 		newListFlag(&cli.StringSliceFlag{Name: "originator", Aliases: []string{"o"}, Usage: "every live session of `TOOL`, exactly (repeat the option for more)"}),
 		&cli.StringFlag{Name: "signal", Aliases: []string{"s"}, Value: "TERM", Usage: "ask the originator with `SIG` (Windows: TERM, INT, BREAK or KILL)"},
@@ -118,6 +135,7 @@ const (
 	orphaned                     // its originator is gone: reap's business
 	refused                      // its originator could not be asked: detail says why
 	notAsked                     // its originator is not plausibly the session's: detail says why
+	ignoring                     // its originator ignores the signal: said at once, not asked
 )
 
 // stopped is one session stop found, and what became of it.
@@ -126,6 +144,7 @@ type stopped struct {
 	pid         int
 	state       session.State
 	named       bool
+	absent      bool // named, and no process carries it: nothing matched
 	outcome     outcome
 	detail      string
 	pin         *proc.OriginatorPin // asked: held to the end
@@ -167,7 +186,7 @@ func doStop(c *cli.Context) error {
 	for _, v := range rq.set.values {
 		if st.find(v) == nil {
 			tool, pid, _ := tag.Parse(v)
-			st.sessions = append(st.sessions, &stopped{value: v, tool: tool, pid: pid, named: true, detail: "no process carries it"})
+			st.sessions = append(st.sessions, &stopped{value: v, tool: tool, pid: pid, named: true, absent: true, detail: "no process carries it"})
 		}
 	}
 
@@ -187,7 +206,7 @@ func doStop(c *cli.Context) error {
 		}
 	}
 	rep := st.report(time.Since(began))
-	if err := rep.write(c.App.Writer, rq.format, rq.set); err != nil {
+	if err := rep.write(c.App.Writer, rq.format); err != nil {
 		return err
 	}
 	return st.exit(done)
@@ -224,6 +243,11 @@ func (st *stopRun) ask(s *session.Session) (x *stopped, gone bool) {
 			x.outcome, x.detail = notAsked, why
 			return x, false
 		}
+		if st.ignored(x, pin) && !st.rq.kill {
+			pin.Close()
+			x.outcome = ignoring
+			return x, false
+		}
 		if err = pin.Ask(st.rq.sig); err != nil {
 			pin.Close()
 		}
@@ -238,6 +262,31 @@ func (st *stopRun) ask(s *session.Session) (x *stopped, gone bool) {
 		x.outcome, x.detail = refused, fmt.Sprintf("cannot ask PID %d: %v", s.PID, err)
 	}
 	return x, false
+}
+
+// ignored reports whether the originator of x, pinned, ignores the
+// signal stop is to send (its disposition is SIG_IGN), and then says so
+// on stderr at once: without --kill, stop does not wait for a session
+// that cannot end by it; with --kill, it is killed after --timeout. The
+// dispositions are read by PID, then the pin is checked to be running
+// still: the PID named the pinned process all along.
+func (st *stopRun) ignored(x *stopped, pin *proc.OriginatorPin) bool {
+	ign, err := proc.IgnoresSignal(x.pid, st.rq.sig)
+	if err != nil || !ign || pin.Exited() {
+		return false
+	}
+	name := signals.Name(st.rq.sig)
+	x.detail = fmt.Sprintf("PID %d ignores %s", x.pid, name)
+	if st.rq.kill {
+		fmt.Fprintf(st.stderr, "contain: stop: session %s: %s; --kill ends it after %v\n", shorten(printable(x.value)), x.detail, st.rq.timeout)
+		return true
+	}
+	try := "-t DURATION --kill ends it"
+	if term, err := proc.IgnoresSignal(x.pid, syscall.SIGTERM); st.rq.sig != syscall.SIGTERM && err == nil && !term {
+		try = "try -s TERM"
+	}
+	fmt.Fprintf(st.stderr, "contain: stop: session %s: %s; not waiting for it (%s)\n", shorten(printable(x.value)), x.detail, try)
+	return true
 }
 
 // stoppable: p makes its session worth asking to stop. A daemon does not
@@ -389,26 +438,32 @@ func (st *stopRun) close() {
 	}
 }
 
-// exit is stop's status: 1 when a session could not be asked, a named one
-// was orphaned or not asked (its originator not plausibly its own), no
-// session was asked though one was not, or --kill left something; 124
-// when --timeout passed; each reason one line on stderr.
+// exit is stop's status: 1 when nothing matched (a session named that no
+// process carries, or no session of the -o tools), a session could not be
+// asked (or its originator ignores the signal), a named one was orphaned
+// or not asked (its originator not plausibly its own), no session was
+// asked though one was not, or --kill left something; 124 when --timeout
+// passed; each reason one line on stderr (saysOnStderr), and the count of
+// the processes that could not be read when something matched nothing.
 func (st *stopRun) exit(done bool) error {
 	code := 0
+	nothing := false
+	if len(st.sessions) == 0 {
+		fmt.Fprintf(st.stderr, "contain: stop: nothing to stop: no session matches %s\n", filterWords(session.Filter{Tools: st.rq.set.tools}))
+		nothing = true
+	}
 	for _, s := range st.sessions {
 		switch {
 		case s.outcome == refused:
 			fmt.Fprintf(st.stderr, "contain: stop: session %s: %s\n", shorten(printable(s.value)), printable(s.detail))
-			code = 1
 		case s.outcome == notAsked:
 			fmt.Fprintf(st.stderr, "contain: stop: not asking PID %d for %s: %s\n", s.pid, shorten(printable(s.value)), printable(s.detail))
-			if st.failed(s, false) {
-				code = 1
-			}
 		case s.outcome == orphaned && s.named:
 			fmt.Fprintf(st.stderr, "contain: stop: session %s is orphaned (%s): %s ends it\n",
 				shorten(printable(s.value)), printable(s.detail), st.reapHint(s.value))
-			code = 1
+		case s.outcome == nothingToStop && s.absent:
+			fmt.Fprintf(st.stderr, "contain: stop: nothing to stop: no process carries %s\n", shorten(printable(s.value)))
+			nothing = true
 		case s.outcome == nothingToStop && s.named:
 			why := "no live process"
 			if s.detail != "" {
@@ -416,6 +471,14 @@ func (st *stopRun) exit(done bool) error {
 			}
 			fmt.Fprintf(st.stderr, "contain: stop: nothing to stop in session %s: %s\n", shorten(printable(s.value)), printable(why))
 		}
+		// ignoring was said as it was found.
+		if s.outcome != asked && st.failed(s, false) {
+			code = 1
+		}
+	}
+	if nothing {
+		reportUnreadable(st.stderr, st.w.unreadable)
+		code = 1
 	}
 	if !done {
 		n, running := 0, st.w.liveIn()
@@ -441,6 +504,18 @@ func (st *stopRun) exit(done bool) error {
 	return nil
 }
 
+// saysOnStderr: exit (or ignored) says what became of s on stderr, so the
+// table on stdout leaves it out.
+func (st *stopRun) saysOnStderr(s *stopped) bool {
+	switch s.outcome {
+	case refused, notAsked, ignoring:
+		return true
+	case orphaned, nothingToStop:
+		return s.named
+	}
+	return false
+}
+
 // stopReport is what stop prints.
 type stopReport struct {
 	TimedOut  bool              `json:"timed_out"` // --timeout passed before the sessions ended
@@ -455,6 +530,7 @@ type stopSessionJSON struct {
 	State      session.State  `json:"state"` // as first found; "" when no process carries it
 	Result     string         `json:"result"`
 	Failed     bool           `json:"failed"` // could not be asked, or named and orphaned, or left after --kill
+	said       bool           // said on stderr: not in the table
 }
 
 func (st *stopRun) report(took time.Duration) *stopReport {
@@ -463,7 +539,8 @@ func (st *stopRun) report(took time.Duration) *stopReport {
 	left := st.w.liveIn()
 	for _, s := range st.sessions {
 		rep.Sessions = append(rep.Sessions, stopSessionJSON{Originator: originatorJSON{Value: s.value, Tool: s.tool, PID: s.pid},
-			State: s.state, Result: st.sessionResult(s, len(left[s.value]) > 0), Failed: st.failed(s, len(left[s.value]) > 0)})
+			State: s.state, Result: st.sessionResult(s, len(left[s.value]) > 0), Failed: st.failed(s, len(left[s.value]) > 0),
+			said: st.saysOnStderr(s)})
 	}
 	for _, id := range st.w.order {
 		m := st.w.members[id]
@@ -489,8 +566,8 @@ func (st *stopRun) report(took time.Duration) *stopReport {
 
 // failed: s made stop fail (status 1).
 func (st *stopRun) failed(s *stopped, left bool) bool {
-	return s.outcome == refused || s.outcome == orphaned && s.named || s.outcome == asked && left && st.rq.kill ||
-		s.outcome == notAsked && (s.named || !st.askedAny())
+	return s.outcome == refused || s.outcome == ignoring || s.outcome == orphaned && s.named || s.absent ||
+		s.outcome == asked && left && st.rq.kill || s.outcome == notAsked && (s.named || !st.askedAny())
 }
 
 // askedAny reports whether stop asked some session's originator. A
@@ -515,6 +592,8 @@ func (st *stopRun) sessionResult(s *stopped, left bool) string {
 		return "left alone: " + s.detail
 	case notAsked:
 		return fmt.Sprintf("left alone: not asking PID %d: %s", s.pid, s.detail)
+	case ignoring:
+		return "left alone: " + s.detail
 	}
 	r := fmt.Sprintf("asked PID %d to stop (%s)", s.pid, signals.Name(st.rq.sig))
 	if s.detail != "" {
@@ -557,17 +636,17 @@ func (st *stopRun) memberResult(m *member, s *stopped) (string, bool) {
 		return "left alone: its originator could not be asked", true
 	case notAsked:
 		return "left alone: its originator was not asked", true
+	case ignoring:
+		return "left alone: its originator ignores " + signals.Name(st.rq.sig), true
 	}
 	return "still running", true
 }
 
-func (r *stopReport) write(w io.Writer, format string, set sessionSet) error {
+// write prints the report: the JSON whole, or the processes and the
+// sessions that stop did not speak of on stderr.
+func (r *stopReport) write(w io.Writer, format string) error {
 	if format == "json" {
 		return writeJSON(w, r)
-	}
-	if len(r.Sessions) == 0 {
-		fmt.Fprintf(w, "nothing to stop: no session matches %s\n", filterWords(session.Filter{Tools: set.tools}))
-		return nil
 	}
 	if len(r.Processes) > 0 {
 		t := &table{}
@@ -576,9 +655,16 @@ func (r *stopReport) write(w io.Writer, format string, set sessionSet) error {
 			t.row(printable(p.Originator.Value), strconv.Itoa(p.PID), commandLine(session.Process{Argv: p.Argv, Comm: p.Comm}), printable(p.Result))
 		}
 		t.write(w)
-		fmt.Fprintln(w)
 	}
+	gap := len(r.Processes) > 0
 	for _, s := range r.Sessions {
+		if s.said {
+			continue
+		}
+		if gap {
+			fmt.Fprintln(w)
+			gap = false
+		}
 		fmt.Fprintf(w, "session %s: %s\n", shorten(printable(s.Originator.Value)), printable(s.Result))
 	}
 	return nil

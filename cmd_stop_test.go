@@ -17,7 +17,9 @@ import (
 // TestStopReport: what stop says of each process and session, whatever
 // became of them: asked and ended, killed by --kill, a daemon left
 // running, an orphaned session left to reap, one that could not be asked,
-// one with nothing to stop.
+// one that no process carries. What it says on stderr (a named session
+// orphaned, one that could not be asked, one that matched nothing) is not
+// said again on stdout.
 func TestStopReport(t *testing.T) {
 	daemon := tagged(22, "A:10")
 	daemon.Daemon = true
@@ -34,10 +36,10 @@ func TestStopReport(t *testing.T) {
 		{value: "B:11", tool: "B", pid: 11, state: session.Orphaned, named: true, outcome: orphaned, detail: "PID 11 is gone"},
 		{value: "C:12", tool: "C", pid: 12, state: session.Alive, named: true, outcome: refused, detail: "cannot ask PID 12: operation not permitted"},
 		{value: "D:13", tool: "D", pid: 13, state: session.Orphaned, outcome: orphaned, detail: "PID 13 is gone"},
-		{value: "E:14", tool: "E", pid: 14, named: true, detail: "no process carries it"},
+		{value: "E:14", tool: "E", pid: 14, named: true, absent: true, detail: "no process carries it"},
 	}
 	var b bytes.Buffer
-	st.report(time.Second).write(&b, "table", st.rq.set)
+	st.report(time.Second).write(&b, "table")
 	want := `SESSION  PID  COMMAND    RESULT
 A:10     20   sleep 300  ended
 A:10     21   sleep 300  killed with SIGKILL
@@ -47,10 +49,7 @@ C:12     41   sleep 300  left alone: its originator could not be asked
 D:13     51   sleep 300  left alone: orphaned (contain reap --session D:13)
 
 session A:10: asked PID 10 to stop (SIGTERM); killed after 5s (--kill)
-session B:11: left alone: orphaned (PID 11 is gone); contain reap --session B:11 ends it
-session C:12: left alone: cannot ask PID 12: operation not permitted
 session D:13: left alone: orphaned (PID 13 is gone); contain reap --session D:13 ends it
-session E:14: nothing to stop: no live process; no process carries it
 `
 	if b.String() != want {
 		t.Errorf("table:\n%s\nwant\n%s", b.String(), want)
@@ -60,15 +59,15 @@ session E:14: nothing to stop: no live process; no process carries it
 	st.stderr = &errOut
 	err := st.exit(true)
 	if code := exitCode(err); code != 1 {
-		t.Errorf("status %d, want 1 (C:12 could not be asked, B:11 named and orphaned)", code)
+		t.Errorf("status %d, want 1 (C:12 could not be asked, B:11 named and orphaned, E:14 matched nothing)", code)
 	}
 	lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
-	if len(lines) != 3 || !strings.Contains(lines[0], "contain reap --session B:11") || !strings.Contains(lines[1], "C:12") || !strings.Contains(lines[2], "nothing to stop in session E:14") {
+	if len(lines) != 3 || !strings.Contains(lines[0], "contain reap --session B:11") || !strings.Contains(lines[1], "C:12") || lines[2] != "contain: stop: nothing to stop: no process carries E:14" {
 		t.Errorf("stderr:\n%s", errOut.String())
 	}
 
 	b.Reset()
-	st.report(time.Second).write(&b, "json", st.rq.set)
+	st.report(time.Second).write(&b, "json")
 	var got struct {
 		TimedOut bool `json:"timed_out"`
 		Killed   bool `json:"killed"`
@@ -85,7 +84,7 @@ session E:14: nothing to stop: no live process; no process carries it
 	if err := json.Unmarshal(b.Bytes(), &got); err != nil || !got.TimedOut || !got.Killed || len(got.Sessions) != 5 || len(got.Processes) != 6 {
 		t.Fatalf("json %s: %+v %v", b.String(), got, err)
 	}
-	for i, failed := range []bool{false, true, true, false, false} {
+	for i, failed := range []bool{false, true, true, false, true} {
 		if got.Sessions[i].Failed != failed {
 			t.Errorf("session %s failed %v, want %v", got.Sessions[i].Originator.Value, got.Sessions[i].Failed, failed)
 		}
@@ -179,6 +178,88 @@ func TestStopExitNotAsked(t *testing.T) {
 		}
 		if failed := st.failed(forged(c.sessions[len(c.sessions)-1].named), false); failed != (c.want == 1) {
 			t.Errorf("%s: the report's failed %v", c.name, failed)
+		}
+	}
+}
+
+// TestStopNothingMatched: a session named that no process carries, or -o
+// that finds no session, is said once, on stderr, with the count of the
+// processes that could not be read (they may carry it), and stop exits 1
+// as pkill does; stdout has nothing of it. A named session with only a
+// daemon left did match: said, status 0, and the count is not.
+func TestStopNothingMatched(t *testing.T) {
+	f := &fakeSystem{listings: [][]session.Process{{}}}
+	w := fakeWatch(f, sessionSet{tools: []string{"CI"}}, false)
+	w.scan()
+	w.unreadable = map[string]int{"permission denied": 1}
+	const skipped = "contain: skipped 1 process whose environment cannot be read (1: permission denied)\n"
+	for _, c := range []struct {
+		name     string
+		tools    []string
+		sessions []*stopped
+		stderr   string
+		code     int
+	}{
+		{"named", nil, []*stopped{{value: "NOPE:99999", tool: "NOPE", pid: 99999, named: true, absent: true, detail: "no process carries it"}},
+			"contain: stop: nothing to stop: no process carries NOPE:99999\n" + skipped, 1},
+		{"-o", []string{"CI"}, nil, "contain: stop: nothing to stop: no session matches -o CI\n" + skipped, 1},
+		{"a daemon left", nil, []*stopped{{value: "A:10", tool: "A", pid: 10, state: session.Orphaned, named: true, detail: "1 daemon left running (--include-daemons stops them)"}},
+			"contain: stop: nothing to stop in session A:10: no live process; 1 daemon left running (--include-daemons stops them)\n", 0},
+	} {
+		var errOut, out strings.Builder
+		st := &stopRun{rq: stopRequest{sig: syscall.SIGTERM, set: sessionSet{tools: c.tools}}, w: w, stderr: &errOut, sessions: c.sessions}
+		st.report(time.Second).write(&out, "table")
+		if code := exitCode(st.exit(true)); code != c.code || errOut.String() != c.stderr || out.Len() != 0 {
+			t.Errorf("%s: status %d, want %d; stderr %q, want %q; stdout %q", c.name, code, c.code, errOut.String(), c.stderr, out.String())
+		}
+	}
+}
+
+// TestStopIgnoringOriginator: a session whose originator ignores the
+// signal is not asked: one line on stderr as it is found (not again at
+// the end, nor on stdout), status 1; the JSON says it, failed.
+func TestStopIgnoringOriginator(t *testing.T) {
+	f := &fakeSystem{listings: [][]session.Process{{tagged(20, "A:10")}}, running: map[int]uint64{10: 1, 20: 20}}
+	w := fakeWatch(f, sessionSet{values: []string{"A:10"}}, false)
+	w.scan()
+	var errOut, out strings.Builder
+	st := &stopRun{rq: stopRequest{sig: syscall.SIGINT}, w: w, stderr: &errOut,
+		sessions: []*stopped{{value: "A:10", tool: "A", pid: 10, state: session.Alive, named: true, outcome: ignoring, detail: "PID 10 ignores SIGINT"}}}
+	rep := st.report(time.Second)
+	rep.write(&out, "table")
+	if code := exitCode(st.exit(true)); code != 1 || errOut.Len() != 0 {
+		t.Errorf("status %d, want 1; stderr %q, want nothing more", code, errOut.String())
+	}
+	want := "SESSION  PID  COMMAND    RESULT\nA:10     20   sleep 300  left alone: its originator ignores SIGINT\n"
+	if out.String() != want {
+		t.Errorf("table:\n%s\nwant\n%s", out.String(), want)
+	}
+	if s := rep.Sessions[0]; !s.Failed || s.Result != "left alone: PID 10 ignores SIGINT" {
+		t.Errorf("session: %+v", s)
+	}
+}
+
+// TestStopWaitPIDHint: a bare PID that is a live session's originator
+// gets its session as a hint (the TOOL that run uses); one that is not
+// gets none. Still status 2, one line.
+func TestStopWaitPIDHint(t *testing.T) {
+	old := sessionsOf
+	defer func() { sessionsOf = old }()
+	sessionsOf = func(pid int) []string {
+		if pid == 1234 {
+			return []string{"CLUD:1234"}
+		}
+		return nil
+	}
+	for _, c := range []struct{ cmd, arg, want string }{
+		{"stop", "1234", `contain: stop: malformed originator value: "1234" (want a session TOOL:PID; did you mean CLUD:1234?)` + "\n"},
+		{"wait", "1234", `contain: wait: malformed originator value: "1234" (want a session TOOL:PID; did you mean CLUD:1234?)` + "\n"},
+		{"stop", "1235", `contain: stop: malformed originator value: "1235" (want a session TOOL:PID)` + "\n"},
+		{"stop", "01234", `contain: stop: malformed originator value: "01234" (want a session TOOL:PID)` + "\n"},
+	} {
+		var out, errOut strings.Builder
+		if code := runApp([]string{"contain", c.cmd, c.arg}, &out, &errOut); code != 2 || out.Len() != 0 || errOut.String() != c.want {
+			t.Errorf("%s %s: status %d, stdout %q, stderr %q; want %q", c.cmd, c.arg, code, out.String(), errOut.String(), c.want)
 		}
 	}
 }

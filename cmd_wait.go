@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,9 +38,16 @@ when its originator runs and its environment cannot be read (another
 user's, unless root), neither can those of the processes it started. wait
 then says so on stderr, one line per session, and exits 1 at once.
 
-Exit status: 0 when nothing is left (also when there was nothing to wait
-for), 124 when --timeout passed first, 1 when a session cannot be seen or
-the processes cannot be listed, 2 on bad usage.`,
+Nothing matched, as pidwait says it: when no process carries a session
+named, or no session of the -o tools is found, wait says so on stderr, one
+line each, and exits 1 (|| true where a session may have ended already).
+The count of processes whose environment cannot be read (other users',
+unless root) is said then only, where they could hide what was asked for.
+
+Exit status: 0 when nothing is left (also when what was found had nothing
+to wait for, such as daemons), 124 when --timeout passed first, 1 when
+nothing matched, a session cannot be seen or the processes cannot be
+listed, 2 on bad usage.`,
 	Flags: []cli.Flag{
 		newListFlag(&cli.StringSliceFlag{Name: "originator", Aliases: []string{"o"}, Usage: "every session of `TOOL`, exactly (repeat the option for more)"}),
 		&cli.StringFlag{Name: "timeout", Aliases: []string{"t"}, Value: "0", Usage: "give up after `DURATION`, exit 124 (0: never)"},
@@ -72,6 +80,9 @@ func parseSessions(c *cli.Context) (sessionSet, error) {
 			if strings.HasPrefix(a, "-") && len(a) > 1 {
 				return set, badUsage("%s: %q: options go before the sessions (see contain %s --help)", name, a, name)
 			}
+			if hint := pidHint(a); hint != "" {
+				return set, badUsage("%s: %v (want a session TOOL:PID; did you mean %s?)", name, err, hint)
+			}
 			return set, badUsage("%s: %v (want a session TOOL:PID)", name, err)
 		}
 		if !slices.Contains(set.values, a) {
@@ -86,6 +97,54 @@ func parseSessions(c *cli.Context) (sessionSet, error) {
 		return set, badUsage("%s: name a session TOOL:PID, or a tool with -o TOOL (see contain %s --help)", name, name)
 	}
 	return set, nil
+}
+
+// pidHint is the session a bare PID given to stop or wait most likely
+// means, for people: "CONTAIN:1234" when 1234 is a live contain run, "X:1234"
+// when what it started carries that tag (the TOOL it was given with -o), ""
+// when a is no PID or names neither.
+func pidHint(a string) string {
+	pid, err := strconv.Atoi(a)
+	if err != nil || pid <= 1 || pid > tag.MaxPID || strconv.Itoa(pid) != a {
+		return ""
+	}
+	values := sessionsOf(pid)
+	if len(values) > 3 {
+		values = append(values[:3], "...")
+	}
+	for i := range values {
+		values[i] = shorten(printable(values[i]))
+	}
+	return strings.Join(values, " or ")
+}
+
+// sessionsOf lists the live sessions whose originator is pid: the tags
+// that processes carry with that PID (so the TOOL that run uses), or,
+// when none does (COMMAND not started yet, or it wrote its title over its
+// environment), CONTAIN:pid when pid is a contain run this user may ask
+// (proc.IsContainRun, as stop checks it). Tests replace it.
+var sessionsOf = func(pid int) []string {
+	var out []string
+	if l, err := proc.ListTagged(); err == nil {
+		for _, s := range session.Group(l.Procs, proc.LookupOriginator) {
+			if s.PID == pid && s.State == session.Alive && !slices.Contains(out, s.Value) {
+				out = append(out, s.Value)
+			}
+		}
+	}
+	if len(out) > 0 {
+		slices.Sort(out)
+		return out
+	}
+	pin, err := proc.PinOriginator(pid, math.MaxUint64, reap.Me())
+	if err != nil {
+		return nil
+	}
+	defer pin.Close()
+	if pin.Claimed().Contain {
+		return []string{session.ContainTool + ":" + strconv.Itoa(pid)}
+	}
+	return nil
 }
 
 // parseTimeout reads --timeout: 0 means none.
@@ -114,8 +173,12 @@ type watch struct {
 	list           func() (proc.Listing, error)
 	lookup         session.Lookup
 	unseen         func(pid int) string // proc.Unseen: why a session of that originator cannot be seen
-	stderr         io.Writer            // where what could not be read is said, once
+	stderr         io.Writer            // where a registry that could not be read is said, once
 	scans          int
+	// unreadable counts, by reason, the processes whose environment the
+	// first listing could not read: said (sayUnreadable) only when
+	// something asked for matched nothing.
+	unreadable map[string]int
 
 	members map[proc.ID]*member // every process of the set seen
 	order   []proc.ID           // in the order seen
@@ -158,11 +221,11 @@ func (w *watch) scan() ([]session.Session, error) {
 	if err != nil {
 		return nil, &runcmd.ExitError{Code: 1, Err: fmt.Errorf("cannot list processes: %w", err)}
 	}
-	if w.scans++; w.scans == 1 && w.stderr != nil {
-		if l.Registry != nil {
+	if w.scans++; w.scans == 1 {
+		w.unreadable = l.Unreadable
+		if l.Registry != nil && w.stderr != nil {
 			fmt.Fprintf(w.stderr, "contain: some registries of contain's sessions cannot be read: %v\n", oneLine(l.Registry))
 		}
-		reportUnreadable(w.stderr, l.Unreadable)
 	}
 	var out []session.Session
 	w.live = w.live[:0]
@@ -351,14 +414,31 @@ func doWait(c *cli.Context) error {
 			rep.add(v, tool, pid, true, left[v], unseen[v])
 		}
 	}
+	// What matched nothing: a session named that no process carries
+	// (and that is not one this user cannot see), or, with none named,
+	// no session of the -o tools at all.
+	var nothing []string
 	for _, v := range set.values {
 		if !seen[v] {
 			tool, pid, _ := tag.Parse(v)
 			rep.add(v, tool, pid, false, nil, unseen[v])
+			if unseen[v] == "" {
+				rep.Sessions[len(rep.Sessions)-1].absent = true
+				nothing = append(nothing, "no process carries "+shorten(printable(v)))
+			}
 		}
 	}
-	if err := rep.write(c.App.Writer, format, set); err != nil {
+	if len(seen) == 0 && len(set.values) == 0 {
+		nothing = append(nothing, "no session matches "+filterWords(session.Filter{Tools: set.tools}))
+	}
+	if err := rep.write(c.App.Writer, format); err != nil {
 		return err
+	}
+	for _, n := range nothing {
+		fmt.Fprintf(c.App.ErrWriter, "contain: wait: nothing to wait for: %s\n", n)
+	}
+	if len(nothing) > 0 {
+		reportUnreadable(c.App.ErrWriter, w.unreadable)
 	}
 	if len(unseen) > 0 {
 		for _, v := range slices.Sorted(maps.Keys(unseen)) {
@@ -367,8 +447,15 @@ func doWait(c *cli.Context) error {
 		return &runcmd.ExitError{Code: 1}
 	}
 	if !done {
-		return &runcmd.ExitError{Code: runcmd.ExitTimedOut, Err: fmt.Errorf("wait: %s still running after %v",
-			plural(rep.left(), "process", "processes"), timeout)}
+		err := fmt.Errorf("wait: %s still running after %v", plural(rep.left(), "process", "processes"), timeout)
+		if len(nothing) > 0 {
+			// As stop: nothing matched (1) wins over the timeout (124).
+			return &runcmd.ExitError{Code: 1, Err: err}
+		}
+		return &runcmd.ExitError{Code: runcmd.ExitTimedOut, Err: err}
+	}
+	if len(nothing) > 0 {
+		return &runcmd.ExitError{Code: 1}
 	}
 	return nil
 }
@@ -384,6 +471,7 @@ type waitedJSON struct {
 	Originator originatorJSON `json:"originator"`
 	Result     string         `json:"result"` // ended, still running, nothing to wait for, cannot see it: why
 	Running    []int          `json:"running"`
+	absent     bool           // named, and no process carries it: said on stderr, not in the table
 }
 
 // add reports the session value: held, whether it had a process to wait
@@ -410,18 +498,19 @@ func (r *waitReport) left() int {
 	return n
 }
 
-func (r *waitReport) write(w io.Writer, format string, set sessionSet) error {
+// write prints the report: the JSON whole, or a table of the sessions
+// found (one that no process carries is said on stderr instead).
+func (r *waitReport) write(w io.Writer, format string) error {
 	if format == "json" {
 		return writeJSON(w, r)
 	}
-	if len(r.Sessions) == 0 {
-		words := filterWords(session.Filter{Tools: set.tools})
-		fmt.Fprintf(w, "nothing to wait for: no session matches %s\n", words)
-		return nil
-	}
 	t := &table{}
 	t.row("SESSION", "RESULT")
+	rows := 0
 	for _, s := range r.Sessions {
+		if s.absent {
+			continue
+		}
 		result := s.Result
 		if n := len(s.Running); n > 0 {
 			pids := make([]string, n)
@@ -431,7 +520,10 @@ func (r *waitReport) write(w io.Writer, format string, set sessionSet) error {
 			result += ": " + strings.Join(pids, " ")
 		}
 		t.row(printable(s.Originator.Value), result)
+		rows++
 	}
-	t.write(w)
+	if rows > 0 {
+		t.write(w)
+	}
 	return nil
 }

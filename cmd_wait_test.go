@@ -177,14 +177,14 @@ func TestWaitReport(t *testing.T) {
 	r.add("C:12", "C", 12, false, nil, "")
 	r.add("D:13", "D", 13, false, nil, "its originator, PID 13, runs as another user (root, uid 0) whose processes' environments this user cannot read")
 	var b bytes.Buffer
-	r.write(&b, "table", sessionSet{})
+	r.write(&b, "table")
 	want := "SESSION  RESULT\nA:10     still running: 20 21\nB:11     ended\nC:12     nothing to wait for\n" +
 		"D:13     cannot see it: its originator, PID 13, runs as another user (root, uid 0) whose processes' environments this user cannot read\n"
 	if b.String() != want {
 		t.Errorf("table:\n%s\nwant\n%s", b.String(), want)
 	}
 	b.Reset()
-	r.write(&b, "json", sessionSet{})
+	r.write(&b, "json")
 	var got struct {
 		TimedOut bool `json:"timed_out"`
 		Sessions []struct {
@@ -197,8 +197,27 @@ func TestWaitReport(t *testing.T) {
 		t.Errorf("json %s: %+v %v", b.String(), got, err)
 	}
 	b.Reset()
-	(&waitReport{}).write(&b, "table", sessionSet{tools: []string{"CI"}})
-	if b.String() != "nothing to wait for: no session matches -o CI\n" {
-		t.Errorf("nothing: %q", b.String())
+	(&waitReport{}).write(&b, "table")
+	if b.String() != "" {
+		t.Errorf("nothing: %q, want nothing on stdout (stderr says it)", b.String())
+	}
+}
+
+// TestWaitNothingMatched: wait on a session that no process carries says
+// so once, on stderr, and exits 1, as pidwait does; stdout has nothing.
+func TestWaitNothingMatched(t *testing.T) {
+	r := waitReport{Sessions: []waitedJSON{}}
+	r.add("A:10", "A", 10, true, nil, "")
+	r.add("NOPE:99999", "NOPE", 99999, false, nil, "")
+	r.Sessions[1].absent = true
+	var b bytes.Buffer
+	r.write(&b, "table")
+	if want := "SESSION  RESULT\nA:10     ended\n"; b.String() != want {
+		t.Errorf("table:\n%s\nwant\n%s", b.String(), want)
+	}
+	b.Reset()
+	r.write(&b, "json")
+	if !strings.Contains(b.String(), `"value":"NOPE:99999"`) {
+		t.Errorf("json: %s", b.String())
 	}
 }

@@ -183,7 +183,9 @@ func TestReapUnprivileged(t *testing.T) {
 	nobodyValue := fmt.Sprintf("%s:%d", tool, deadPID(t))
 	rootPID := startTagged(t, rootValue, procOpts{})
 	nobodyPID := startTagged(t, nobodyValue, procOpts{nobody: true})
-	res := run(t, runOpts{asNobody: true}, "reap", "-o", tool)
+	// -v: the count of what nobody could not read is said (without it,
+	// only where nothing matched: TestUnreadableSaidWhereItMatters).
+	res := run(t, runOpts{asNobody: true}, "reap", "-v", "-o", tool)
 	wantCode(t, res, 0)
 	waitFor(t, "nobody's orphan to die", time.Second, func() bool { return !alive(nobodyPID) })
 	if !alive(rootPID) {
@@ -299,4 +301,85 @@ func TestReapSparesItsAncestors(t *testing.T) {
 	if !regexp.MustCompile(`"result":\s*"left alone: an ancestor of this contain"`).Match(b) {
 		t.Errorf("report:\n%s", b)
 	}
+}
+
+// TestReapColumnsOneMeaning: a dry run and a real one show the same
+// columns, each with one meaning: SESSION the tag a process carries (-
+// for none), CGROUP the leftover cgroup it is in. A tagged process in a
+// leftover cgroup shows its tag in both (the real run used to show
+// "cgroup DIR" in SESSION), an untagged one - and the cgroup; the dry
+// run's JSON has them as originator and cgroup.
+func TestReapColumnsOneMeaning(t *testing.T) {
+	requireRoot(t, "making cgroups")
+	own := ownCgroupDir()
+	if own == "" {
+		t.Fatal("no cgroup2 mount")
+	}
+	dead := filepath.Join(own, fmt.Sprintf("contain-%d", deadPID(t)))
+	if err := os.Mkdir(dead, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(dead) })
+	tool := uniqueTool(t)
+	value := fmt.Sprintf("%s:%d", tool, deadPID(t))
+	member := startTagged(t, value, procOpts{})
+	untagged := startAs(t, false, withoutTag(os.Environ()), "sleep", "300")
+	for _, pid := range []int{member, untagged} {
+		if err := os.WriteFile(filepath.Join(dead, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// rows maps each PID of reap's table to its cells, by column name.
+	rows := func(res result) (string, map[int]map[string]string) {
+		lines := strings.Split(res.stdout, "\n")
+		split := regexp.MustCompile(`  +`)
+		head := split.Split(lines[0], -1)
+		m := map[int]map[string]string{}
+		for _, l := range lines[1:] {
+			cells := split.Split(l, -1)
+			if l == "" {
+				break
+			}
+			row := map[string]string{}
+			for i, h := range head {
+				if i < len(cells) {
+					row[h] = cells[i]
+				}
+			}
+			pid, _ := strconv.Atoi(row["PID"])
+			m[pid] = row
+		}
+		return lines[0], m
+	}
+	dry := run(t, runOpts{}, "reap", "-n", "-o", tool)
+	wantCode(t, dry, 0)
+	dryHead, dryRows := rows(dry)
+	out := decode[struct {
+		Processes []struct {
+			PID        int `json:"pid"`
+			Originator struct {
+				Value string `json:"value"`
+			} `json:"originator"`
+			Cgroup string `json:"cgroup"`
+		} `json:"processes"`
+	}](t, run(t, runOpts{}, "reap", "-n", "--format", "json", "-o", tool))
+	if len(out.Processes) != 1 || out.Processes[0].PID != member || out.Processes[0].Originator.Value != value || out.Processes[0].Cgroup != dead {
+		t.Errorf("the dry run's JSON: %+v", out.Processes)
+	}
+	res := run(t, runOpts{}, "reap", "-g", "0.5", "-o", tool)
+	wantCode(t, res, 0)
+	head, got := rows(res)
+	const columns = "SESSION PID USER CGROUP COMMAND RESULT"
+	if strings.Join(strings.Fields(dryHead), " ") != columns || strings.Join(strings.Fields(head), " ") != columns {
+		t.Errorf("the columns differ, or lack CGROUP:\n-n: %s\nreap: %s", dryHead, head)
+	}
+	for name, r := range map[string]map[string]string{"-n": dryRows[member], "reap": got[member]} {
+		if r["SESSION"] != value || r["CGROUP"] != dead {
+			t.Errorf("%s: the tagged member's row: %v; want SESSION %s, CGROUP %s\n%s%s", name, r, value, dead, dry.stdout, res.stdout)
+		}
+	}
+	if r := got[untagged]; r["SESSION"] != "-" || r["CGROUP"] != dead {
+		t.Errorf("reap: the untagged process's row: %v; want SESSION -, CGROUP %s\n%s", r, dead, res.stdout)
+	}
+	waitFor(t, "the cgroup's processes to die", 2*time.Second, func() bool { return !alive(member) && !alive(untagged) })
 }

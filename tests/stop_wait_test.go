@@ -251,8 +251,9 @@ func TestStopAnotherUsersOriginator(t *testing.T) {
 // TestStopTimeout: a session that takes long to close (its contain run
 // has a grace period of a minute, and the command ignores SIGTERM) keeps
 // stop past -t: 124, and everything still runs; stop -t --kill then ends
-// it, 0. The same for another tool's session whose originator ignores
-// SIGTERM: --kill kills it through its pin, then the session as reap would.
+// it, 0. Another tool's session whose originator ignores SIGTERM is not
+// waited for: stop says so at once, 1; --kill kills it through its pin
+// after -t, then the session as reap would.
 func TestStopTimeout(t *testing.T) {
 	t.Run("contain run", func(t *testing.T) {
 		s := startSession(t, runOpts{}, uniqueTool(t), `trap "" TERM;`, "--grace", "60s")
@@ -282,9 +283,14 @@ func TestStopTimeout(t *testing.T) {
 		killOnCleanup(t, child)
 		value := fmt.Sprintf("%s:%d", tool, originator)
 		waitFor(t, "the child's tag", 10*time.Second, func() bool { return slices.Contains(tagged(value), child) })
-		res := run(t, runOpts{}, "stop", "-t", "0.5", value)
-		wantCode(t, res, 124)
-		wantAlive(t, "after -t", originator, child)
+		began := time.Now()
+		res := run(t, runOpts{}, "stop", "-t", "20", value)
+		wantCode(t, res, 1)
+		if lines := stderrLines(res); time.Since(began) > 5*time.Second || len(lines) != 1 ||
+			lines[0] != fmt.Sprintf("contain: stop: session %s: PID %d ignores SIGTERM; not waiting for it (-t DURATION --kill ends it)", value, originator) {
+			t.Errorf("stop -t 20 on an originator that ignores SIGTERM: after %v, stderr %q", time.Since(began), res.stderr)
+		}
+		wantAlive(t, "after stop", originator, child)
 		res = run(t, runOpts{}, "stop", "-t", "0.5", "--kill", "--format", "json", value)
 		wantCode(t, res, 0)
 		if alive(originator) || alive(child) {
@@ -391,8 +397,9 @@ func readFileLine(t *testing.T, dir, name string, d time.Duration) string {
 }
 
 // TestWait: wait returns once a session has ended, not before; -t gives
-// up with 124 while it still runs; a session with no process is nothing
-// to wait for (0); the JSON says each session's end.
+// up with 124 while it still runs; a session with no process matches
+// nothing (1, as pidwait; TestStopWaitNothingMatched); the JSON says each
+// session's end.
 func TestWait(t *testing.T) {
 	tool := uniqueTool(t)
 	cmd, runWait := startContain(t, runOpts{}, "run", "-o", tool, "--", "sleep", "1")
@@ -428,14 +435,14 @@ func TestWait(t *testing.T) {
 
 	nothing := fmt.Sprintf("%s:%d", tool, deadPID(t))
 	res = run(t, runOpts{}, "wait", nothing)
-	wantCode(t, res, 0)
-	if !strings.Contains(res.stdout, nothing) || !strings.Contains(res.stdout, "nothing to wait for") {
-		t.Errorf("stdout:\n%s", res.stdout)
+	wantCode(t, res, 1)
+	if lines := stderrLines(res); res.stdout != "" || len(lines) != 1 || !strings.Contains(lines[0], "nothing to wait for: no process carries "+nothing) {
+		t.Errorf("wait on nothing: stdout %q, stderr %q", res.stdout, res.stderr)
 	}
 	res = run(t, runOpts{}, "stop", nothing)
-	wantCode(t, res, 0)
-	if lines := stderrLines(res); len(lines) != 1 || !strings.Contains(lines[0], "nothing to stop") {
-		t.Errorf("stop on nothing: stderr:\n%s", res.stderr)
+	wantCode(t, res, 1)
+	if lines := stderrLines(res); res.stdout != "" || len(lines) != 1 || !strings.Contains(lines[0], "nothing to stop") {
+		t.Errorf("stop on nothing: stdout %q, stderr %q", res.stdout, res.stderr)
 	}
 }
 
