@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,7 +58,8 @@ func setUpWine() {
 	if wine.w, wine.err = winetest.Start(wine.dir); wine.err != nil {
 		return
 	}
-	for _, b := range [][]string{
+	// Built at once: each build is mostly waiting on the linker.
+	builds := [][]string{
 		{"build", "-o", filepath.Join(wine.dir, "contain.exe"), ".."},
 		{"test", "-c", "-o", filepath.Join(wine.dir, "tests.exe"), "."},
 		{"test", "-c", "-o", filepath.Join(wine.dir, "run.exe"), "../internal/run"},
@@ -65,8 +67,19 @@ func setUpWine() {
 		{"test", "-c", "-o", filepath.Join(wine.dir, "proc.exe"), "../internal/proc"},
 		{"test", "-c", "-o", filepath.Join(wine.dir, "tag.exe"), "../tag"},
 		{"test", "-c", "-o", filepath.Join(wine.dir, "session.exe"), "../session"},
-	} {
-		if wine.err = winetest.BuildWindows(b...); wine.err != nil {
+	}
+	errs := make([]error, len(builds))
+	var wg sync.WaitGroup
+	for i, b := range builds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = winetest.BuildWindows(b...)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if wine.err = err; err != nil {
 			return
 		}
 	}
@@ -155,19 +168,28 @@ func shellQuote(args []string) string {
 // unit tests of run, reap, proc, tag and session as Windows builds them.
 // CONTAIN_WINE_RUN, when set, runs only the end-to-end tests it selects
 // (a -test.run pattern: CONTAIN_WINE_RUN='TestWin.*Limit' go test ./tests
-// -run TestWindowsUnderWine/tests).
+// -run TestWindowsUnderWine/tests), in one shard.
 func TestWindowsUnderWine(t *testing.T) {
 	t.Parallel() // a Wine prefix and wineserver of its own
 	needWine(t)
 	only := os.Getenv("CONTAIN_WINE_RUN")
-	for _, p := range []struct{ exe, dir string }{
-		{"tag.exe", "../tag"}, {"session.exe", "../session"}, {"run.exe", "../internal/run"}, {"reap.exe", "../internal/reap"}, {"proc.exe", "../internal/proc"}, {"tests.exe", "."},
-	} {
-		t.Run(strings.TrimSuffix(p.exe, ".exe"), func(t *testing.T) {
-			if only != "" && p.exe != "tests.exe" {
-				t.Skipf("CONTAIN_WINE_RUN=%s selects end-to-end tests only", only)
-			}
-			for _, s := range runUnderWine(t, p.exe, p.dir, only) {
+	type binary struct{ name, exe, dir, run string }
+	binaries := []binary{
+		{"tag", "tag.exe", "../tag", ""}, {"session", "session.exe", "../session", ""}, {"run", "run.exe", "../internal/run", ""},
+		{"reap", "reap.exe", "../internal/reap", ""}, {"proc", "proc.exe", "../internal/proc", ""},
+	}
+	// The end-to-end tests, mostly waiting on timeouts, in shards that
+	// run at once, each in a console of its own.
+	for i, shard := range winShards(t, 3) {
+		binaries = append(binaries, binary{fmt.Sprintf("tests/%d", i+1), "tests.exe", ".", shard})
+	}
+	if only != "" {
+		binaries = []binary{{"tests", "tests.exe", ".", only}}
+	}
+	for _, p := range binaries {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			for _, s := range runUnderWine(t, p.exe, p.dir, p.run) {
 				if !wineSkips(s) {
 					t.Errorf("a Windows test skipped under Wine for a reason Wine does not impose: %s", s)
 				}
@@ -254,4 +276,52 @@ func TestWindowsKillNineUnderWine(t *testing.T) {
 		t.Errorf("the tree outlived contain by %v (the SPEC allows a second)", d)
 	}
 	t.Logf("%d processes gone %v after kill -9 of contain", len(tree), time.Since(killed).Round(time.Millisecond))
+}
+
+// winSlow are the end-to-end Windows tests that take seconds under Wine
+// (measured), for winShards to spread.
+var winSlow = map[string]int{
+	"TestWinTimeoutCtrlC": 12, "TestWinWait": 9, "TestWinOnTimeout": 7, "TestWinSignalKill": 6,
+	"TestWinTreeGoneAfterTimeout": 5, "TestWinStopOtherTool": 4, "TestWinCPUsLimit": 3, "TestWinTimeoutFallback": 3,
+	"TestWinAllowDaemons": 3, "TestWinAllowDaemonsUnmarked": 3, "TestWinStopKill": 3,
+}
+
+// winShards splits the end-to-end Windows tests (the Test functions of
+// win_*_test.go) into n -test.run patterns of about the same time.
+func winShards(t *testing.T, n int) []string {
+	files, err := filepath.Glob("win_*_test.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no win_*_test.go here: %v", err)
+	}
+	var names []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(l, "func Test"); ok {
+				if name, _, ok := strings.Cut(rest, "(t *testing.T)"); ok {
+					names = append(names, "Test"+name)
+				}
+			}
+		}
+	}
+	sort.Slice(names, func(i, j int) bool { return winSlow[names[i]] > winSlow[names[j]] })
+	shards, load := make([][]string, n), make([]int, n)
+	for _, name := range names {
+		least := 0
+		for i := range load {
+			if load[i] < load[least] {
+				least = i
+			}
+		}
+		shards[least] = append(shards[least], name)
+		load[least] += max(winSlow[name], 1)
+	}
+	patterns := make([]string, n)
+	for i, s := range shards {
+		patterns[i] = "^(" + strings.Join(s, "|") + ")$"
+	}
+	return patterns
 }
