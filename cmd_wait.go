@@ -38,16 +38,16 @@ when its originator runs and its environment cannot be read (another
 user's, unless root), neither can those of the processes it started. wait
 then says so on stderr, one line per session, and exits 1 at once.
 
-Nothing matched, as pidwait says it: when no process carries a session
-named, or no session of the -o tools is found, wait says so on stderr, one
-line each, and exits 1 (|| true where a session may have ended already).
-The count of processes whose environment cannot be read (other users',
-unless root) is said then only, where they could hide what was asked for.
+When no process carries a session named, or no session of the -o tools is
+found, there is nothing to wait for: wait says so on stderr, one line each,
+and exits 0, so that "contain wait SESSION && next" goes on after a run that
+has already ended. The count of processes whose environment cannot be read
+(other users', unless root) is said then only, where they could hide what
+was asked for.
 
-Exit status: 0 when nothing is left (also when what was found had nothing
-to wait for, such as daemons), 124 when --timeout passed first, 1 when
-nothing matched, a session cannot be seen or the processes cannot be
-listed, 2 on bad usage.`,
+Exit status: 0 when nothing is left (also when there was nothing to wait
+for), 124 when --timeout passed first, 1 when a session cannot be seen or
+the processes cannot be listed, 2 on bad usage.`,
 	Flags: []cli.Flag{
 		newListFlag(&cli.StringSliceFlag{Name: "originator", Aliases: []string{"o"}, Usage: "every session of `TOOL`, exactly (repeat the option for more)"}),
 		&cli.StringFlag{Name: "timeout", Aliases: []string{"t"}, Value: "0", Usage: "give up after `DURATION`, exit 124 (0: never)"},
@@ -448,15 +448,10 @@ func doWait(c *cli.Context) error {
 	}
 	if !done {
 		err := fmt.Errorf("wait: %s still running after %v", plural(rep.left(), "process", "processes"), timeout)
-		if len(nothing) > 0 {
-			// As stop: nothing matched (1) wins over the timeout (124).
-			return &runcmd.ExitError{Code: 1, Err: err}
-		}
 		return &runcmd.ExitError{Code: runcmd.ExitTimedOut, Err: err}
 	}
-	if len(nothing) > 0 {
-		return &runcmd.ExitError{Code: 1}
-	}
+	// Nothing to wait for is done waiting (SPEC: 0), said once above:
+	// contain wait SESSION && next goes on after a run that has ended.
 	return nil
 }
 

@@ -204,7 +204,8 @@ func TestWaitReport(t *testing.T) {
 }
 
 // TestWaitNothingMatched: wait on a session that no process carries says
-// so once, on stderr, and exits 1, as pidwait does; stdout has nothing.
+// so once, on stderr (and exits 0: nothing to wait for); stdout has
+// nothing.
 func TestWaitNothingMatched(t *testing.T) {
 	r := waitReport{Sessions: []waitedJSON{}}
 	r.add("A:10", "A", 10, true, nil, "")

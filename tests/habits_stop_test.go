@@ -55,25 +55,27 @@ func childrenOf(pid int) []int {
 }
 
 // TestStopWaitNothingMatched: stop or wait on a session that no process
-// carries, or -o with no session, says so once, on stderr, and exits 1,
-// as pkill and pidwait do; stdout has nothing (the JSON has the session).
+// carries, or -o with no session, says so once, on stderr; stop exits 1,
+// as pkill does, wait 0, as SPEC says (there was nothing to wait for);
+// stdout has nothing (the JSON has the session).
 func TestStopWaitNothingMatched(t *testing.T) {
 	nope := fmt.Sprintf("NOPE%s:%d", uniqueTool(t), deadPID(t))
 	for _, c := range []struct {
 		args []string
 		line string
+		code int
 	}{
-		{[]string{"stop", nope}, "contain: stop: nothing to stop: no process carries " + nope},
-		{[]string{"stop", "-o", "NONE" + uniqueTool(t)}, "contain: stop: nothing to stop: no session matches -o NONE"},
-		{[]string{"wait", nope}, "contain: wait: nothing to wait for: no process carries " + nope},
-		{[]string{"wait", "-o", "NONE" + uniqueTool(t)}, "contain: wait: nothing to wait for: no session matches -o NONE"},
+		{[]string{"stop", nope}, "contain: stop: nothing to stop: no process carries " + nope, 1},
+		{[]string{"stop", "-o", "NONE" + uniqueTool(t)}, "contain: stop: nothing to stop: no session matches -o NONE", 1},
+		{[]string{"wait", nope}, "contain: wait: nothing to wait for: no process carries " + nope, 0},
+		{[]string{"wait", "-o", "NONE" + uniqueTool(t)}, "contain: wait: nothing to wait for: no session matches -o NONE", 0},
 	} {
 		res := run(t, runOpts{}, c.args...)
-		if lines := stderrLines(res); res.code != 1 || res.stdout != "" || len(lines) != 1 || !strings.HasPrefix(lines[0], c.line) {
-			t.Errorf("contain %q: status %d, stdout %q, stderr %q; want 1, nothing on stdout, and one line %q", c.args, res.code, res.stdout, res.stderr, c.line)
+		if lines := stderrLines(res); res.code != c.code || res.stdout != "" || len(lines) != 1 || !strings.HasPrefix(lines[0], c.line) {
+			t.Errorf("contain %q: status %d, stdout %q, stderr %q; want %d, nothing on stdout, and one line %q", c.args, res.code, res.stdout, res.stderr, c.code, c.line)
 		}
 		res = run(t, runOpts{}, append([]string{c.args[0], "--format", "json"}, c.args[1:]...)...)
-		if res.code != 1 || !strings.HasPrefix(res.stdout, "{") || len(stderrLines(res)) != 1 {
+		if res.code != c.code || !strings.HasPrefix(res.stdout, "{") || len(stderrLines(res)) != 1 {
 			t.Errorf("contain %q --format json: status %d, stdout %q, stderr %q", c.args, res.code, res.stdout, res.stderr)
 		}
 	}
