@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -128,7 +130,7 @@ type Limit struct {
 func (l Limit) Words() string {
 	switch l.Unit {
 	case "bytes":
-		return "memory limit " + mib(uint64(l.Value))
+		return "memory limit " + Size(uint64(l.Value))
 	case "processes":
 		return fmt.Sprintf("process limit %g", l.Value)
 	case "seconds":
@@ -289,7 +291,12 @@ func Summary(r *Report) string {
 		b.WriteString(" (timed out)")
 	}
 	for _, key := range []string{"memory", "pids", "cpu_time", "cpus"} {
-		if l, ok := r.Limits[key]; ok && l.Exceeded {
+		switch l, ok := r.Limits[key]; {
+		case !ok || !l.Exceeded:
+		case key == "cpus":
+			// A share throttles, it never ends anything.
+			fmt.Fprintf(&b, " (held to %g CPUs)", l.Value)
+		default:
 			fmt.Fprintf(&b, " (%s exceeded: %s)", l.Words(), l.Action)
 		}
 	}
@@ -300,9 +307,9 @@ func Summary(r *Report) string {
 	}
 	switch {
 	case res.PeakMemoryBytes != nil:
-		fmt.Fprintf(&b, ", peak memory %s", mib(*res.PeakMemoryBytes))
+		fmt.Fprintf(&b, ", peak memory %s", Size(*res.PeakMemoryBytes))
 	case res.MaxProcessRSSBytes != nil:
-		fmt.Fprintf(&b, ", largest process %s", mib(*res.MaxProcessRSSBytes))
+		fmt.Fprintf(&b, ", largest process %s", Size(*res.MaxProcessRSSBytes))
 	}
 	if res.PeakProcesses != nil {
 		fmt.Fprintf(&b, ", peak %d process", *res.PeakProcesses)
@@ -423,4 +430,21 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %s", n, words)
 }
 
-func mib(n uint64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+// Size says a number of bytes as every line of contain does, in binary
+// units rounded to a tenth, without a trailing .0: "100 MiB", "1.5 GiB",
+// "5.2 MiB", "512 bytes".
+func Size(b uint64) string {
+	units := []string{"bytes", "KiB", "MiB", "GiB", "TiB"}
+	f, i := float64(b), 0
+	for f >= 1024 && i < len(units)-1 {
+		f, i = f/1024, i+1
+	}
+	if i == 0 {
+		return fmt.Sprintf("%d bytes", b)
+	}
+	// Rounded first: 1023.96 KiB is "1 MiB", not "1024 KiB".
+	if r := math.Round(f*10) / 10; r >= 1024 && i < len(units)-1 {
+		f, i = f/1024, i+1
+	}
+	return strconv.FormatFloat(math.Round(f*10)/10, 'f', -1, 64) + " " + units[i]
+}

@@ -22,7 +22,7 @@ func TestSummary(t *testing.T) {
 	r.Resources.MaxProcessRSSBytes = Ptr(uint64(100 << 20))
 	r.Resources.PeakProcesses = Ptr(4)
 	r.Leftovers = []Leftover{{EndedBy: "SIGTERM"}, {EndedBy: "SIGKILL"}, {EndedBy: "SIGTERM"}, {EndedBy: "still running"}}
-	want := "done: exit 3 (timed out), 1.500s wall, CPU 0.250s user 0.001s system, largest process 100.0 MiB, peak 4 processes, 4 leftovers (2 ended by SIGTERM, 1 ended by SIGKILL, 1 still running)"
+	want := "done: exit 3 (timed out), 1.500s wall, CPU 0.250s user 0.001s system, largest process 100 MiB, peak 4 processes, 4 leftovers (2 ended by SIGTERM, 1 ended by SIGKILL, 1 still running)"
 	if got := Summary(r); got != want {
 		t.Errorf("Summary:\n got %s\nwant %s", got, want)
 	}

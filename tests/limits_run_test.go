@@ -190,7 +190,7 @@ func TestLimitStrict(t *testing.T) {
 		_, err := os.Stat(ran)
 		switch res.code {
 		case 125:
-			if !strings.Contains(res.stderr, "contain: --strict-limits: --memory 100 MiB cannot be enforced by the kernel here") {
+			if !strings.Contains(res.stderr, "contain: refusing to run: --memory 100 MiB cannot be enforced by the kernel here") {
 				t.Errorf("%+v: stderr:\n%s", o, res.stderr)
 			}
 			if err == nil {
@@ -225,7 +225,7 @@ func TestLimitReportVerbose(t *testing.T) {
 	}
 	res = run(t, runOpts{}, "run", "-v", "--memory", "64M", "--", hog, "mem", "16", "20")
 	wantCode(t, res, 137)
-	if !strings.Contains(res.stderr, "done: killed by SIGKILL (memory limit 64.0 MiB exceeded: ") {
+	if !strings.Contains(res.stderr, "done: killed by SIGKILL (memory limit 64 MiB exceeded: ") {
 		t.Errorf("the summary does not name the limit:\n%s", res.stderr)
 	}
 	res = run(t, runOpts{}, "run", "--report", path, "--", "true")

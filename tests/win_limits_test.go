@@ -242,7 +242,7 @@ func TestWinStrictLimits(t *testing.T) {
 	}
 	wantCode(t, res, 125)
 	lines := strings.Split(strings.TrimSpace(res.stderr), "\n")
-	if len(lines) != 1 || !strings.HasPrefix(lines[0], "contain: --strict-limits: --memory 100 MiB cannot be enforced by the kernel here (Wine") {
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "contain: refusing to run: --memory 100 MiB cannot be enforced by the kernel here (Wine") {
 		t.Errorf("stderr %q, want one line that names --memory and Wine", res.stderr)
 	}
 	if res.stdout != "" {

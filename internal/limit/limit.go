@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/contain-cli/contain/report"
 )
 
 // Kind is one of the limits.
@@ -222,15 +224,6 @@ func plainPositive(s string) (float64, error) {
 	return f, nil
 }
 
-// Size says a number of bytes in binary units: "100 MiB", "1.5 GiB".
-func Size(b uint64) string {
-	units := []string{"bytes", "KiB", "MiB", "GiB", "TiB"}
-	f, i := float64(b), 0
-	for f >= 1024 && i < len(units)-1 {
-		f, i = f/1024, i+1
-	}
-	if i == 0 {
-		return fmt.Sprintf("%d bytes", b)
-	}
-	return strconv.FormatFloat(math.Round(f*10)/10, 'f', -1, 64) + " " + units[i]
-}
+// Size says a number of bytes in binary units, as every line of contain
+// does: "100 MiB", "1.5 GiB".
+func Size(b uint64) string { return report.Size(b) }

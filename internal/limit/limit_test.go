@@ -52,7 +52,8 @@ func TestParsePidsCPUs(t *testing.T) {
 }
 
 func TestSize(t *testing.T) {
-	for in, want := range map[uint64]string{100 << 20: "100 MiB", 3 << 29: "1.5 GiB", 512: "512 bytes", 1536: "1.5 KiB"} {
+	for in, want := range map[uint64]string{100 << 20: "100 MiB", 3 << 29: "1.5 GiB", 512: "512 bytes", 1536: "1.5 KiB",
+		100<<20 + 1000: "100 MiB", 5452595: "5.2 MiB", 1<<20 - 10: "1 MiB", 64 << 20: "64 MiB"} {
 		if got := Size(in); got != want {
 			t.Errorf("Size(%d) = %q, want %q", in, got, want)
 		}
@@ -88,7 +89,9 @@ func TestWatchCheck(t *testing.T) {
 	if !m.Exceeded || m.Action != "killed the tree" || m.EnforcedBy != "cgroup memory.max" || m.Peak == nil || *m.Peak != 200<<20 || m.Unit != "bytes" || m.Value != 100<<20 {
 		t.Errorf("report memory = %+v", m)
 	}
-	if p := rep["pids"]; p.Exceeded || p.Peak == nil || *p.Peak != 11 {
+	// A peak past the limit is the limit exceeded, even with nothing
+	// done of it: never a peak of 11 beside "exceeded": false.
+	if p := rep["pids"]; !p.Exceeded || p.Peak == nil || *p.Peak != 11 || !strings.HasPrefix(p.Action, "none: ") {
 		t.Errorf("report pids = %+v", p)
 	}
 	if _, ok := rep["cpus"]; ok {
@@ -152,5 +155,67 @@ func TestParseCPUsMax(t *testing.T) {
 	}
 	if NumCPU() < 1 {
 		t.Errorf("NumCPU() = %d", NumCPU())
+	}
+}
+
+// TestWatchPace: at Fast while the process count grows (or memory grows
+// past half its limit), backing off to Every while nothing grows; a limit
+// the kernel holds paces nothing.
+func TestWatchPace(t *testing.T) {
+	w := NewWatch(Set{Pids: 20, Memory: 100 << 20})
+	at := time.Unix(1000, 0)
+	s := func(procs int, mem uint64) Sample { return Sample{At: at, Procs: procs, Memory: mem} }
+	if d, share := w.Pace(Sample{}, s(1, 1), 0); d != Fast || share != SteadyShare {
+		t.Errorf("first sample: %v ×%d, want %v ×%d", d, share, Fast, SteadyShare)
+	}
+	if d, share := w.Pace(s(1, 1), s(2, 1), Every); d != Fast || share != GrowingShare {
+		t.Errorf("one more process: %v ×%d, want %v ×%d", d, share, Fast, GrowingShare)
+	}
+	d := Fast
+	for i := 0; i < 20; i++ {
+		d, _ = w.Pace(s(5, 1), s(5, 1), d)
+	}
+	if d != Every {
+		t.Errorf("steady: %v, want %v", d, Every)
+	}
+	if d, _ := w.Pace(s(5, 10<<20), s(5, 20<<20), Every); d == Fast {
+		t.Error("memory growing far below its limit: fast")
+	}
+	if d, _ := w.Pace(s(5, 50<<20), s(5, 60<<20), Every); d != Fast {
+		t.Errorf("memory growing past half its limit: %v", d)
+	}
+	w.Enforce(Pids, "cgroup pids.max", true)
+	w.Enforce(Memory, "cgroup memory.max", true)
+	if d, _ := w.Pace(s(1, 50<<20), s(30, 90<<20), Every); d == Fast {
+		t.Error("held by the kernel, yet fast")
+	}
+}
+
+// TestWatchCount: every count is one figure, the peak the report gives,
+// and a count past a limit contain holds is over; the kernel's is not.
+func TestWatchCount(t *testing.T) {
+	w := NewWatch(Set{Pids: 20})
+	for _, n := range []int{3, 19, 20} {
+		if w.Count(n) {
+			t.Errorf("Count(%d) over a limit of 20", n)
+		}
+	}
+	if !w.Count(22) || !w.Count(21) {
+		t.Error("Count past 20 not over")
+	}
+	if p, ok := w.Peak(Pids); !ok || p != 22 {
+		t.Errorf("Peak = %v, %v; want 22", p, ok)
+	}
+	w.Hit(Pids, "killed the tree")
+	if r := w.Report()["pids"]; !r.Exceeded || r.Action != "killed the tree" || *r.Peak != 22 {
+		t.Errorf("report pids = %+v", r)
+	}
+	k := NewWatch(Set{Pids: 20})
+	k.Enforce(Pids, "cgroup pids.max", true)
+	if k.Count(30) {
+		t.Error("the kernel holds it, yet over")
+	}
+	if r := NewWatch(Set{Memory: 100 << 20}); r.Count(5) {
+		t.Error("no process limit, yet over")
 	}
 }

@@ -18,9 +18,25 @@ type Sample struct {
 }
 
 // Every is how often contain samples the tree when it enforces a limit
-// itself: a tree growing by 100 MiB/s is stopped within some 10 MiB of
-// its limit, plus what it grows while the tree is killed.
+// itself and nothing is growing toward one: a tree growing by 100 MiB/s
+// is stopped within some 10 MiB of its limit, plus what it grows while
+// the tree is killed.
 const Every = 50 * time.Millisecond
+
+// Fast is the pause between samples while the tree grows (new processes,
+// or memory past half its limit): the tracker's fastest pace. A fork loop
+// starts hundreds of processes in Every; at Fast it is seen within a few
+// of them.
+const Fast = 5 * time.Millisecond
+
+// The least pause between samples, as a multiple of what the last one
+// cost contain in CPU time: a tenth of a CPU at most while the tree is
+// steady, half a CPU while it grows toward a limit (which ends soon:
+// either it stops growing or it is killed).
+const (
+	SteadyShare  = 10
+	GrowingShare = 2
+)
 
 // Watch is one run's limits: how each is held, what was seen of the tree,
 // which was exceeded and what was done. It is safe for concurrent use.
@@ -54,6 +70,9 @@ func NewWatch(s Set) *Watch {
 func (w *Watch) sampled(k Kind) string {
 	if k == CPUs {
 		return fmt.Sprintf("SIGSTOP/SIGCONT, sampled every %v", w.Every)
+	}
+	if k == Memory || k == Pids {
+		return fmt.Sprintf("sampling every %v, every %v while the tree grows", w.Every, Fast)
 	}
 	return fmt.Sprintf("sampling every %v", w.Every)
 }
@@ -105,6 +124,42 @@ func (w *Watch) Sampling() bool {
 		}
 	}
 	return false
+}
+
+// Pace says when to sample next, after s (prev is the sample before it,
+// zero for none; last the pause before s): at Fast while the tree grows
+// toward a limit contain holds itself (more processes than the sample
+// before, or resident memory growing past half its limit), else half as
+// long again as last, up to Every. share is the least pause, as a
+// multiple of the last sample's own cost (SteadyShare, or GrowingShare
+// while it grows). A limit held by the kernel paces nothing.
+func (w *Watch) Pace(prev, s Sample, last time.Duration) (next time.Duration, share int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	growing := !prev.At.IsZero() && (w.Set.Has(Pids) && !w.kernel[Pids] && s.Procs > prev.Procs ||
+		w.Set.Has(Memory) && !w.kernel[Memory] && s.Memory > prev.Memory && s.Memory >= w.Set.Memory/2)
+	if growing {
+		return Fast, GrowingShare
+	}
+	return min(max(last*3/2, Fast), w.Every), SteadyShare
+}
+
+// Count records a count of the tree's live processes (a scan's, or a
+// sample's) and reports whether it is past a process limit that contain
+// holds itself: every count is one figure, the report's peak_processes
+// and limits.pids.peak alike.
+func (w *Watch) Count(procs int) (over bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.note(Pids, float64(procs))
+	return w.Set.Has(Pids) && !w.kernel[Pids] && procs > w.Set.Pids
+}
+
+// Peak is the highest figure seen of limit k (false: none was).
+func (w *Watch) Peak(k Kind) (float64, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.peak[k], w.seen[k]
 }
 
 // Check takes a sample and returns the limit it exceeds that contain holds
@@ -192,6 +247,12 @@ func (w *Watch) Report() map[string]report.Limit {
 	out := map[string]report.Limit{}
 	for _, k := range w.Set.Asked() {
 		l := report.Limit{Value: w.Set.Value(k), Unit: k.Unit(), EnforcedBy: w.by[k], Exceeded: w.exceeded[k], Action: w.action[k], Note: w.remark[k]}
+		// A figure past a limit is the limit exceeded, whatever was done
+		// of it: the report never shows a peak over the value beside
+		// "exceeded": false.
+		if (k == Memory || k == Pids) && w.seen[k] && w.peak[k] > w.Set.Value(k) && !l.Exceeded {
+			l.Exceeded, l.Action = true, "none: seen only as the tree was already being ended"
+		}
 		if w.seen[k] {
 			p := w.peak[k]
 			if k == CPUs || k == CPUTime {

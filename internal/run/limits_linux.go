@@ -94,14 +94,20 @@ func (r *runner) sampleGroup(s *limit.Sample) bool {
 	if !r.strong() {
 		return false
 	}
-	buf := make([]byte, 1024)
-	for _, pid := range r.grp.procs() {
-		u, _, err := proc.UsageOf(pid, buf)
-		if err != nil {
-			continue
+	pids := r.grp.procs() // the live ones: a zombie has left cgroup.procs
+	s.Procs = len(pids)
+	// Each process's resident memory only where contain holds --memory
+	// itself: a count of processes is one read of cgroup.procs.
+	if w := r.lim.w; w.Set.Has(limit.Memory) && !w.Kernel(limit.Memory) {
+		buf := make([]byte, 1024)
+		for _, pid := range pids {
+			if u, _, err := proc.UsageOf(pid, buf); err == nil {
+				s.Memory += u.RSS
+			}
 		}
-		s.Memory += u.RSS
-		s.Procs++
+	}
+	if r.lim.closing.Load() {
+		return true // the group may be gone: CPU time is no longer held
 	}
 	cpu, err := r.cg.cg.CPUUsage()
 	if err != nil {
@@ -138,10 +144,10 @@ func (r *runner) kernelOutcome() {
 		}
 		switch {
 		case e.OOMKills > 0 && e.OwnLimit > 0:
-			end := endBy(w, limit.Memory, "the kernel's OOM killer ended the tree", fmt.Sprintf("the kernel killed %d process(es) of the tree for it", e.OOMKills))
-			if l.end == nil {
-				l.end = end
-				r.log("%s", l.end.Message)
+			if l.setEnd(func() *LimitEnd {
+				return endBy(w, limit.Memory, "the kernel's OOM killer ended the tree", fmt.Sprintf("the kernel killed %d process(es) of the tree for it", e.OOMKills))
+			}) {
+				r.log("%s", l.ending().Message)
 			}
 		case e.OOMKills > 0:
 			r.log("the kernel's OOM killer ended %d process(es) of the tree for a limit that is not contain's (an ancestor cgroup's, or the machine's): memory.events counts them, memory.events.local does not", e.OOMKills)

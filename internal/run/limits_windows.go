@@ -139,7 +139,7 @@ func (r *winRunner) setLimits() error {
 	if set.Strict {
 		for _, k := range set.Asked() {
 			if !w.Kernel(k) {
-				return fmt.Errorf("--strict-limits: %s %s cannot be enforced by the kernel here (%s): %s", k.Option(), set.Show(k), why[k], w.By(k))
+				return fmt.Errorf("refusing to run: %s %s cannot be enforced by the kernel here (%s), and --strict-limits asks that it be; it would be held by %s", k.Option(), set.Show(k), why[k], w.By(k))
 			}
 		}
 	}

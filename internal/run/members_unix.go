@@ -120,9 +120,10 @@ func (r *runner) notNested(members []member) []member {
 
 // killGroup sends SIGKILL to everything: cgroup.kill first, which also
 // wins a fork race, then each process found by the scan (one that left the
-// cgroup, or every one when there is none).
+// cgroup, or every one when there is none), the newest first: in a fork
+// bomb those are the ones forking.
 func (r *runner) killGroup() {
-	members := r.members()
+	members := newestFirst(r.members())
 	if r.mainDone {
 		r.noteLeftovers(members)
 	}
@@ -335,6 +336,7 @@ func (r *runner) scanAll() (live, added []proc.Entry) {
 		r.spare(spared)
 	}
 	r.rec.sawLive(len(live))
+	r.counted(live)
 	for _, p := range added {
 		if err := r.reg.Member(p.PID, p.Start); err != nil {
 			r.log("cannot write %d (%s) to the registry: %v", p.PID, p.Comm, err)

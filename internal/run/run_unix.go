@@ -316,6 +316,9 @@ func (r *runner) supervise() {
 	}()
 	r.reap()
 	<-closed
+	// A limit holds until the last process is gone: where the shim holds
+	// the tree, its end (not the close) says that nothing is left.
+	r.stopLimits()
 }
 
 // result is how COMMAND ended, with the facts when collected.
