@@ -57,9 +57,15 @@ read (other users', unless root) is said on stderr only where they could
 hide what was asked for: when there is nothing to reap, or a --session
 named matched no process; and with -v.
 
+A contain run that was killed with its guard and shim may have left a
+daemon its registry lacks: one that started after the run, whose parent is
+gone (re-parented to PID 1) and whose environment shows no tag (written over
+by a title, cleared, hidden). reap cannot tell whether it is the session's,
+so it does not signal it: it names it on stderr and exits 1.
+
 Exit status: 0 when nothing of the chosen sessions is left alive (also when
-there was nothing to do), 1 when something could not be killed, 2 on bad
-usage.`,
+there was nothing to do), 1 when something could not be killed or may be
+left (a process reap could not tell, above), 2 on bad usage.`,
 	Flags: []cli.Flag{
 		newListFlag(&cli.StringSliceFlag{Name: "originator", Aliases: []string{"o"}, Usage: "only sessions of `TOOL`, exactly (repeat the option for more)"}),
 		newListFlag(&cli.StringSliceFlag{Name: "session", Usage: "only the session `TOOL:PID` (repeat the option for more)"}),
@@ -211,6 +217,7 @@ func doReap(c *cli.Context) error {
 	for _, o := range r.Processes {
 		rep.add(o, false)
 	}
+	unsure := findUnsure(c.App.ErrWriter, rq.opts.Filter, chosen)
 	// The registries of sessions nothing is left of go.
 	if n, err := reap.PruneRegistries(); err != nil {
 		rq.log("cannot remove every spent registry: %v", oneLine(err))
@@ -224,7 +231,33 @@ func doReap(c *cli.Context) error {
 	if failed := rep.failed(); failed > 0 {
 		return &runcmd.ExitError{Code: 1, Err: fmt.Errorf("reap: %s could not be killed (see the report)", plural(failed, "process or cgroup", "processes or cgroups"))}
 	}
+	if unsure > 0 {
+		return &runcmd.ExitError{Code: 1, Err: fmt.Errorf("reap: %s could not be told (see above): not signalled, and maybe left of a session", plural(unsure, "process", "processes"))}
+	}
 	return nil
+}
+
+// findUnsure says on stderr each process that may be left of a chosen
+// session and that reap could not tell (reap.FindUnsure), and returns how
+// many.
+func findUnsure(w io.Writer, f session.Filter, chosen []session.Choice) int {
+	known := map[proc.ID]bool{}
+	for _, c := range chosen {
+		known[proc.ID{PID: c.PID, Start: c.Start}] = true
+	}
+	want := func(value string) bool {
+		tool, _, err := tag.Parse(value)
+		return err == nil && (len(f.Tools) == 0 || slices.Contains(f.Tools, tool)) && (len(f.Values) == 0 || slices.Contains(f.Values, value))
+	}
+	us, err := reap.FindUnsure(want, known)
+	if err != nil {
+		fmt.Fprintf(w, "contain: reap: looking for what the registries miss: %v\n", oneLine(err))
+	}
+	for _, u := range us {
+		fmt.Fprintf(w, "contain: reap: %d (%s) started after session %s's contain run, its parent is gone and %s: it may be the session's, but nothing says so; not signalled\n",
+			u.PID, u.Comm, u.Session, u.Why)
+	}
+	return len(us)
 }
 
 // unmatched reports whether a session of values (--session) has no

@@ -8,8 +8,9 @@ import (
 )
 
 // EnvUntellable says why pid's environment cannot tell which session it
-// is in: written over by a process title, or unreadable (undumpable,
-// another user's); "" when it can be read as an environment.
+// is in: written over by a process title, cleared, or unreadable
+// (undumpable, another user's); "" when it can be read as an environment
+// that has something in it.
 func EnvUntellable(pid int) string {
 	env, err := FS.Environ(pid, nil)
 	switch {
@@ -22,6 +23,8 @@ func EnvUntellable(pid int) string {
 		return "its environment cannot be read (" + err.Error() + ")"
 	case procfs.Overwritten(env):
 		return "its environment is written over by its process title"
+	case len(env) == 0:
+		return "its environment is empty (cleared, as env -i does)"
 	}
 	return ""
 }

@@ -150,6 +150,7 @@ func (r *runner) started() []string {
 	}
 	r.track.Adopt(r.shim.pid, r.shim.start)
 	go r.relay()
+	go r.watchShim()
 	r.log("shim: PID %d, a subreaper above COMMAND that outlives contain", r.shim.pid)
 	return []string{"shim"}
 }

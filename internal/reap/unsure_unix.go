@@ -1,0 +1,62 @@
+//go:build linux || darwin
+
+package reap
+
+import (
+	"os"
+
+	"github.com/contain-cli/contain/internal/proc"
+)
+
+// Unsure is a process that may belong to a session reap was asked to end,
+// and that it could not tell: it started after the session's contain run
+// did, it is the user's, its parent is gone (re-parented to PID 1), its
+// environment cannot show a tag (written over by a title, cleared,
+// hidden), and no registry lists it. A daemon that left every link to its
+// session before contain's scans saw it, and whose registry therefore
+// lacks it, is such a process; so is anyone else's daemon started since.
+type Unsure struct {
+	proc.Untellable
+	Session string
+}
+
+// FindUnsure lists, for the sessions want takes whose contain run has
+// ended and left a registry (which says when the run started), the processes
+// reap could not tell (Unsure), leaving out those in known (reap's
+// targets and what it left alone). A session without a registry (another
+// tool's, or a clean end's) gives none: nothing says when it began.
+func FindUnsure(want func(value string) bool, known map[proc.ID]bool) ([]Unsure, error) {
+	regs, err := readRegistries()
+	listed := map[proc.ID]bool{}
+	var dead []registryFile
+	for _, r := range regs {
+		for _, m := range r.members {
+			listed[m] = true
+		}
+		if !r.headless && want(r.value) && !registryAlive(r) {
+			dead = append(dead, r)
+		}
+	}
+	if len(dead) == 0 {
+		return nil, err
+	}
+	entries, serr := proc.Scan()
+	if serr != nil {
+		return nil, serr
+	}
+	skip := func(p proc.Entry) bool {
+		id := proc.ID{PID: p.PID, Start: p.Start}
+		return listed[id] || known[id] || p.PID == os.Getpid()
+	}
+	seen := map[int]bool{}
+	var out []Unsure
+	for _, r := range dead {
+		for _, u := range proc.Untold(entries, r.origin.Start, os.Geteuid(), skip, proc.UIDOf, proc.EnvUntellable) {
+			if !seen[u.PID] {
+				seen[u.PID] = true
+				out = append(out, Unsure{Untellable: u, Session: r.value})
+			}
+		}
+	}
+	return out, err
+}
