@@ -230,7 +230,9 @@ func TestReapRegistry(t *testing.T) {
 			// A recycled PID: listed with another start time.
 			stranger := startAs(t, nobody, []string{"PATH=" + path}, "sleep", "300")
 			listed = append(listed, registryEntry{stranger, startTime(t, stranger) - 1})
-			spent := writeRegistry(t, dir, nobody, value, 4242, listed...)
+			// The run started just before its processes: reap's look for
+			// what it could not tell spans the run's life, not the boot's.
+			spent := writeRegistry(t, dir, nobody, value, startTime(t, title)-1, listed...)
 			// A registry whose contain runs: never used.
 			originator := startAs(t, nobody, []string{"PATH=" + path}, "sleep", "300")
 			spared := startAs(t, nobody, []string{"PATH=" + path}, "sleep", "300")

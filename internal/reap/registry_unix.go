@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -60,10 +61,11 @@ import (
 // Windows has no registry: a job object ends every process of the session
 // when contain ends, however it ends (registry_other.go).
 type Registry struct {
-	mu   sync.Mutex
-	dir  int // the directory, opened and checked once; -1 when closed
-	fd   int // the file; -1 when closed
-	name string
+	mu      sync.Mutex
+	dir     int // the directory, opened and checked once; -1 when closed
+	fd      int // the file; -1 when closed
+	name    string
+	touched time.Time
 }
 
 const (
@@ -171,6 +173,29 @@ func (r *Registry) Member(pid int, start uint64) error {
 		return nil
 	}
 	return r.write(registryMember + " " + strconv.Itoa(pid) + " " + strconv.FormatUint(start, 10) + "\n")
+}
+
+// touchEvery bounds how often Touch changes the file's time.
+const touchEvery = 100 * time.Millisecond
+
+// Touch sets the registry's modification time to now, at most every
+// touchEvery: contain's scans call it, so that the time says until when
+// contain ran (within a scan's pause, at most 200 ms) should it be killed,
+// and reap knows which processes started while it could still have seen
+// them (FindUnsure). A nil registry does nothing.
+func (r *Registry) Touch() {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now()
+	if r.fd < 0 || now.Sub(r.touched) < touchEvery {
+		return
+	}
+	r.touched = now
+	tv := unix.NsecToTimeval(now.UnixNano())
+	unix.Futimes(r.fd, []unix.Timeval{tv, tv})
 }
 
 // write appends s in one write (a short write, which a full disk can
@@ -363,6 +388,7 @@ type registryFile struct {
 	value   string    // the session's tag
 	origin  proc.ID   // contain run
 	members []proc.ID // COMMAND first
+	touched time.Time // its modification time: contain ran until about then
 	// headless: contain died between creating the file and writing its
 	// header. It names no process; PruneRegistries removes it.
 	headless bool
@@ -459,7 +485,7 @@ func readRegistryDir(dir string) ([]registryFile, error) {
 		if !strings.HasPrefix(name, registryPrefix) {
 			continue
 		}
-		b, err := readRegistryAt(fd, name)
+		b, touched, err := readRegistryAt(fd, name)
 		if errors.Is(err, os.ErrNotExist) {
 			continue // removed meanwhile: its run ended
 		}
@@ -479,7 +505,7 @@ func readRegistryDir(dir string) ([]registryFile, error) {
 			errs = append(errs, fmt.Errorf("%s: %w", filepath.Join(dir, name), err))
 			continue
 		}
-		r.dir, r.name = dir, name
+		r.dir, r.name, r.touched = dir, name, touched
 		out = append(out, r)
 	}
 	return out, errors.Join(errs...)
@@ -487,28 +513,29 @@ func readRegistryDir(dir string) ([]registryFile, error) {
 
 // readRegistryAt reads the regular file name in directory dfd, of this
 // user, not through a link.
-func readRegistryAt(dfd int, name string) ([]byte, error) {
+func readRegistryAt(dfd int, name string) ([]byte, time.Time, error) {
 	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	f := os.NewFile(uintptr(fd), name)
 	defer f.Close()
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG || int(st.Uid) != os.Geteuid() {
-		return nil, errors.New("not a regular file of this user")
+		return nil, time.Time{}, errors.New("not a regular file of this user")
 	}
 	if st.Mode&0o022 != 0 {
-		return nil, fmt.Errorf("group or others may write it (mode %03o)", st.Mode&0o777)
+		return nil, time.Time{}, fmt.Errorf("group or others may write it (mode %03o)", st.Mode&0o777)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxRegistry+1))
 	if err == nil && len(b) > maxRegistry {
 		err = fmt.Errorf("larger than %d bytes", maxRegistry)
 	}
-	return b, err
+	mtime := time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec))
+	return b, mtime, err
 }
 
 // registryAlive reports whether r's contain run still runs: its PID names

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -148,6 +149,11 @@ func TestRegistryWrite(t *testing.T) {
 	me := proc.ID{PID: os.Getpid(), Start: proc.StartOf(os.Getpid())}
 	want := registryFile{dir: filepath.Join(xdg, "contain"), name: registryName(me.PID, me.Start), value: value, origin: me,
 		members: []proc.ID{{PID: 4300, Start: 910}, {PID: 4301, Start: 911}, {PID: 4302, Start: 912}}}
+	// Its time says until when contain ran: written just now.
+	if d := time.Since(regs[0].touched); d < 0 || d > 5*time.Second {
+		t.Errorf("touched %v, %v ago", regs[0].touched, d)
+	}
+	regs[0].touched = time.Time{}
 	if !reflect.DeepEqual(regs[0], want) {
 		t.Errorf("read back %+v, want %+v", regs[0], want)
 	}

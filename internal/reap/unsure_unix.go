@@ -4,15 +4,21 @@ package reap
 
 import (
 	"os"
+	"time"
 
 	"github.com/contain-cli/contain/internal/proc"
 )
 
+// unsureMargin is how long after its registry's last touch a contain run
+// may have lived: a pause between two scans (at most 200 ms), and dying.
+const unsureMargin = 500 * time.Millisecond
+
 // Unsure is a process that may belong to a session reap was asked to end,
 // and that it could not tell: it started after the session's contain run
-// did, it is the user's, its parent is gone (re-parented to PID 1), its
-// environment cannot show a tag (written over by a title, cleared,
-// hidden), and no registry lists it. A daemon that left every link to its
+// did and before it ended (its registry's time, Registry.Touch), it is the
+// user's, its parent is gone (re-parented to PID 1), its environment
+// cannot show a tag (written over by a title, cleared, hidden), and no
+// registry lists it. A daemon that left every link to its
 // session before contain's scans saw it, and whose registry therefore
 // lacks it, is such a process; so is anyone else's daemon started since.
 type Unsure struct {
@@ -51,7 +57,11 @@ func FindUnsure(want func(value string) bool, known map[proc.ID]bool) ([]Unsure,
 	seen := map[int]bool{}
 	var out []Unsure
 	for _, r := range dead {
-		for _, u := range proc.Untold(entries, r.origin.Start, os.Geteuid(), skip, proc.UIDOf, proc.EnvUntellable) {
+		// Only what started while contain could still have seen it: its
+		// scans touch the registry (Registry.Touch), at most 200 ms apart.
+		until := r.touched.Add(unsureMargin)
+		during := func(p proc.Entry) bool { return skip(p) || wallOfStart(p.Start).After(until) }
+		for _, u := range proc.Untold(entries, r.origin.Start, os.Geteuid(), during, proc.UIDOf, proc.EnvUntellable) {
 			if !seen[u.PID] {
 				seen[u.PID] = true
 				out = append(out, Unsure{Untellable: u, Session: r.value})

@@ -329,6 +329,7 @@ func (r *runner) scanAll() (live, added []proc.Entry) {
 	r.trackMu.Lock()
 	defer r.trackMu.Unlock()
 	live, added = r.track.Update(procs)
+	r.reg.Touch() // contain still runs: reap's bound on what it could have seen
 	if spared := r.track.Spared(); len(spared) > 0 {
 		for _, p := range spared {
 			r.spared = append(r.spared, proc.ID{PID: p.PID, Start: p.Start})
