@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -86,9 +87,14 @@ func unseenDaemonRound(t *testing.T, mode string, uid int, daemon string) (strin
 	script := fmt.Sprintf("sleep 1; %s daemon %s/titled >/dev/null 2>&1; sleep 300", daemon, work)
 	cmd := exec.Command(as[0], append(as[1:], bin, "run", "-v", "--", "sh", "-c", script)...)
 	cmd.Env = env
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	cmd.WaitDelay = time.Second // a survivor holding the pipe
+	// A file, not a pipe: a survivor holding a pipe would hold Wait.
+	errFile, err := os.Create(filepath.Join(sharedDir(t), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer errFile.Close()
+	cmd.Stderr = errFile
+	stderr := struct{ String func() string }{func() string { b, _ := os.ReadFile(errFile.Name()); return string(b) }}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +122,7 @@ func unseenDaemonRound(t *testing.T, mode string, uid int, daemon string) (strin
 	reap.Env = env
 	var out, errb strings.Builder
 	reap.Stdout, reap.Stderr = &out, &errb
-	err := reap.Run()
+	err = reap.Run()
 	code := reap.ProcessState.ExitCode()
 	if err != nil && code < 0 {
 		t.Fatal(err)
