@@ -48,13 +48,30 @@ const guardGrace = 500 * time.Millisecond
 type guard struct {
 	pid int
 	w   *os.File
+	// ready is the waiter shell's word that it runs its script (see
+	// confirm); nil once heard, or where contain __guard waits itself.
+	ready *os.File
 }
 
 // startGuard starts the guard. It is called off the main thread: the
 // reaper (main thread, __WNOTHREAD) must not see it among its children.
 // The guard's stderr is contain's; it writes there only when told to be
-// verbose.
+// verbose. It waits in the shell where there is one that can be executed,
+// else as contain __guard itself.
 func startGuard() (*guard, error) {
+	if unix.Access(waiterShell, unix.X_OK) == nil {
+		if g, err := startWaiter(true); err == nil {
+			return g, nil
+		}
+		// A /bin/sh that cannot be executed (its loader or interpreter
+		// missing): the guard waits itself.
+	}
+	return startWaiter(false)
+}
+
+// startWaiter starts the guard waiting in the shell, or as contain
+// __guard itself.
+func startWaiter(inShell bool) (*guard, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -73,16 +90,29 @@ func startGuard() (*guard, error) {
 	defer null.Close()
 	files := []uintptr{null.Fd(), null.Fd(), os.Stderr.Fd(), r.Fd()}
 	path, argv := exe, []string{"contain", GuardCommand, strconv.Itoa(os.Getpid())}
-	if unix.Access(waiterShell, unix.X_OK) == nil {
+	var ready *os.File
+	if inShell {
+		// The shell says on its fd 4 that it runs the script, so that one
+		// that cannot is replaced before anything needs guarding.
+		var readyW *os.File
+		ready, readyW, err = os.Pipe()
+		if err != nil {
+			w.Close()
+			return nil, err
+		}
+		defer readyW.Close()
+		files = append(files, readyW.Fd())
 		// The shell executes contain long after it started, maybe after
 		// an upgrade removed or replaced the file at exe: it is handed
-		// the binary that runs now, open as its fd 4, and falls back to
+		// the binary that runs now, open as its fd 5, and falls back to
 		// the path only if that cannot be opened.
 		if self, err := os.Open("/proc/self/exe"); err == nil {
 			defer self.Close()
 			files = append(files, self.Fd())
 		}
-		path, argv = waiterShell, []string{"contain-guard", "-c", waiterScript, "contain-guard", exe, strconv.Itoa(os.Getpid())}
+		// argv[0] is "sh": a multi-call binary (busybox, toybox) picks
+		// the program it runs by that name. $0 names the guard in ps.
+		path, argv = waiterShell, []string{"sh", "-c", waiterScript, "contain-guard", exe, strconv.Itoa(os.Getpid())}
 	}
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   append(os.Environ(), "GOMAXPROCS=1"),
@@ -91,32 +121,73 @@ func startGuard() (*guard, error) {
 	})
 	if err != nil {
 		w.Close()
+		if ready != nil {
+			ready.Close()
+		}
 		return nil, err
 	}
-	return &guard{pid: pid, w: w}, nil
+	return &guard{pid: pid, w: w, ready: ready}, nil
 }
+
+// confirm makes sure that the guard waits, before the first order: the
+// waiter shell has said so, or it has ended (a /bin/sh that runs no such
+// script: a multi-call binary without a shell in it, a program that is
+// no shell) or kept silent for readyWait, and contain __guard, started
+// in its place, waits itself. Called by the reaper's thread, it starts
+// that guard from another one.
+func (g *guard) confirm() error {
+	ready := g.ready
+	if ready == nil {
+		return nil
+	}
+	g.ready = nil
+	defer ready.Close()
+	ready.SetReadDeadline(time.Now().Add(readyWait))
+	var b [1]byte
+	if n, _ := ready.Read(b[:]); n == 1 {
+		return nil
+	}
+	g.stop()
+	started := make(chan error)
+	go func() {
+		ng, err := startWaiter(false)
+		if err == nil {
+			g.pid, g.w = ng.pid, ng.w
+		}
+		started <- err
+	}()
+	return <-started
+}
+
+// readyWait bounds how long contain waits for the waiter shell's word: a
+// shell starts in a millisecond, and has had contain's start to do so.
+const readyWait = 2 * time.Second
 
 // The guard waits in the shell, not in a second Go program: a Go runtime
 // starting beside contain and COMMAND on every run was a third of contain
 // run -- true. The shell reads the orders until the pipe's EOF, ignoring
 // signals as the guard does, and only then executes contain __guard with
-// them. Where there is no /bin/sh, contain __guard waits itself.
+// them. Where there is no /bin/sh, or one that cannot run the script,
+// contain __guard waits itself.
 const waiterShell = "/bin/sh"
 
 // waiterScript ignores every signal the guard ignores (by number: contain
 // may be nested in another contain run, which forwards them all to its
-// members), reads the orders until EOF, then executes the contain binary
-// it was handed as fd 4 (or, without one, the path in $1).
+// members), says on fd 4 that it runs, reads the orders until EOF, then
+// executes the contain binary it was handed as fd 5 (or, without one,
+// the path in $1).
 //
 // The orders go to contain __guard on its standard input (a here-document),
 // not as an argument: with a line per tracked process they can outgrow
 // what one argument may hold.
 var waiterScript = `trap '' ` + signalNumbers(append(slices.Clone(forwardedFirst), forwardedLater[2:]...)) + `
+echo >&4
+exec 4>&-
 o=
 while IFS= read -r l; do o="$o$l
 "; done <&3
 g="$1"
-if [ -e /proc/self/fd/4 ]; then g=/proc/self/fd/4; fi
+if [ -e /proc/self/fd/5 ]; then g=/proc/self/fd/5; fi
 exec "$g" ` + GuardCommand + ` "$2" - <<EOF
 $o
 EOF`
@@ -167,6 +238,9 @@ func (g *guard) reportTo(o guardReportOrder) error {
 // if the guard is gone, the write fails (EPIPE) without a SIGPIPE that
 // contain would forward to the group as if it came from outside.
 func (g *guard) watch(value string, grace time.Duration, verbose bool, sig syscall.Signal) error {
+	if err := g.confirm(); err != nil {
+		return err
+	}
 	_, err := fmt.Fprintf(guardPipe(g.w), "%s %s %s %t %d\n", guardSession, value, grace, verbose, int(sig))
 	return err
 }
@@ -222,6 +296,10 @@ func (g *guard) stop() {
 		}
 	}
 	g.w.Close()
+	if g.ready != nil {
+		g.ready.Close()
+		g.ready = nil
+	}
 }
 
 // guardOrders is what contain told its guard.

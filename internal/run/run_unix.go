@@ -186,6 +186,10 @@ type waitEvent struct {
 func (r *runner) run() (Result, error) {
 	var undo cleanups
 	defer undo.run()
+	if r.o.OnTimeout != "" && r.o.Grace > 0 && !haveShell() {
+		// Said before anything runs: at the timeout it would be too late.
+		return Result{}, fmt.Errorf("--on-timeout needs %s to run its command, and there is none", binSh)
+	}
 	layers := r.prepare(&undo)
 	if err := r.setLimits(); err != nil {
 		r.grp.remove()
@@ -373,7 +377,6 @@ func (r *runner) start() error {
 		return &StartError{Name: r.o.Args[0], Err: err}
 	}
 	argv := r.o.Args
-	const shell = "/bin/sh"
 	// Decided once: a first try that fails to exec (a script without #!)
 	// has already given the terminal to its own group, now gone.
 	foreground := r.tty != nil && r.tty.foreground() == r.ownPgrp
@@ -390,9 +393,10 @@ func (r *runner) start() error {
 		// whether clone can return a pidfd by starting a throwaway child,
 		// a tenth of contain run -- true.
 		pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: r.o.Env, Files: []uintptr{0, 1, 2}, Sys: attr})
-		if errors.Is(err, unix.ENOEXEC) && argv[0] != shell {
-			// A script without #!: run by the shell, as execvp does.
-			path, argv = shell, append([]string{shell, path}, r.o.Args[1:]...)
+		if errors.Is(err, unix.ENOEXEC) && argv[0] != binSh && haveShell() {
+			// A script without #!: run by the shell, as execvp does (and
+			// where there is none, "exec format error").
+			path, argv = binSh, append([]string{binSh, path}, r.o.Args[1:]...)
 			continue
 		}
 		if err != nil && r.startRefused(err) {
@@ -405,6 +409,15 @@ func (r *runner) start() error {
 		return nil
 	}
 }
+
+// binSh runs what has no interpreter of its own: a script without #! (as
+// execvp does) and the --on-timeout command. A distroless image has none.
+// It is executed as /bin/sh, its argv[0] naming it: a multi-call binary
+// (busybox) picks the program it runs by that name.
+const binSh = "/bin/sh"
+
+// haveShell reports whether there is a /bin/sh to execute.
+func haveShell() bool { return unix.Access(binSh, unix.X_OK) == nil }
 
 // lookPath finds COMMAND as execvp(3) does: a name with a slash as it is,
 // anything else in $PATH (a relative directory in $PATH included, which

@@ -406,7 +406,7 @@ func (s *shimRun) start() error {
 			attr.Foreground, attr.Ctty = true, tty
 		}
 		pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: s.o.Env, Files: []uintptr{0, 1, 2}, Sys: attr})
-		if errors.Is(err, unix.ENOEXEC) && argv[0] != shell {
+		if errors.Is(err, unix.ENOEXEC) && argv[0] != shell && haveShell() {
 			path, argv = shell, append([]string{shell, path}, s.o.Argv[1:]...)
 			continue
 		}
