@@ -39,6 +39,7 @@ func daemonSession(t *testing.T, pid int) string {
 // spared by a plain reap, and is reaped with --include-daemons; the
 // escapee beside it is not spared.
 func TestAllowDaemons(t *testing.T) {
+	t.Parallel()
 	for _, m := range reportModes(t) {
 		t.Run(m.name, func(t *testing.T) {
 			dir := sharedDir(t)
@@ -119,6 +120,7 @@ func psShows(t *testing.T, out string, pid int, state string) bool {
 // TestDaemonsNotAllowed: without --allow-daemons nothing survives, and -v
 // says which option would have spared the daemon.
 func TestDaemonsNotAllowed(t *testing.T) {
+	t.Parallel()
 	for _, m := range reportModes(t) {
 		t.Run(m.name, func(t *testing.T) {
 			dir := sharedDir(t)
@@ -147,6 +149,7 @@ func TestDaemonsNotAllowed(t *testing.T) {
 // spared when it execs with it later; one started with the mark is. Over
 // rounds, as the scans may catch either before its exec.
 func TestDaemonMarkedLater(t *testing.T) {
+	t.Parallel()
 	for _, m := range reportModes(t) {
 		t.Run(m.name, func(t *testing.T) {
 			for round := 0; round < 5; round++ {
@@ -177,6 +180,7 @@ sleep 1`, dir)
 // TestAllowDaemonsCrash: contain killed with SIGKILL: the guard (or the
 // shim) ends the session and spares the daemon.
 func TestAllowDaemonsCrash(t *testing.T) {
+	t.Parallel()
 	for _, m := range reportModes(t) {
 		t.Run(m.name, func(t *testing.T) {
 			dir := sharedDir(t)
@@ -205,6 +209,7 @@ func TestAllowDaemonsCrash(t *testing.T) {
 // over its environment, started with contain run -d inside an
 // --allow-daemons run, still answers after the run.
 func TestAllowDaemonsRealDaemon(t *testing.T) {
+	t.Parallel()
 	testtool.Need(t, "redis-server", "redis-server")
 	testtool.Need(t, "redis-cli", "redis-tools")
 	for _, m := range reportModes(t) {

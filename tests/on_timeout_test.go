@@ -16,6 +16,7 @@ import (
 // has not run), with the documented environment, outside the session;
 // its status and output change nothing of contain's.
 func TestOnTimeout(t *testing.T) {
+	t.Parallel()
 	for _, m := range reportModes(t) {
 		t.Run(m.name, func(t *testing.T) {
 			dir := sharedDir(t)
@@ -46,6 +47,7 @@ func TestOnTimeout(t *testing.T) {
 // TestOnTimeoutBounded: a hook that would run far longer than the grace
 // period is ended with what it started, and the timeout signal follows.
 func TestOnTimeoutBounded(t *testing.T) {
+	t.Parallel()
 	for _, m := range reportModes(t) {
 		t.Run(m.name, func(t *testing.T) {
 			dir := sharedDir(t)
@@ -75,6 +77,7 @@ func TestOnTimeoutBounded(t *testing.T) {
 // TestOnTimeoutOptions: the hook runs once, not at all with -g 0, and
 // bad uses are refused before COMMAND runs.
 func TestOnTimeoutOptions(t *testing.T) {
+	t.Parallel()
 	dir := sharedDir(t)
 	count := filepath.Join(dir, "count")
 	res := run(t, runOpts{}, "run", "-v", "-g", "0", "-t", "0.2", "--on-timeout", "echo ran >> "+count, "--", "sleep", "60")
@@ -112,6 +115,7 @@ func TestOnTimeoutOptions(t *testing.T) {
 // only -v said it, and only when the timeout fired); the run is the
 // same, and nothing is said where the hook can run.
 func TestOnTimeoutGraceZeroSaid(t *testing.T) {
+	t.Parallel()
 	const line = "contain: --on-timeout will not run: the grace period is 0 (-g 0), which leaves it no time; give it one with -g\n"
 	res := run(t, runOpts{}, "run", "-g", "0", "--on-timeout", "echo ran", "--", "sh", "-c", "echo out")
 	wantCode(t, res, 0)

@@ -17,6 +17,7 @@ import (
 // (CSI U+009B, NEL U+0085) is escaped in ps's and reap's tables, and a 64
 // KB tag does not widen every row; the JSON keeps both whole.
 func TestPsTableEscapesAndShortens(t *testing.T) {
+	t.Parallel()
 	tool := uniqueTool(t)
 	c1Tool := tool + "\u009b2J\u0085x"
 	c1Value := fmt.Sprintf("%s:%d", c1Tool, deadPID(t))
@@ -66,6 +67,7 @@ func TestPsTableEscapesAndShortens(t *testing.T) {
 // each, never split at commas, so a TOOL with a ',' can be named; a value
 // with leading or trailing spaces is refused (status 2), not trimmed.
 func TestCommaInToolAndNoTrimming(t *testing.T) {
+	t.Parallel()
 	tool := uniqueTool(t)
 	commaTool := "A," + tool
 	value := fmt.Sprintf("%s:%d", commaTool, deadPID(t))
@@ -130,6 +132,7 @@ type reapRows struct {
 // the process runs: true for a dry run's processes and for a spared
 // ancestor, false for one reap ended; "failed" is reap's failure.
 func TestReapJSONAliveIsTheTruth(t *testing.T) {
+	t.Parallel()
 	tool := uniqueTool(t)
 	value := fmt.Sprintf("%s:%d", tool, deadPID(t))
 	pid := startTagged(t, value, procOpts{})
@@ -171,6 +174,7 @@ func TestReapJSONAliveIsTheTruth(t *testing.T) {
 // TestEmptyOriginatorEnvIsUnset (item 13): CONTAIN_ORIGINATOR= is as if it
 // were not set: contain run uses the default, CONTAIN.
 func TestEmptyOriginatorEnvIsUnset(t *testing.T) {
+	t.Parallel()
 	res := run(t, runOpts{env: []string{"CONTAIN_ORIGINATOR="}}, "run", "--", "sh", "-c", `echo "$RUNNING_PROCESS_ORIGINATOR"`)
 	wantCode(t, res, 0)
 	if want := fmt.Sprintf("CONTAIN:%d\n", res.pid); res.stdout != want {
@@ -192,6 +196,7 @@ func TestEmptyOriginatorEnvIsUnset(t *testing.T) {
 // path and urfave/cli's) and for every other command; non-ASCII is printed
 // as characters.
 func TestErrorsNameTheOptionAsTyped(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		code int
@@ -223,6 +228,7 @@ func TestErrorsNameTheOptionAsTyped(t *testing.T) {
 // refuse the same TOOLs: any TOOL a tag can carry (another tool's, with a
 // ',' or non-ASCII letters), never an empty one or one with a space.
 func TestOriginatorFilterCheckedAlike(t *testing.T) {
+	t.Parallel()
 	tool := uniqueTool(t)
 	for _, bad := range []string{"", " ", tool + " x", "\t" + tool, tool + "\n"} {
 		for _, cmd := range [][]string{{"ps"}, {"reap", "-n"}} {
@@ -246,6 +252,7 @@ func TestOriginatorFilterCheckedAlike(t *testing.T) {
 // TestPsSaysNothingMatched (item 13): ps -o X with no match says that
 // nothing matched the filter, and exits 0.
 func TestPsSaysNothingMatched(t *testing.T) {
+	t.Parallel()
 	tool := uniqueTool(t)
 	res := run(t, runOpts{}, "ps", "-o", tool)
 	wantCode(t, res, 0)

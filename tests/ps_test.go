@@ -178,6 +178,7 @@ func sessionState(out psOutput, value string) (string, []int) {
 }
 
 func TestPsSessions(t *testing.T) {
+	t.Parallel()
 	tool := uniqueTool(t)
 	orphanValue := fmt.Sprintf("%s:%d", tool, deadPID(t))
 	liveValue := fmt.Sprintf("%s:%d", tool, os.Getpid()) // started before its member
@@ -247,6 +248,7 @@ func TestPsSessions(t *testing.T) {
 }
 
 func TestPsMalformed(t *testing.T) {
+	t.Parallel()
 	tool := uniqueTool(t)
 	forms := []string{tool, tool + ":", ":12" + tool, tool + ":0", tool + ":-1", tool + ":abc", tool + ":4294967296",
 		tool + ":2147483648", tool + " x:12", tool + ":12 ", tool + ":+12"}
@@ -272,6 +274,7 @@ func TestPsMalformed(t *testing.T) {
 }
 
 func TestPsBadInput(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"ps", "--format", "xml"},
 		{"ps", "extra"},
@@ -294,6 +297,7 @@ func TestPsBadInput(t *testing.T) {
 }
 
 func TestPsUnreadableCounted(t *testing.T) {
+	t.Parallel()
 	requireRoot(t, "root's processes next to an unprivileged ps")
 	tool := uniqueTool(t)
 	root := startTagged(t, fmt.Sprintf("%s:%d", tool, deadPID(t)), procOpts{})
@@ -317,6 +321,7 @@ func TestPsUnreadableCounted(t *testing.T) {
 // its session's totals are the sums of its two processes, and its count of
 // live processes two; the table shows both, per process and per session.
 func TestPsUsage(t *testing.T) {
+	t.Parallel()
 	testtool.Need(t, "perl", "perl-base")
 	tool := uniqueTool(t)
 	value := fmt.Sprintf("%s:%d", tool, deadPID(t))

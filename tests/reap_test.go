@@ -38,6 +38,7 @@ func procState(pid int) byte {
 }
 
 func TestReapOrphansOnly(t *testing.T) {
+	t.Parallel()
 	tool := uniqueTool(t)
 	orphanValue := fmt.Sprintf("%s:%d", tool, deadPID(t))
 	orphan := startTagged(t, orphanValue, procOpts{})
@@ -89,6 +90,7 @@ func TestReapOrphansOnly(t *testing.T) {
 }
 
 func TestReapDryRun(t *testing.T) {
+	t.Parallel()
 	tool := uniqueTool(t)
 	value := fmt.Sprintf("%s:%d", tool, deadPID(t))
 	pid := startTagged(t, value, procOpts{})
@@ -111,6 +113,7 @@ func TestReapDryRun(t *testing.T) {
 // session is orphaned, its member is reaped, and the newer process at that
 // PID is never signalled.
 func TestReapRecycledPID(t *testing.T) {
+	t.Parallel()
 	requireRoot(t, "writing /proc/sys/kernel/ns_last_pid")
 	tool := uniqueTool(t)
 	var member, impostor, target int
@@ -160,6 +163,7 @@ func TestReapRecycledPID(t *testing.T) {
 // TestReapForkingSession reaps a session that keeps forking while it is
 // reaped: nothing of it is left.
 func TestReapForkingSession(t *testing.T) {
+	t.Parallel()
 	tool := uniqueTool(t)
 	value := fmt.Sprintf("%s:%d", tool, deadPID(t))
 	for i := 0; i < 3; i++ {
@@ -177,6 +181,7 @@ func TestReapForkingSession(t *testing.T) {
 // TestReapUnprivileged: nobody reaps its own orphans and cannot even see
 // root's; root's stay.
 func TestReapUnprivileged(t *testing.T) {
+	t.Parallel()
 	requireRoot(t, "processes of two users")
 	tool := uniqueTool(t)
 	rootValue := fmt.Sprintf("%s:%d", tool, deadPID(t))
@@ -204,6 +209,7 @@ func TestReapUnprivileged(t *testing.T) {
 // and removed, with the process inside that dropped its tag; a group whose
 // contain runs is not touched.
 func TestReapLeftoverCgroup(t *testing.T) {
+	t.Parallel()
 	requireRoot(t, "making cgroups")
 	own := ownCgroupDir()
 	if own == "" {
@@ -284,6 +290,7 @@ func TestReapLeftoverCgroup(t *testing.T) {
 // reaper's own ancestors (contain reap run from inside an orphaned session)
 // leaves them alone.
 func TestReapSparesItsAncestors(t *testing.T) {
+	t.Parallel()
 	tool := uniqueTool(t)
 	value := fmt.Sprintf("%s:%d", tool, deadPID(t))
 	dir := t.TempDir()
@@ -310,6 +317,7 @@ func TestReapSparesItsAncestors(t *testing.T) {
 // "cgroup DIR" in SESSION), an untagged one - and the cgroup; the dry
 // run's JSON has them as originator and cgroup.
 func TestReapColumnsOneMeaning(t *testing.T) {
+	t.Parallel()
 	requireRoot(t, "making cgroups")
 	own := ownCgroupDir()
 	if own == "" {

@@ -123,6 +123,7 @@ func machine(t *testing.T, p string) string {
 // TestReleaseBinaries: six binaries, each for the platform it claims, and
 // the version stamped into --version.
 func TestReleaseBinaries(t *testing.T) {
+	t.Parallel()
 	r := loadRelease(t)
 	var got []string
 	for _, a := range r.of("Binary") {
@@ -202,6 +203,7 @@ func archiveFiles(t *testing.T, p string) (names []string, binSum string) {
 // platform, README, the guide and the report schema, LICENSE, man page
 // and completions; checksums.txt right.
 func TestReleaseArchives(t *testing.T) {
+	t.Parallel()
 	r := loadRelease(t)
 	binaries := map[string]string{}
 	for _, a := range r.of("Binary") {
@@ -262,6 +264,7 @@ const releaseURL = "https://github.com/contain-cli/contain/releases/download/"
 // completions, from URLs that name the macOS and Linux archives, with their
 // checksums.
 func TestReleaseCask(t *testing.T) {
+	t.Parallel()
 	r := loadRelease(t)
 	casks := r.of("Homebrew Cask")
 	if len(casks) != 1 {
@@ -302,6 +305,7 @@ func TestReleaseCask(t *testing.T) {
 // TestReleaseScoop: the scoop manifest installs contain.exe from the Windows
 // archives, with their checksums.
 func TestReleaseScoop(t *testing.T) {
+	t.Parallel()
 	r := loadRelease(t)
 	manifests := r.of("Scoop Manifest")
 	if len(manifests) != 1 {

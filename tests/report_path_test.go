@@ -15,6 +15,7 @@ import (
 // The check creates and truncates nothing. As nobody, in directories that
 // nobody cannot write (root may write anywhere).
 func TestReportPathNotWritable(t *testing.T) {
+	t.Parallel()
 	requireRoot(t, "to run contain as nobody, who cannot write where root can")
 	dir := sharedDir(t) // nobody may write here: where COMMAND leaves its marker
 	locked := filepath.Join(dir, "locked")

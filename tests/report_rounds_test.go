@@ -24,6 +24,7 @@ import (
 // root 24 of 40 such runs recorded the daemon with start time 0 and a bare
 // "exited", and as nobody 6 of 20 left it out.
 func TestReportNeverDropsALeftover(t *testing.T) {
+	t.Parallel()
 	testtool.Need(t, "perl", "perl-base")
 	rounds := 20
 	if testing.Short() {
@@ -114,6 +115,7 @@ func TestReportNeverDropsALeftover(t *testing.T) {
 // leftover too, and the report must list it (ended by SIGKILL). Before the fix, processes found while closing were
 // ended but never listed (every round, every mode).
 func TestReportLeftoverBornWhileClosing(t *testing.T) {
+	t.Parallel()
 	for _, m := range reportModes(t) {
 		t.Run(m.name, func(t *testing.T) {
 			for i := range 3 {

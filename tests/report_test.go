@@ -67,6 +67,7 @@ const burn = `i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done`
 // (from the cgroup, or from the rusage of what contain reaped as
 // subreaper), and names the source.
 func TestReportChargesEscapees(t *testing.T) {
+	t.Parallel()
 	testtool.Need(t, "perl", "perl-base")
 	// The work alone, measured the same way, is the yardstick.
 	alone := exec.Command("sh", "-c", burn+`; perl -e '$x = q(a) x 100_000_000'`)
@@ -141,6 +142,7 @@ sleep 0.2`, dir, burn)
 // with how it was found, whether it left the group and session, whether it
 // held contain's stdout, and what ended it when.
 func TestReportLeftovers(t *testing.T) {
+	t.Parallel()
 	for _, m := range reportModes(t) {
 		t.Run(m.name, func(t *testing.T) {
 			dir := sharedDir(t)
@@ -211,6 +213,7 @@ exit 3`, dir)
 // TestReportEndings: how it ended, for a timeout, a kill after the
 // timeout, and a stop request.
 func TestReportEndings(t *testing.T) {
+	t.Parallel()
 	type want struct {
 		status      int
 		timedOut    bool
@@ -253,6 +256,7 @@ func TestReportEndings(t *testing.T) {
 // TestReportAfterCrash: contain killed with SIGKILL; the guard writes the
 // report, with what only contain knew absent and why.
 func TestReportAfterCrash(t *testing.T) {
+	t.Parallel()
 	dir := sharedDir(t)
 	path := filepath.Join(dir, "report.json")
 	script := fmt.Sprintf(`setsid sh -c 'echo $$ > %s/escapee; exec sleep 300' & sleep 300`, dir)
@@ -302,6 +306,7 @@ func TestReportAfterCrash(t *testing.T) {
 // COMMAND runs (125); one that cannot be written at the end is one line on
 // stderr and changes nothing else; "-" is stderr; CONTAIN_REPORT sets it.
 func TestReportPath(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "ran")
 	res := run(t, runOpts{}, "run", "--report", filepath.Join(dir, "no", "report.json"), "--", "touch", marker)

@@ -18,6 +18,7 @@ import (
 )
 
 func TestExitStatus(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	notExec := filepath.Join(dir, "not-executable")
 	os.WriteFile(notExec, []byte("#!/bin/sh\necho hi\n"), 0o644)
@@ -64,6 +65,7 @@ func TestExitStatus(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		args []string
 		want string
@@ -117,6 +119,7 @@ func wantOneErrorLine(t *testing.T, stderr, want string) {
 }
 
 func TestHelpAndVersion(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"--help"}, {"run", "--help"}, {"help", "run"}, {"run", "-h"}} {
 		res := run(t, runOpts{}, args...)
 		wantCode(t, res, 0)
@@ -138,6 +141,7 @@ func TestHelpAndVersion(t *testing.T) {
 }
 
 func TestTag(t *testing.T) {
+	t.Parallel()
 	printTag := []string{"sh", "-c", `echo "$RUNNING_PROCESS_ORIGINATOR|$RUNNING_PROCESS_IS_DAEMON"`}
 	cases := []struct {
 		name  string
@@ -217,6 +221,7 @@ exit 0
 var leftoverKinds = []string{"background", "setsid", "doublefork", "ignoresterm", "daemon"}
 
 func TestLeftoversAreKilled(t *testing.T) {
+	t.Parallel()
 	testtool.Need(t, "ssh-agent", "openssh-client") // the real daemon
 	type mode struct {
 		name       string
@@ -306,6 +311,7 @@ func survivors(t *testing.T, script func(dir string) string, kinds []string) map
 }
 
 func TestTimeoutClosesTheGroup(t *testing.T) {
+	t.Parallel()
 	for _, nobody := range []bool{false, true} {
 		t.Run(fmt.Sprintf("nobody=%v", nobody), func(t *testing.T) {
 			if nobody {
@@ -332,6 +338,7 @@ func TestTimeoutClosesTheGroup(t *testing.T) {
 // TestAdoptedZombiesAreReaped: orphans re-parented to contain are reaped
 // while COMMAND runs, and COMMAND's own status is never taken by that.
 func TestAdoptedZombiesAreReaped(t *testing.T) {
+	t.Parallel()
 	script := `for i in 1 2 3 4 5 6 7 8; do (sleep 0.0$i &); done
 		sleep 0.5
 		ps -o pid=,stat=,comm= --ppid $PPID | awk '$2 ~ /^Z/' 
@@ -347,6 +354,7 @@ func TestAdoptedZombiesAreReaped(t *testing.T) {
 }
 
 func TestStdioAndWorkdirPassThrough(t *testing.T) {
+	t.Parallel()
 	res := run(t, runOpts{stdin: "hello from stdin\n"}, "run", "--", "sh", "-c", "cat; pwd; echo err >&2")
 	wantCode(t, res, 0)
 	wd, _ := os.Getwd()
@@ -373,6 +381,7 @@ while :; do sleep 0.02; done`, dir, sig, waitJob, sig)
 }
 
 func TestForwardedSignals(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1} {
 		t.Run(sig.String(), func(t *testing.T) {
 			dir := t.TempDir()
@@ -403,6 +412,7 @@ func signalName(sig syscall.Signal) string {
 // TestToldToStop: a command that ignores SIGTERM is killed a grace period
 // after contain is told to stop, leftovers included.
 func TestToldToStop(t *testing.T) {
+	t.Parallel()
 	for _, nobody := range []bool{false, true} {
 		t.Run(fmt.Sprintf("nobody=%v", nobody), func(t *testing.T) {
 			if nobody {
@@ -433,6 +443,7 @@ func TestToldToStop(t *testing.T) {
 // TestPdeathsigHolds: COMMAND dies with contain even when contain is killed
 // with SIGKILL, long after the thread that started it could have gone.
 func TestPdeathsigHolds(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cmd, wait := startContain(t, runOpts{}, "run", "--", "sh", "-c", "echo $$ > "+dir+"/pid; exec sleep 300")
 	waitFor(t, "the command to start", 10*time.Second, func() bool {
@@ -452,6 +463,7 @@ func TestPdeathsigHolds(t *testing.T) {
 }
 
 func TestDetach(t *testing.T) {
+	t.Parallel()
 	res := run(t, runOpts{}, "run", "--detach", "-o", "DAEMONS", "--", "sleep", "300")
 	wantCode(t, res, 0)
 	pid, err := strconv.Atoi(strings.TrimSpace(res.stdout))
@@ -488,6 +500,7 @@ func TestDetach(t *testing.T) {
 // kills the group without waiting for the rest of it (100 s here, more than
 // the test's one-minute limit on any run).
 func TestSecondStopKillsAtOnce(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	script := `trap '' TERM; echo $$ > ` + dir + `/main; sleep 300`
 	cmd, wait := startContain(t, runOpts{}, "run", "-v", "-g", "100", "--", "sh", "-c", script)
@@ -516,6 +529,7 @@ func TestSecondStopKillsAtOnce(t *testing.T) {
 // TestGraceZero: with -g 0 leftovers get SIGKILL straight away, even those
 // that would have handled SIGTERM.
 func TestGraceZero(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	script := `sh -c 'trap "echo got TERM > ` + dir + `/term; exit 0" TERM; echo $$ > ` + dir + `/job; while :; do sleep 0.05; done' &
 		while [ ! -s ` + dir + `/job ]; do sleep 0.01; done`
@@ -584,6 +598,7 @@ func runIn(t *testing.T, parent string) string {
 // kernel refuses to clone into it, contain says so and contains with the
 // other layers, leaving no cgroup behind.
 func TestCgroupRefusedFallsBack(t *testing.T) {
+	t.Parallel()
 	t.Run("mkdir refused", func(t *testing.T) {
 		parent := testCgroup(t, "nochild")
 		if err := os.WriteFile(filepath.Join(parent, "cgroup.max.descendants"), []byte("0"), 0); err != nil {
@@ -622,6 +637,7 @@ func TestCgroupRefusedFallsBack(t *testing.T) {
 // command's leftovers and its own cgroup inside the outer one, which ends
 // and removes both.
 func TestNestedContain(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	inner := fmt.Sprintf(`%s run -- sh -c 'sleep 300 & echo $! > %s/job; kill -9 $PPID'; exit 0`, bin, dir)
 	res := run(t, runOpts{}, "run", "-v", "--", "sh", "-c", inner)
@@ -636,6 +652,7 @@ func TestNestedContain(t *testing.T) {
 // TestIgnoredSignalsStayIgnored: started with HUP ignored (nohup), contain
 // and COMMAND keep ignoring it, as COMMAND would without contain.
 func TestIgnoredSignalsStayIgnored(t *testing.T) {
+	t.Parallel()
 	inner := `kill -HUP $PPID; kill -HUP $$; sleep 0.2; echo survived`
 	out, err := exec.Command("sh", "-c", `trap "" HUP; exec "$0" run -- sh -c "$1"`, bin, inner).CombinedOutput()
 	if err != nil || string(out) != "survived\n" {
@@ -652,6 +669,7 @@ func TestIgnoredSignalsStayIgnored(t *testing.T) {
 // pause while the group is closed; contain returns only when nothing of the
 // session is left.
 func TestForkingLeftover(t *testing.T) {
+	t.Parallel()
 	for _, nobody := range []bool{false, true} {
 		t.Run(fmt.Sprintf("nobody=%v", nobody), func(t *testing.T) {
 			if nobody {
@@ -673,6 +691,7 @@ func TestForkingLeftover(t *testing.T) {
 // TestTaggedFinds: the helper that finds what is left of a session does
 // find a tagged process, so the checks built on it can fail.
 func TestTaggedFinds(t *testing.T) {
+	t.Parallel()
 	value := fmt.Sprintf("HELPER:%d", os.Getpid())
 	cmd := exec.Command("sleep", "30")
 	cmd.Env = append(os.Environ(), "RUNNING_PROCESS_ORIGINATOR="+value)

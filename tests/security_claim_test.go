@@ -81,6 +81,7 @@ func (a claimAttack) start(t *testing.T, args ...string) *exec.Cmd {
 // SIGPIPE in contain, which would take it for one from outside and
 // forward it to COMMAND's group (exit 141, COMMAND killed).
 func TestClaimHangUpNoSIGPIPE(t *testing.T) {
+	t.Parallel()
 	for _, a := range claimAttacks(t) {
 		t.Run(a.name, func(t *testing.T) {
 			t.Parallel()
@@ -103,6 +104,7 @@ func TestClaimHangUpNoSIGPIPE(t *testing.T) {
 // answered, and the run ends when COMMAND does, not when the attacker
 // lets go.
 func TestClaimSlowClientNotHeld(t *testing.T) {
+	t.Parallel()
 	for _, a := range claimAttacks(t) {
 		t.Run(a.name, func(t *testing.T) {
 			t.Parallel()
@@ -132,6 +134,7 @@ func TestClaimSlowClientNotHeld(t *testing.T) {
 // contain run -d inside sees who listens (not its session's contain) and
 // sends it nothing. One case after the other: both squat the same PIDs.
 func TestClaimSocketSquatted(t *testing.T) {
+	t.Parallel()
 	for _, a := range claimAttacks(t) {
 		t.Run(a.name, func(t *testing.T) {
 			dir := sharedDir(t)
@@ -188,6 +191,7 @@ func TestClaimSocketSquatted(t *testing.T) {
 // environment readable and unmarked or showing nothing (empty). A refused
 // child exits at once: its parent, a contain run, would wait for it.
 func TestClaimForgedByMember(t *testing.T) {
+	t.Parallel()
 	needClaimer(t)
 	modes := []struct {
 		name  string

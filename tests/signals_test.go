@@ -19,6 +19,7 @@ import (
 // was not the timeout), contain ends itself with the same signal, without a
 // core dump or a Go stack trace, as GNU timeout does; a shell sees 128+N.
 func TestDiesOfCommandsSignal(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []string{"INT", "TERM", "QUIT", "SEGV", "USR1", "KILL", "RTMIN+3"} {
 		t.Run(sig, func(t *testing.T) {
 			num := map[string]syscall.Signal{"INT": 2, "TERM": 15, "QUIT": 3, "SEGV": 11, "USR1": 10, "KILL": 9, "RTMIN+3": 37}[sig]
@@ -60,6 +61,7 @@ func waitReady(t *testing.T, dir string) {
 // TestEveryFatalSignalForwarded: the signals GNU timeout 9.10 forwards,
 // beyond INT TERM HUP QUIT USR1 USR2, reach COMMAND and its background job.
 func TestEveryFatalSignalForwarded(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []struct {
 		name string
 		num  syscall.Signal
@@ -83,6 +85,7 @@ func TestEveryFatalSignalForwarded(t *testing.T) {
 // TestAlarmTimesOutNow: SIGALRM sent to contain is the timeout firing now:
 // the timeout signal goes to the group, and contain exits 124.
 func TestAlarmTimesOutNow(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cmd, wait := startContain(t, runOpts{}, "run", "-s", "USR1", "--", "sh", "-c",
 		"trap 'echo usr1 > "+dir+"/got; exit 3' USR1; trap 'echo alrm > "+dir+"/got; exit 4' ALRM; echo > "+dir+"/ready; while :; do sleep 0.02; done")
@@ -100,6 +103,7 @@ func TestAlarmTimesOutNow(t *testing.T) {
 // contain, which times out now and sends its own USR1 to CMD; CMD never
 // sees the ALRM, and both exit 124, as nested GNU timeouts do.
 func TestNestedTimeoutsCascade(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	script := "trap 'echo usr1 >> " + dir + "/got; exit 0' USR1; trap 'echo alrm >> " + dir + "/got; exit 0' ALRM; while :; do sleep 0.02; done"
 	res := run(t, runOpts{}, "run", "-s", "ALRM", "-t", "0.5", "--", bin, "run", "-s", "USR1", "-t", "25", "--", "sh", "-c", script)
@@ -112,6 +116,7 @@ func TestNestedTimeoutsCascade(t *testing.T) {
 // TestVerboseToClosedPipe: contain's own verbose line to a closed pipe
 // neither kills contain (141) nor is forwarded as a SIGPIPE to COMMAND.
 func TestVerboseToClosedPipe(t *testing.T) {
+	t.Parallel()
 	bash := testtool.Need(t, "bash", "bash")
 	out, err := exec.Command(bash, "-c", `"$0" run -v -t .3 -- sleep 10 2>&1 | true; echo "rc=${PIPESTATUS[0]}"`, bin).CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != "rc=124" {
@@ -129,6 +134,7 @@ func TestVerboseToClosedPipe(t *testing.T) {
 // gets the timeout signal (-s), as from GNU timeout, and can clean up; one
 // that ignores it is still ended by the guard within the crash promise.
 func TestPdeathsigIsTheTimeoutSignal(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cmd, wait := startContain(t, runOpts{}, "run", "-s", "USR1", "--", "sh", "-c",
 		"trap '' TERM; trap 'echo usr1 > "+dir+"/got' USR1; echo $$ > "+dir+"/ready; while :; do sleep 0.01; done")
@@ -148,6 +154,7 @@ func TestPdeathsigIsTheTimeoutSignal(t *testing.T) {
 // directory found on PATH cannot be executed (126), a script without #! is
 // run by /bin/sh.
 func TestCommandAsExecvpFindsIt(t *testing.T) {
+	t.Parallel()
 	res := run(t, runOpts{}, "run", "--", ".")
 	wantCode(t, res, 126)
 	wantOneErrorLine(t, res.stderr, "contain: cannot run .: permission denied")
@@ -170,6 +177,7 @@ func TestCommandAsExecvpFindsIt(t *testing.T) {
 // TestDurationsAsTimeout: a positive duration that underflows is 1 ns, a
 // huge one practically never; --foreground is accepted.
 func TestDurationsAsTimeout(t *testing.T) {
+	t.Parallel()
 	wantCode(t, run(t, runOpts{}, "run", "-t", "1e-10000", "--", "sleep", "5"), 124)
 	for _, d := range []string{"9223372036854775808", "1e4932", "9223372036854775808d"} {
 		wantCode(t, run(t, runOpts{}, "run", "-t", d, "--", "true"), 0)

@@ -15,6 +15,7 @@ import (
 // those include a markdown parser. GODEBUG=inittrace=1 lists the packages
 // that were initialised.
 func TestRunSkipsCLIInit(t *testing.T) {
+	t.Parallel()
 	skipped := []string{"github.com/urfave/cli/v2", "github.com/russross/blackfriday/v2", "text/template", "regexp"}
 	inits := func(args ...string) string {
 		cmd := exec.Command(bin, args...)

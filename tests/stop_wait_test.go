@@ -110,6 +110,7 @@ func wantAlive(t *testing.T, what string, pids ...int) {
 // have ended: all of it gone, status 0, and the report names each process.
 // As root, and as nobody (both the run and the stop).
 func TestStopSession(t *testing.T) {
+	t.Parallel()
 	for _, nobody := range []bool{false, true} {
 		t.Run(map[bool]string{false: "root", true: "nobody"}[nobody], func(t *testing.T) {
 			if nobody {
@@ -148,6 +149,7 @@ func TestStopSession(t *testing.T) {
 // session of the same tool and a session of another tool running, and
 // -o stops every live session of a tool.
 func TestStopLeavesOthersAlone(t *testing.T) {
+	t.Parallel()
 	tool, other := uniqueTool(t), uniqueTool(t)+"X"
 	a := startSession(t, runOpts{}, tool, "")
 	b := startSession(t, runOpts{}, tool, "")
@@ -194,6 +196,7 @@ func placeAt(t *testing.T, target int) bool {
 // with -o it lists it and exits 0. The members and the process at that
 // PID still run.
 func TestStopRecycledOriginator(t *testing.T) {
+	t.Parallel()
 	requireRoot(t, "writing /proc/sys/kernel/ns_last_pid")
 	tool := uniqueTool(t)
 	var member, target int
@@ -234,6 +237,7 @@ func TestStopRecycledOriginator(t *testing.T) {
 // originator is root's, even though it can see the session's processes
 // (they run as nobody): status 1, and nothing is signalled.
 func TestStopAnotherUsersOriginator(t *testing.T) {
+	t.Parallel()
 	requireRoot(t, "processes of two users")
 	tool := uniqueTool(t)
 	originator := startAs(t, false, os.Environ(), "sleep", "300")
@@ -255,6 +259,7 @@ func TestStopAnotherUsersOriginator(t *testing.T) {
 // waited for: stop says so at once, 1; --kill kills it through its pin
 // after -t, then the session as reap would.
 func TestStopTimeout(t *testing.T) {
+	t.Parallel()
 	t.Run("contain run", func(t *testing.T) {
 		s := startSession(t, runOpts{}, uniqueTool(t), `trap "" TERM;`, "--grace", "60s")
 		began := time.Now()
@@ -311,6 +316,7 @@ func TestStopTimeout(t *testing.T) {
 // stop), and another tool's whose originator ignores SIGTERM (--kill,
 // which reaps it as reap does, stopped first).
 func TestStopForkingSession(t *testing.T) {
+	t.Parallel()
 	for round := 0; round < 3; round++ {
 		tool := uniqueTool(t)
 		cmd, wait := startContain(t, runOpts{}, "run", "-o", tool, "--", "sh", "-c", `while :; do sleep 300 & sleep 0.005; done`)
@@ -345,6 +351,7 @@ func TestStopForkingSession(t *testing.T) {
 // name never wait for themselves or their ancestors: the shell that runs
 // them carries the session's tag, and they return at once.
 func TestStopWaitFromInside(t *testing.T) {
+	t.Parallel()
 	for _, cmd := range []string{"wait", "stop"} {
 		t.Run(cmd, func(t *testing.T) {
 			tool := uniqueTool(t)
@@ -401,6 +408,7 @@ func readFileLine(t *testing.T, dir, name string, d time.Duration) string {
 // nothing (1, as pidwait; TestStopWaitNothingMatched); the JSON says each
 // session's end.
 func TestWait(t *testing.T) {
+	t.Parallel()
 	tool := uniqueTool(t)
 	cmd, runWait := startContain(t, runOpts{}, "run", "-o", tool, "--", "sleep", "1")
 	value := fmt.Sprintf("%s:%d", tool, cmd.Process.Pid)
@@ -449,6 +457,7 @@ func TestWait(t *testing.T) {
 // TestStopWaitBadUsage: bad input is exit 2 and exactly one line on
 // stderr, starting "contain: ".
 func TestStopWaitBadUsage(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"stop", "X"}, {"stop", "X:0"}, {"stop", "-o", "bad tool!"}, {"stop", "-t", "-1", "X:1"}, {"wait"},
 		{"stop", "-s", "NOPE", "X:1"}, {"stop"}, {"wait", "-t", "x", "X:1"}, {"stop", "--kill", "X:1"},

@@ -65,6 +65,7 @@ var gnuTimeoutCases = []struct {
 // TestTimeoutCommandAsGNUTimeout: contain timeout exits as GNU timeout
 // does on coreutils' own cases, in every option form getopt_long takes.
 func TestTimeoutCommandAsGNUTimeout(t *testing.T) {
+	t.Parallel()
 	gnu, _ := exec.LookPath("timeout")
 	for _, c := range gnuTimeoutCases {
 		t.Run(c.name, func(t *testing.T) {
@@ -106,6 +107,7 @@ func exitOf(err error) int {
 // abbreviations), and Docker's names for the limits; an ambiguous
 // abbreviation and an unknown letter in a bundle are refused in one line.
 func TestRunTakesGetoptForms(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want int
@@ -138,6 +140,7 @@ func TestRunTakesGetoptForms(t *testing.T) {
 // TestRunDurationAsCommandHints: contain run 5 sleep 10, GNU timeout's
 // habit, fails as COMMAND "5" not found (127) and says what was meant.
 func TestRunDurationAsCommandHints(t *testing.T) {
+	t.Parallel()
 	res := run(t, runOpts{}, "run", "5", "sleep", "10")
 	wantCode(t, res, 127)
 	wantOneErrorLine(t, res.stderr, "did you mean contain run -t 5 -- sleep 10, or contain timeout 5 sleep 10?")

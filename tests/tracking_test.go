@@ -78,6 +78,7 @@ var escapeeKinds = []string{"background", "setsid", "doublefork", "cleared", "ig
 // escapee; contain returns only once none is left, and says it had only
 // the tracking.
 func TestTrackingClosesTheGroup(t *testing.T) {
+	t.Parallel()
 	for _, o := range trackingModes(t) {
 		t.Run(modeName(o), func(t *testing.T) {
 			dir := sharedDir(t)
@@ -121,6 +122,7 @@ func TestTrackingClosesTheGroup(t *testing.T) {
 // TestTrackingTimeout: the timeout closes the whole group too (124), a
 // leftover that forks all the time included.
 func TestTrackingTimeout(t *testing.T) {
+	t.Parallel()
 	for _, o := range trackingModes(t) {
 		t.Run(modeName(o), func(t *testing.T) {
 			dir := sharedDir(t)
@@ -162,6 +164,7 @@ func sessionMembers(sid int) []int {
 // process the tracking found, ends them all within a second, the cleared
 // double fork included.
 func TestTrackingCrash(t *testing.T) {
+	t.Parallel()
 	for _, o := range trackingModes(t) {
 		t.Run(modeName(o), func(t *testing.T) {
 			dir := sharedDir(t)

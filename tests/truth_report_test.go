@@ -72,12 +72,16 @@ func names(es []endedEntry) string {
 // none was left when COMMAND ended ("leftovers": [], which said nothing of
 // them before). In each mode: cgroup, nobody (the shim), tracking.
 func TestTruthTimeoutEnded(t *testing.T) {
+	t.Parallel()
 	for _, m := range reportModes(t) {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
 			dir := sharedDir(t)
 			path := filepath.Join(dir, "report.json")
-			script := fmt.Sprintf(`D=%s; sleep 30 & echo $! > $D/a; sleep 31 & echo $! > $D/b; echo $$ > $D/sh; sleep 40`, dir)
+			// The sleeps are orphans from the start (a subshell started each):
+	// sh, which reaps its own children as it waits, cannot reap them
+	// before contain does.
+	script := fmt.Sprintf(`D=%s; (sleep 30 & echo $! > $D/a); (sleep 31 & echo $! > $D/b); echo $$ > $D/sh; sleep 40`, dir)
 			res := run(t, m.o, "run", "-t", "1.5", "--report", path, "--", "sh", "-c", script)
 			wantCode(t, res, 124)
 			a, b, sh := readPID(t, dir, "a"), readPID(t, dir, "b"), readPID(t, dir, "sh")
@@ -121,6 +125,7 @@ func TestTruthTimeoutEnded(t *testing.T) {
 // name; -v names each process it signals and reaps (the README tour's
 // command).
 func TestTruthCloseEnded(t *testing.T) {
+	t.Parallel()
 	dir := sharedDir(t)
 	path := filepath.Join(dir, "report.json")
 	script := fmt.Sprintf(`sleep 300 & echo $! > %[1]s/bg; setsid sh -c 'echo $$ > %[1]s/escapee; exec sleep 301' & while [ ! -s %[1]s/escapee ]; do sleep 0.01; done; echo started`, dir)
@@ -162,8 +167,12 @@ func TestTruthCloseEnded(t *testing.T) {
 // Before, it said "reaped adopted process 28110" and nothing of the
 // timeout signal's processes.
 func TestTruthVerboseNames(t *testing.T) {
+	t.Parallel()
 	dir := sharedDir(t)
-	script := fmt.Sprintf(`D=%s; sleep 30 & echo $! > $D/a; sleep 31 & echo $! > $D/b; echo $$ > $D/sh; sleep 40`, dir)
+	// The sleeps are orphans from the start (a subshell started each):
+	// sh, which reaps its own children as it waits, cannot reap them
+	// before contain does.
+	script := fmt.Sprintf(`D=%s; (sleep 30 & echo $! > $D/a); (sleep 31 & echo $! > $D/b); echo $$ > $D/sh; sleep 40`, dir)
 	res := run(t, runOpts{}, "run", "-v", "-t", "1.5", "--", "sh", "-c", script)
 	wantCode(t, res, 124)
 	a, b, sh := readPID(t, dir, "a"), readPID(t, dir, "b"), readPID(t, dir, "sh")
@@ -190,6 +199,7 @@ func TestTruthVerboseNames(t *testing.T) {
 // TestTruthCrashEnded: after contain is killed, the guard's (or the
 // shim's) report lists what it ended, by name, in the phase "crash".
 func TestTruthCrashEnded(t *testing.T) {
+	t.Parallel()
 	modes := []runOpts{{}}
 	if os.Geteuid() == 0 {
 		modes = append(modes, runOpts{asNobody: true})

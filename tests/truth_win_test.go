@@ -17,6 +17,7 @@ import (
 // cannot be delivered (Wine), TerminateJobObject; -v names each process
 // the job's termination ends.
 func TestWinTruthTimeoutEnded(t *testing.T) {
+	t.Parallel()
 	needContain(t)
 	dir := tmpDir(t)
 	path := filepath.Join(dir, "report.json")

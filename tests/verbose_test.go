@@ -17,6 +17,7 @@ import (
 // contain, so that whose "done:" is whose is plain; the outer one, in no
 // session, keeps the plain prefix. Before, both said "contain:".
 func TestVerboseNested(t *testing.T) {
+	t.Parallel()
 	res := run(t, runOpts{}, "run", "-v", "--", bin, "run", "-v", "--", "sh", "-c", "sleep 30 & exit 0")
 	wantCode(t, res, 0)
 	inner := regexp.MustCompile(`(?m)^contain\[(\d+)\]: done: exit 0, .*, 1 leftover \(1 ended by SIGTERM\)$`).FindStringSubmatch(res.stderr)
@@ -35,6 +36,7 @@ func TestVerboseNested(t *testing.T) {
 // background job of a shell without job control) keeps it ignored, as GNU
 // timeout does, and -v says so at the start, with the way out.
 func TestVerboseSIGINTIgnored(t *testing.T) {
+	t.Parallel()
 	res := run(t, runOpts{}, "run", "--", "sh", "-c", `trap "" INT; exec "$0" run -v -- true`, bin)
 	wantCode(t, res, 0)
 	if !strings.Contains(res.stderr, "SIGINT was ignored when contain started") || !strings.Contains(res.stderr, "SIGTERM") {
@@ -50,6 +52,7 @@ func TestVerboseSIGINTIgnored(t *testing.T) {
 // it sends to a process, not one more for the SIGCONT that resumes each
 // (44 lines for 22 processes before).
 func TestVerboseGuardQuiet(t *testing.T) {
+	t.Parallel()
 	dir := sharedDir(t)
 	cmd, stderr, wait := startContainLive(t, runOpts{}, "run", "-v", "--", "sh", "-c",
 		`for i in 1 2 3 4 5; do sleep 300 & done; echo > `+dir+`/ready; sleep 300`)
