@@ -210,6 +210,7 @@ func TestLimitStrict(t *testing.T) {
 // closing line, the limit that was hit; a run within its limits reports
 // them not exceeded.
 func TestLimitReportVerbose(t *testing.T) {
+	t.Parallel()
 	dir := sharedDir(t)
 	path := filepath.Join(dir, "r.json")
 	res := run(t, runOpts{}, "run", "-v", "--report", path, "--memory", "1G", "--pids", "100", "--cpu-time", "10s", "--cpus", "2", "--", "sh", "-c", "sleep 0.3")

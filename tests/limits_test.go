@@ -102,6 +102,7 @@ func living(pids []int) []int {
 // reap of 200 orphans (a tenth of them ignoring SIGTERM) kills every one
 // and exits 0, as root and as an unprivileged user.
 func TestReapUnderFDLimit(t *testing.T) {
+	t.Parallel()
 	for _, nobody := range []bool{false, true} {
 		t.Run(fmt.Sprintf("nobody=%v", nobody), func(t *testing.T) {
 			if nobody {
@@ -215,6 +216,7 @@ func crash(t *testing.T, n int, limit, nobody bool) (left []int, cg, stderr stri
 // SIGKILL: the crash guard kills all of them, as root (with a cgroup) and
 // as nobody (without).
 func TestGuardUnderFDLimit(t *testing.T) {
+	t.Parallel()
 	for _, nobody := range []bool{false, true} {
 		t.Run(fmt.Sprintf("nobody=%v", nobody), func(t *testing.T) {
 			if nobody {

@@ -183,6 +183,7 @@ func writeRegistry(t *testing.T, dir string, asNobody bool, value string, start 
 // (another start time) and what a registry of a running contain names are
 // left alone; the spent registry is removed. As root and as nobody.
 func TestReapRegistry(t *testing.T) {
+	t.Parallel()
 	for _, nobody := range []bool{false, true} {
 		t.Run(fmt.Sprintf("nobody=%v", nobody), func(t *testing.T) {
 			if nobody {

@@ -79,9 +79,9 @@ func TestTruthTimeoutEnded(t *testing.T) {
 			dir := sharedDir(t)
 			path := filepath.Join(dir, "report.json")
 			// The sleeps are orphans from the start (a subshell started each):
-	// sh, which reaps its own children as it waits, cannot reap them
-	// before contain does.
-	script := fmt.Sprintf(`D=%s; (sleep 30 & echo $! > $D/a); (sleep 31 & echo $! > $D/b); echo $$ > $D/sh; sleep 40`, dir)
+			// sh, which reaps its own children as it waits, cannot reap them
+			// before contain does.
+			script := fmt.Sprintf(`D=%s; (sleep 30 & echo $! > $D/a); (sleep 31 & echo $! > $D/b); echo $$ > $D/sh; sleep 40`, dir)
 			res := run(t, m.o, "run", "-t", "1.5", "--report", path, "--", "sh", "-c", script)
 			wantCode(t, res, 124)
 			a, b, sh := readPID(t, dir, "a"), readPID(t, dir, "b"), readPID(t, dir, "sh")
