@@ -44,9 +44,35 @@ var numbers = regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)
 // for any lines. Lines of leftovers (signalled, reaped), which contain's
 // closing loop and its reaper write as each gets there, compare in any
 // order within their run of lines.
+//
+// contain's own lines (on its stderr) and COMMAND's (on its stdout) are
+// compared each in their order, not with each other: a terminal shows
+// them as each process gets to write, and COMMAND may print before contain
+// has said it started it.
 func sameOutput(want, got string) bool {
-	w := leftoverRunsSorted(strings.Split(strings.TrimRight(numbers.ReplaceAllString(want, "N"), "\n"), "\n"))
-	g := leftoverRunsSorted(strings.Split(strings.TrimRight(numbers.ReplaceAllString(got, "N"), "\n"), "\n"))
+	w := strings.Split(strings.TrimRight(numbers.ReplaceAllString(want, "N"), "\n"), "\n")
+	g := strings.Split(strings.TrimRight(numbers.ReplaceAllString(got, "N"), "\n"), "\n")
+	for _, own := range []bool{true, false} {
+		if !sameLines(leftoverRunsSorted(stream(w, own)), leftoverRunsSorted(stream(g, own))) {
+			return false
+		}
+	}
+	return true
+}
+
+// stream is the lines of contain (own) or of the rest; "..." is in both.
+func stream(lines []string, own bool) []string {
+	var out []string
+	for _, l := range lines {
+		if strings.TrimSpace(l) == "..." || strings.HasPrefix(l, "contain: ") == own {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// sameLines compares lines, "..." in w for any lines of g.
+func sameLines(w, g []string) bool {
 	var match func(w, g []string) bool
 	match = func(w, g []string) bool {
 		if len(w) == 0 {
