@@ -38,7 +38,10 @@ contain run's own sessions are found through their registries too
 ($XDG_RUNTIME_DIR/contain, or /tmp/contain-UID): once the run has ended,
 every process it listed that still runs with the same PID and start time,
 and what those started, is reaped whatever its environment shows. A
-registry whose run still runs is never used.
+registry whose run still runs is never used. A daemon contain run
+--allow-daemons spared is listed there as a daemon, and its registry kept
+after the run while it runs: --include-daemons ends it, even when it wrote
+its title over its environment.
 
 Each process is pinned (a pidfd on Linux, a process handle on Windows) and
 its start time and tag are checked again through the pin before any signal;

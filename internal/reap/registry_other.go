@@ -20,7 +20,9 @@ func OpenRegistry(string, int, uint64) (*Registry, error) {
 }
 
 func (r *Registry) Member(int, uint64) error { return nil }
+func (r *Registry) Spared(int, uint64) error { return nil }
 func (r *Registry) Remove()                  {}
+func (r *Registry) Close([]proc.ID) string   { return "" }
 
 // ListForReap is ListTagged: there are no registries here.
 func ListForReap() (proc.Listing, error) { return proc.ListTagged() }

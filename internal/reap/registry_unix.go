@@ -25,9 +25,12 @@ import (
 
 // A registry is the file in which contain run lists the processes of its
 // session as it finds them: COMMAND, then each member, by PID and start
-// time (the facts it also tells its crash guard). It is kept where contain
-// reap can read it after contain died, and removed by contain at a clean
-// end. reap uses it for sessions whose contain run is gone, to find their
+// time (the facts it also tells its crash guard), and each daemon the run
+// spared (--allow-daemons). It is kept where contain reap can read it
+// after contain died, and removed by contain at a clean end, unless a
+// daemon it spared still runs: the registry is then kept, closed by an end
+// line, so that contain reap --include-daemons finds that daemon whatever
+// its environment shows (redis writes its title over it). reap uses it for sessions whose contain run is gone, to find their
 // processes even when the environment no longer shows the tag: written
 // over by a process title (redis-server, nginx, postgres), unreadable
 // (ssh-agent and gpg-agent make themselves undumpable), or cleared (env
@@ -41,6 +44,16 @@ import (
 //	session TOOL:PID START     the tag; PID and START are contain run's
 //	command PID START          COMMAND
 //	member PID START           each process found since, once
+//	spared PID START           a daemon the run let go (--allow-daemons),
+//	                           and each process that daemon started
+//	end                        the run ended cleanly: nothing else was
+//	                           left, and nothing is written after
+//
+// reap takes a spared process, and what it starts, for a daemon: left
+// alone unless --include-daemons. A registry with an end line is the whole
+// session: reap looks there for nothing it could not tell (FindUnsure).
+// Older contains skip the spared and end lines, as any line of a kind
+// they do not know.
 //
 // START is the start time in the OS's unit (clock ticks after boot on
 // Linux, microseconds on macOS). The directory is per user:
@@ -62,8 +75,9 @@ import (
 // when contain ends, however it ends (registry_other.go).
 type Registry struct {
 	mu      sync.Mutex
-	dir     int // the directory, opened and checked once; -1 when closed
-	fd      int // the file; -1 when closed
+	dir     int    // the directory, opened and checked once; -1 when closed
+	fd      int    // the file; -1 when closed
+	path    string // for people: where it is
 	name    string
 	touched time.Time
 }
@@ -74,6 +88,8 @@ const (
 	registrySession = "session"
 	registryCommand = "command"
 	registryMember  = "member"
+	registrySpared  = "spared"
+	registryEnd     = "end"
 	// maxRegistry caps what is read of one registry: a line per process
 	// that ever ran in the session, 30 bytes each.
 	maxRegistry = 64 << 20
@@ -116,7 +132,7 @@ func OpenRegistry(value string, commandPID int, commandStart uint64) (*Registry,
 			errs = append(errs, &os.PathError{Op: "create", Path: filepath.Join(dir, name), Err: err})
 			return nil
 		}
-		r := &Registry{dir: dfd, fd: fd, name: name}
+		r := &Registry{dir: dfd, fd: fd, name: name, path: filepath.Join(dir, name)}
 		if err := r.write(head); err != nil {
 			r.Remove()
 			errs = append(errs, &os.PathError{Op: "write", Path: filepath.Join(dir, name), Err: err})
@@ -173,6 +189,40 @@ func (r *Registry) Member(pid int, start uint64) error {
 		return nil
 	}
 	return r.write(registryMember + " " + strconv.Itoa(pid) + " " + strconv.FormatUint(start, 10) + "\n")
+}
+
+// Spared adds a daemon the run let go (--allow-daemons), by PID and
+// start time: reap finds it there, as a daemon, once the run has ended,
+// even when its environment shows no tag. A nil registry takes nothing.
+func (r *Registry) Spared(pid int, start uint64) error {
+	if r == nil {
+		return nil
+	}
+	return r.write(registrySpared + " " + strconv.Itoa(pid) + " " + strconv.FormatUint(start, 10) + "\n")
+}
+
+// Close ends the registry at a clean end of its run. When one of spared
+// (the daemons the run let go) still runs, the registry is kept, with an
+// end line, for contain reap --include-daemons, and Close returns its
+// path; else it is removed, and Close returns "". A nil registry is
+// nothing to close.
+func (r *Registry) Close(spared []proc.ID) string {
+	if r == nil || !anyLives(spared) {
+		r.Remove()
+		return ""
+	}
+	// Kept even when the end line cannot be written: without it, reap
+	// also names what it cannot tell, the safer side.
+	r.write(registryEnd + "\n")
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fd < 0 {
+		return ""
+	}
+	unix.Close(r.fd)
+	unix.Close(r.dir)
+	r.fd, r.dir = -1, -1
+	return r.path
 }
 
 // touchEvery bounds how often Touch changes the file's time.
@@ -387,7 +437,11 @@ type registryFile struct {
 	name    string
 	value   string    // the session's tag
 	origin  proc.ID   // contain run
-	members []proc.ID // COMMAND first
+	members []proc.ID // COMMAND first, the spared daemons too
+	spared  map[proc.ID]bool
+	// ended: the run ended cleanly (its end line), the registry kept for
+	// the daemons it spared. It lists the whole session.
+	ended   bool
 	touched time.Time // its modification time: contain ran until about then
 	// headless: contain died between creating the file and writing its
 	// header. It names no process; PruneRegistries removes it.
@@ -427,7 +481,11 @@ func parseRegistry(b []byte) (registryFile, error) {
 	r.value, r.origin = f[1], proc.ID{PID: pid, Start: start}
 	for _, line := range lines[2:] {
 		f := strings.Fields(line)
-		if len(f) != 3 || f[0] != registryCommand && f[0] != registryMember {
+		if len(f) == 1 && f[0] == registryEnd {
+			r.ended = true
+			continue
+		}
+		if len(f) != 3 || f[0] != registryCommand && f[0] != registryMember && f[0] != registrySpared {
 			continue
 		}
 		pid, err1 := strconv.Atoi(f[1])
@@ -435,7 +493,14 @@ func parseRegistry(b []byte) (registryFile, error) {
 		if err1 != nil || err2 != nil || pid <= 1 || pid > tag.MaxPID || start == 0 {
 			continue
 		}
-		r.members = append(r.members, proc.ID{PID: pid, Start: start})
+		id := proc.ID{PID: pid, Start: start}
+		r.members = append(r.members, id)
+		if f[0] == registrySpared {
+			if r.spared == nil {
+				r.spared = map[proc.ID]bool{}
+			}
+			r.spared[id] = true
+		}
 	}
 	return r, nil
 }
@@ -585,7 +650,8 @@ func registeredCheck(env envRead, value string) error {
 // (live, and the contain runs whose registries show them running), and
 // what those started (a nested contain run's processes, even where the
 // registry lists them), are that other session's: neither listed nor
-// followed. A daemon's children count as daemons.
+// followed. A daemon's children count as daemons, and so does a process the
+// registry lists as spared (--allow-daemons).
 func registered(known []session.Process, live map[int]string) ([]session.Process, error) {
 	regs, err := readRegistries()
 	if len(regs) == 0 {
@@ -658,7 +724,7 @@ func walkRegistered(orphaned []registryFile, entries []proc.Entry, known []sessi
 		var queue []step
 		for _, m := range r.members {
 			if e, ok := byPID[m.PID]; ok && e.Start == m.Start && !e.Zombie && !inside(r, e) {
-				queue = append(queue, step{e: e})
+				queue = append(queue, step{e: e, daemon: r.spared[m]})
 			}
 		}
 		visited := map[proc.ID]bool{}

@@ -30,7 +30,9 @@ type Unsure struct {
 // ended and left a registry (which says when the run started), the processes
 // reap could not tell (Unsure), leaving out those in known (reap's
 // targets and what it left alone). A session without a registry (another
-// tool's, or a clean end's) gives none: nothing says when it began.
+// tool's, or a clean end's) gives none: nothing says when it began; nor
+// does a registry a clean end kept for the daemons it spared (its end
+// line): the run saw its session to the end.
 func FindUnsure(want func(value string) bool, known map[proc.ID]bool) ([]Unsure, error) {
 	regs, err := readRegistries()
 	listed := map[proc.ID]bool{}
@@ -39,7 +41,7 @@ func FindUnsure(want func(value string) bool, known map[proc.ID]bool) ([]Unsure,
 		for _, m := range r.members {
 			listed[m] = true
 		}
-		if !r.headless && want(r.value) && !registryAlive(r) {
+		if !r.headless && !r.ended && want(r.value) && !registryAlive(r) {
 			dead = append(dead, r)
 		}
 	}

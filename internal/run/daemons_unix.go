@@ -4,8 +4,10 @@ package run
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/internal/reap"
 	"github.com/contain-cli/contain/report"
 )
 
@@ -72,7 +74,47 @@ func (r *runner) spare(ps []proc.Entry) {
 			}
 		}
 		r.releaseFromShim(p)
+		r.registerSpared(p)
 		r.noteSpared(p)
+	}
+}
+
+// openRegistry makes the session's registry, once (the tracker must be
+// made): without a cgroup as the run begins, with one when the first
+// daemon is spared. Called before the scans start, or under trackMu.
+func (r *runner) openRegistry() {
+	if r.regTried || r.track == nil {
+		return
+	}
+	r.regTried = true
+	reg, err := reap.OpenRegistry(r.o.Tag, r.pid, r.track.Since)
+	if err != nil {
+		r.log("no registry for contain reap: %v", err)
+		return
+	}
+	r.reg = reg
+}
+
+// registerSpared writes a spared daemon to the registry (made now if
+// there is none yet), where contain reap --include-daemons finds it after
+// the run, by PID and start time, even when its environment shows no tag
+// (redis writes its title over it). Under trackMu.
+func (r *runner) registerSpared(p proc.Entry) {
+	r.openRegistry()
+	if err := r.reg.Spared(p.PID, p.Start); err != nil {
+		r.log("cannot write %d (%s) to the registry as spared: %v", p.PID, p.Comm, err)
+	}
+}
+
+// closeRegistry ends the registry as the run returns: removed, or kept
+// for contain reap --include-daemons while a daemon the run spared still
+// runs.
+func (r *runner) closeRegistry() {
+	r.trackMu.Lock()
+	reg, spared := r.reg, slices.Clone(r.spared)
+	r.trackMu.Unlock()
+	if path := reg.Close(spared); path != "" {
+		r.log("kept the registry %s: contain reap --include-daemons --session %s ends what the run spared", path, r.o.Tag)
 	}
 }
 

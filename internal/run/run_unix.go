@@ -46,7 +46,10 @@ type runner struct {
 
 	grp   group          // the kernel's hold on the session (noGroup: none)
 	guard *guard         // the crash guard, a child of contain but no member of the group; nil: none
-	reg   *reap.Registry // the session's members for contain reap, without a cgroup; nil: none
+	reg   *reap.Registry // the session's members for contain reap, without a cgroup, and the daemons it spared; nil: none
+	// regTried: a registry was asked for (at the start without a cgroup,
+	// at the first daemon spared with one); under trackMu after begin.
+	regTried bool
 
 	pid      int // COMMAND; also its process group
 	status   unix.WaitStatus
@@ -264,15 +267,14 @@ func (r *runner) begin(layers []string, undo *cleanups) {
 	// Without a cgroup, what the scans find is also written where contain
 	// reap can read it should contain, its shim and its guard all be
 	// killed: a process that wrote over its environment shows no tag.
-	if !r.strong() {
-		if reg, err := reap.OpenRegistry(r.o.Tag, r.pid, since); err != nil {
-			r.log("no registry for contain reap: %v", err)
-		} else {
-			r.reg = reg
-			undo.add(reg.Remove)
-		}
-	}
+	// With one, the registry is made when a daemon is first spared
+	// (--allow-daemons): the daemon leaves the cgroup, and the registry is
+	// where reap finds it.
 	r.track = proc.NewTracker(r.self, r.pid, since, r.o.Tag)
+	if !r.strong() {
+		r.openRegistry()
+	}
+	undo.add(r.closeRegistry)
 	r.track.TagOf, r.track.SidOf = tagReader(r.o.Tag), proc.SessionOf
 	if r.o.AllowDaemons {
 		r.track.Daemon = daemonVerdict()
