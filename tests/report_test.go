@@ -198,8 +198,10 @@ exit 3`, dir)
 						t.Errorf("stubborn: ended by %q after %vs; want SIGKILL after the 0.4 s grace", l.EndedBy, *l.EndedAfterSeconds)
 					}
 				default:
-					if l.EndedBy != "SIGTERM" || *l.EndedAfterSeconds > 0.4 {
-						t.Errorf("%s: ended by %q after %vs; want SIGTERM at once", kind, l.EndedBy, *l.EndedAfterSeconds)
+					// SIGTERM ended it: the grace's SIGKILL was not needed
+					// (how soon is the machine's business, not a promise).
+					if l.EndedBy != "SIGTERM" {
+						t.Errorf("%s: ended by %q after %vs; want SIGTERM", kind, l.EndedBy, *l.EndedAfterSeconds)
 					}
 				}
 			}
