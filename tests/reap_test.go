@@ -3,7 +3,9 @@
 package tests
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -215,8 +217,15 @@ func TestReapLeftoverCgroup(t *testing.T) {
 	if own == "" {
 		t.Fatal("no cgroup2 mount")
 	}
+	// A PID no process has; its group may be left by a test run that was
+	// killed before its clean-up: the next one, then.
 	dead := filepath.Join(own, fmt.Sprintf("contain-%d", deadPID(t)))
-	if err := os.Mkdir(dead, 0o755); err != nil {
+	err := os.Mkdir(dead, 0o755)
+	for i := 0; i < 10 && errors.Is(err, fs.ErrExist); i++ {
+		dead = filepath.Join(own, fmt.Sprintf("contain-%d", deadPID(t)))
+		err = os.Mkdir(dead, 0o755)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.Remove(dead) })
@@ -323,8 +332,15 @@ func TestReapColumnsOneMeaning(t *testing.T) {
 	if own == "" {
 		t.Fatal("no cgroup2 mount")
 	}
+	// A PID no process has; its group may be left by a test run that was
+	// killed before its clean-up: the next one, then.
 	dead := filepath.Join(own, fmt.Sprintf("contain-%d", deadPID(t)))
-	if err := os.Mkdir(dead, 0o755); err != nil {
+	err := os.Mkdir(dead, 0o755)
+	for i := 0; i < 10 && errors.Is(err, fs.ErrExist); i++ {
+		dead = filepath.Join(own, fmt.Sprintf("contain-%d", deadPID(t)))
+		err = os.Mkdir(dead, 0o755)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.Remove(dead) })
