@@ -123,6 +123,8 @@ func TestLimitPids(t *testing.T) {
 
 // TestLimitCPUs holds a spinning escapee to half a CPU for three seconds.
 func TestLimitCPUs(t *testing.T) {
+	// Sequential, and its modes one by one: a measured share wants a
+	// quiet machine.
 	for _, m := range reportModes(t) {
 		t.Run(m.name, func(t *testing.T) {
 			dir := sharedDir(t)

@@ -42,9 +42,11 @@ func TestRegistryCrashUnseenDaemon(t *testing.T) {
 		rounds = n
 	}
 	daemon := titledBin(t)
-	uid := 200000 + os.Getpid()%1000*20
-	for _, mode := range []string{"shim", "macos"} {
+	base := 200000 + os.Getpid()%1000*20
+	for mi, mode := range []string{"shim", "macos"} {
+		uid := base + mi*(rounds+1) // a user per round, none shared
 		t.Run(mode, func(t *testing.T) {
+			t.Parallel() // each round a user of its own: neither sees the other's
 			var bad []string
 			ended, told := 0, 0
 			for i := range rounds {
