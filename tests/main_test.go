@@ -69,8 +69,35 @@ func buildAndRun(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "building hog:", err)
 		return 1
 	}
+	// The scripts' setsid(1): util-linux's, else (a machine with only Go,
+	// sh and coreutils) testdata/setsid, which does the same, on PATH.
+	if _, err := exec.LookPath("setsid"); err != nil {
+		tools := filepath.Join(dir, "tools")
+		build = exec.Command("go", "build", "-o", filepath.Join(tools, "setsid"), "./testdata/setsid")
+		build.Stderr = os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building setsid:", err)
+			return 1
+		}
+		os.Setenv("PATH", tools+string(os.PathListSeparator)+os.Getenv("PATH"))
+		standInSetsid = true
+	}
 	defer endWine()
 	return m.Run()
+}
+
+// standInSetsid: setsid(1) is testdata/setsid, util-linux's is not
+// installed.
+var standInSetsid bool
+
+// needRealSetsid skips a test that sends SIGTERM to a setsid started with
+// it ignored: the stand-in, a Go program, has SIGTERM's default action
+// for the moment its runtime starts, before it ignores it again.
+func needRealSetsid(t *testing.T) {
+	t.Helper()
+	if standInSetsid {
+		testtool.Missing(t, "setsid is not installed (Debian package util-linux); testdata/setsid stands in, but not for a setsid that must ignore SIGTERM from its first instant")
+	}
 }
 
 // result is one finished run of contain.

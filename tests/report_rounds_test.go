@@ -116,6 +116,7 @@ func TestReportNeverDropsALeftover(t *testing.T) {
 // ended but never listed (every round, every mode).
 func TestReportLeftoverBornWhileClosing(t *testing.T) {
 	t.Parallel()
+	needRealSetsid(t)
 	for _, m := range reportModes(t) {
 		t.Run(m.name, func(t *testing.T) {
 			for i := range 3 {

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/contain-cli/contain/internal/testtool"
 )
 
 // The claim socket of contain run --allow-daemons (@contain-daemons-PID)
@@ -52,6 +54,7 @@ type claimAttack struct {
 func claimAttacks(t *testing.T) []claimAttack {
 	t.Helper()
 	requireRoot(t, "the attacker is another user")
+	testtool.Need(t, "setpriv", "util-linux")
 	needClaimer(t)
 	return []claimAttack{
 		{"root-by-nobody", runOpts{}, []string{"setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"}},

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/contain-cli/contain/internal/testtool"
 )
 
 // asUser runs argv as user (nobody or daemon), through setpriv, and fails
@@ -25,6 +27,7 @@ func asUser(t *testing.T, user string, argv ...string) {
 		group = "nogroup"
 	}
 	args := append([]string{"--reuid=" + user, "--regid=" + group, "--clear-groups", "--"}, argv...)
+	testtool.Need(t, "setpriv", "util-linux")
 	if out, err := exec.Command("setpriv", args...).CombinedOutput(); err != nil {
 		t.Fatalf("as %s: %q: %v: %s", user, argv, err, out)
 	}

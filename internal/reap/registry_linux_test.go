@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/internal/testtool"
 	"github.com/contain-cli/contain/procfs"
 	"github.com/contain-cli/contain/session"
 )
@@ -89,6 +90,7 @@ func overwritten(pid int) bool {
 // recycled PID (another start time) and the processes of a registry whose
 // contain still runs are left alone; the spent registry is removed.
 func TestReapRegistered(t *testing.T) {
+	testtool.Need(t, "perl", "perl-base") // a title over the environment, as redis writes it
 	xdg := t.TempDir()
 	t.Setenv("XDG_RUNTIME_DIR", xdg)
 	tool := fmt.Sprintf("REG%x", time.Now().UnixNano())

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/internal/testtool"
 )
 
 // TestUnsureNotAfterCleanEnd: a registry a clean end kept for its spared
@@ -20,6 +21,7 @@ import (
 // its environment that started during the run. Without the end line (the
 // run was killed) it does.
 func TestUnsureNotAfterCleanEnd(t *testing.T) {
+	testtool.Need(t, "perl", "perl-base") // a title over the environment, as redis writes it
 	xdg := t.TempDir()
 	t.Setenv("XDG_RUNTIME_DIR", xdg)
 	b, err := os.ReadFile("/proc/sys/kernel/pid_max")
