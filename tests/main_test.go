@@ -83,6 +83,13 @@ func buildAndRun(m *testing.M) int {
 		standInSetsid = true
 	}
 	defer endWine()
+	// A whole run prepares Wine (builds the Windows binaries, boots the
+	// prefix) while the first tests run: the tests that need it wait for
+	// it then, not before.
+	if f := flag.Lookup("test.run"); f != nil && f.Value.String() == "" {
+		go wine.once.Do(setUpWine)
+		defer wine.once.Do(func() {}) // done before endWine
+	}
 	return m.Run()
 }
 
