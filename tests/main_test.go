@@ -30,13 +30,13 @@ var hog string
 
 func TestMain(m *testing.M) {
 	// Most of these tests wait (on timeouts, grace periods, processes
-	// ending), few use a core: by default they run sixteen at a time, not
+	// ending), few use a core: by default they run eight at a time, not
 	// one per core (-parallel, given, wins).
 	flag.Parse()
 	given := false
 	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
 	if !given {
-		flag.Set("test.parallel", "16")
+		flag.Set("test.parallel", "8")
 	}
 	os.Exit(buildAndRun(m))
 }

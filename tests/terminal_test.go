@@ -79,7 +79,6 @@ func interactiveShell(t *testing.T) *pane {
 }
 
 func TestTerminalRead(t *testing.T) {
-	t.Parallel()
 	p := interactiveShell(t)
 	p.typeLine(`$CONTAIN run -- sh -c 'echo ready-1; read x; echo got:$x'; echo rc=$?`)
 	p.waitFor("ready-1", 2)
@@ -93,7 +92,6 @@ func TestTerminalRead(t *testing.T) {
 // it drops the rest of the line and stops a loop at once. ($((1+1))
 // tells a line that ran from the line as typed.)
 func TestTerminalCtrlC(t *testing.T) {
-	t.Parallel()
 	p := interactiveShell(t)
 	p.typeLine(`$CONTAIN run -- sh -c 'echo ready-2; sleep 300'; echo after-$((1+1))`)
 	p.waitFor("ready-2", 2)
@@ -116,7 +114,6 @@ func TestTerminalCtrlC(t *testing.T) {
 }
 
 func TestTerminalStopAndResume(t *testing.T) {
-	t.Parallel()
 	p := interactiveShell(t)
 	p.typeLine(`$CONTAIN run -- sh -c 'echo ready-3; read x; echo got:$x'`)
 	p.waitFor("ready-3", 2)
@@ -149,7 +146,6 @@ func TestTerminalStopAndResume(t *testing.T) {
 // TestTerminalGivenBack: a shell without job control does not take the
 // terminal back itself; contain must, or the shell's next read fails.
 func TestTerminalGivenBack(t *testing.T) {
-	t.Parallel()
 	p := newPane(t, `sh -c '$CONTAIN run -- sh -c "echo inner-ran"; echo type-now; read x; echo after:$x; sleep 300'`)
 	p.waitFor("type-now", 1)
 	p.typeLine("back")
@@ -160,7 +156,6 @@ func TestTerminalGivenBack(t *testing.T) {
 // control must not leave COMMAND stopped forever: as the kernel does for an
 // orphaned process group, the stop is ignored.
 func TestTerminalStopWithoutJobControl(t *testing.T) {
-	t.Parallel()
 	p := newPane(t, `sh -c '$CONTAIN run -- sh -c "echo ready-5; read x; echo got:\$x"; echo rc=$?; sleep 300'`)
 	p.waitFor("ready-5", 1)
 	p.key("C-z")
