@@ -186,9 +186,17 @@ func TestWindowsUnderWine(t *testing.T) {
 	if only != "" {
 		binaries = []binary{{"tests", "tests.exe", ".", only}}
 	}
+	// The unit packages, seconds in all, one after the other beside the
+	// three shards: more Wine programs at once than that made Wine fail
+	// to start one now and then ("Internal error").
+	units := make(chan struct{}, 1)
 	for _, p := range binaries {
 		t.Run(p.name, func(t *testing.T) {
 			t.Parallel()
+			if !strings.HasPrefix(p.name, "tests") {
+				units <- struct{}{}
+				defer func() { <-units }()
+			}
 			for _, s := range runUnderWine(t, p.exe, p.dir, p.run) {
 				if !wineSkips(s) {
 					t.Errorf("a Windows test skipped under Wine for a reason Wine does not impose: %s", s)
