@@ -19,7 +19,9 @@ import (
 // period to act on it; the other processes get SIGTERM, then everything
 // SIGKILL. A command that handles only its -s signal (GNU timeout's
 // timeout-group.sh case: a shell that traps USR1 and waits for a sleep)
-// must run its handler: a SIGTERM would end it first.
+// must run its handler: a SIGTERM would end it first. (The shell runs its
+// trap when its foreground sleep ends: a tenth of a second, well inside
+// the grace of at most half a second; with sleep 1 the test was a race.)
 func TestCrashLeavesCommandItsSignal(t *testing.T) {
 	rounds := 8
 	if testing.Short() {
@@ -49,7 +51,7 @@ func TestCrashLeavesCommandItsSignal(t *testing.T) {
 trap 'echo usr1 > $D/trapped; exit 0' USR1
 sleep 300 &
 echo $$ > $D/ready
-while :; do sleep 1; done`, dir)
+while :; do sleep 0.1; done`, dir)
 				cmd := containCmd(m.o, "run", "-s", "USR1", "-t", "25", "--", "sh", "-c", script)
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
