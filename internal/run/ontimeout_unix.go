@@ -20,16 +20,39 @@ import (
 // cgroup and session tag. It is started from a thread other than the
 // reaper's, which waits with __WNOTHREAD and so leaves it to the hook's
 // own Wait.
-func startHook(command string, env []string) (hookProcess, error) {
-	cmd := exec.Command("/bin/sh", "-c", command)
-	cmd.Env = env
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+//
+// The shell waits at a gate until started (the hook's PID and start
+// time) has returned: contain tells its crash guard of the hook there,
+// and a contain killed before that leaves a shell that exits at the gate
+// having started nothing, rather than a hook the guard does not know.
+func startHook(command string, env []string, started func(pid int, start uint64)) (hookProcess, error) {
+	gate, open, err := os.Pipe()
+	if err != nil {
 		return nil, err
 	}
-	return &unixHook{cmd: cmd, start: proc.StartOf(cmd.Process.Pid)}, nil
+	defer open.Close()
+	cmd := exec.Command("/bin/sh", "-c", hookGate, "/bin/sh", command)
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	cmd.ExtraFiles = []*os.File{gate} // fd 3
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	gate.Close()
+	if err != nil {
+		return nil, err
+	}
+	h := &unixHook{cmd: cmd, start: proc.StartOf(cmd.Process.Pid)}
+	if started != nil {
+		started(cmd.Process.Pid, h.start)
+	}
+	open.Write([]byte("go\n"))
+	return h, nil
 }
+
+// hookGate reads the line that opens the gate on fd 3, and at EOF (contain
+// died first) exits; then it becomes the hook, in the same process.
+const hookGate = `IFS= read -r _ <&3 || exit 0
+exec 3<&- /bin/sh -c "$1"`
 
 // unixHook is a running hook and its process group.
 type unixHook struct {

@@ -628,22 +628,20 @@ func (r *runner) timeout(why string) {
 		r.hookRan = true
 		r.log("%s: running the --on-timeout command before the timeout signal", why)
 		runHook(&r.o, os.Environ(), r.pid, r.self, func(command string, env []string) (hookProcess, error) {
-			h, err := startHook(command, env)
-			if err == nil {
+			return startHook(command, env, func(pid int, start uint64) {
 				// contain's child, yet no member: the tracker's rule for
 				// the orphans contain adopts must not take it.
-				uh := h.(*unixHook)
 				r.trackMu.Lock()
-				r.track.Skip[uh.cmd.Process.Pid] = true
+				r.track.Skip[pid] = true
 				r.trackMu.Unlock()
-				// Should contain die while it runs, the guard ends it.
+				// Should contain die while it runs, the guard ends it:
+				// told before the hook goes past its gate.
 				if r.guard != nil {
-					if err := r.guard.hook(uh.cmd.Process.Pid, uh.start); err != nil {
+					if err := r.guard.hook(pid, start); err != nil {
 						r.log("on-timeout: cannot tell the crash guard of it: %v", err)
 					}
 				}
-			}
-			return h, err
+			})
 		})
 		if r.guard != nil {
 			r.guard.hookEnded()
