@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/testtool"
 )
 
@@ -61,7 +62,9 @@ nginx -p $D -c $D/nginx.conf -e /dev/null 2>/dev/null`, false},
 	{"setsid -f", "setsid", "util-linux", `setsid -f sleep 300`, false},
 	{"nohup", "nohup", "coreutils", `(nohup sleep 300 >/dev/null 2>&1 &)`, false},
 	{"double fork, env -i", "perl", "perl-base",
-		`env -i perl -e 'use POSIX; fork and exit; POSIX::setsid(); fork and exit; sleep 300'`, false},
+		// $D as an argument: its environment is empty, so the test finds
+		// (and kills) it by its command line.
+		`env -i perl -e 'use POSIX; fork and exit; POSIX::setsid(); fork and exit; sleep 300' "$D"`, false},
 }
 
 // crashMode is how contain runs: as whom, with which layers.
@@ -215,8 +218,8 @@ func crashRound(t *testing.T, m crashMode, d crashDaemon, uid int, delay time.Du
 	var what []string
 	for _, p := range left {
 		what = append(what, fmt.Sprintf("%d (%s)", p, cmdlineOf(p)))
-		syscall.Kill(p, syscall.SIGKILL)
 	}
+	killWithDescendants(left)
 	if cgLeft {
 		what = append(what, "cgroup "+cg)
 		os.WriteFile(filepath.Join(cg, "cgroup.kill"), []byte("1"), 0)
@@ -254,6 +257,30 @@ func roundProcesses(m crashMode, d crashDaemon, uid int, dir, value string) []in
 		}
 	}
 	return out
+}
+
+// killWithDescendants kills pids and every process they started (an
+// nginx master's workers, which run as nobody under their title and carry
+// no mark of the test: killed alone, the master would leave them to PID
+// 1). The descendants are found first, while their parents live.
+func killWithDescendants(pids []int) {
+	all := slices.Clone(pids)
+	for grew := true; grew; {
+		grew = false
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil || slices.Contains(all, pid) {
+				continue
+			}
+			if st, err := proc.ReadStat(pid, nil); err == nil && slices.Contains(all, st.PPID) {
+				all, grew = append(all, pid), true
+			}
+		}
+	}
+	for _, p := range all {
+		syscall.Kill(p, syscall.SIGKILL)
+	}
 }
 
 // realUID reads the real user ID from /proc/PID/status (-1 if absent).

@@ -176,8 +176,8 @@ func TestModesMacOSDaemons(t *testing.T) {
 							if !shown[p] && !late[p] {
 								hidden = append(hidden, fmt.Sprintf("round %d: %d (%s) survived, and the report neither counts it in untold[] nor lists it", i, p, cmdlineOf(p)))
 							}
-							syscall.Kill(p, syscall.SIGKILL)
 						}
+						killWithDescendants(left)
 					}
 					crashLeft := 0
 					for i := range crashes {
