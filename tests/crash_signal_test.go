@@ -52,13 +52,20 @@ trap 'echo usr1 > $D/trapped; exit 0' USR1
 sleep 300 &
 echo $$ > $D/ready
 while :; do sleep 0.1; done`, dir)
-				cmd := containCmd(m.o, "run", "-s", "USR1", "-t", "25", "--", "sh", "-c", script)
+				cmd := containCmd(m.o, "run", "-v", "-s", "USR1", "-t", "25", "--", "sh", "-c", script)
+				var stderr syncBuffer
+				cmd.Stderr = &stderr
+				cmd.WaitDelay = 5 * time.Second // the guard holds the pipe until it is done
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
 				}
+				// contain has told its guard which process is COMMAND
+				// (the guard spares it the SIGTERM) before it says it
+				// started it; killed before that, the guard cannot know.
 				waitFor(t, "COMMAND's start", 10*time.Second, func() bool {
 					b, err := os.ReadFile(filepath.Join(dir, "ready"))
-					return err == nil && strings.HasSuffix(string(b), "\n") // written, not only created
+					return err == nil && strings.HasSuffix(string(b), "\n") && // written, not only created
+						strings.Contains(stderr.String(), "contain: started sh as PID ")
 				})
 				time.Sleep(time.Duration(i*7%40) * time.Millisecond)
 				cmd.Process.Signal(syscall.SIGKILL)
