@@ -3,7 +3,6 @@
 package tests
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/testtool"
 	"github.com/contain-cli/contain/report"
 )
@@ -254,11 +254,8 @@ func normalRound(t *testing.T, m crashMode, d crashDaemon, uid int, late bool) (
 	left = roundProcesses(m, d, uid, dir, fmt.Sprintf("CONTAIN:%d", cmd.Process.Pid))
 	after = map[int]bool{}
 	for _, p := range left {
-		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p)); err == nil {
-			f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-			if start, err := strconv.ParseUint(f[19], 10, 64); err == nil && start > ended {
-				after[p] = true
-			}
+		if start := proc.StartOf(p); start > ended {
+			after[p] = true
 		}
 	}
 	return left, untold, shown, after

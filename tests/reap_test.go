@@ -39,6 +39,24 @@ func procState(pid int) byte {
 	return b[i+2]
 }
 
+// deadRunCgroup makes, under own, the cgroup contain-PID of a contain run
+// that is gone: PID is one no process has, and where a test run killed
+// before its clean-up left that group, the next one. Removed at the end.
+func deadRunCgroup(t *testing.T, own string) string {
+	t.Helper()
+	dead := filepath.Join(own, fmt.Sprintf("contain-%d", deadPID(t)))
+	err := os.Mkdir(dead, 0o755)
+	for i := 0; i < 10 && errors.Is(err, fs.ErrExist); i++ {
+		dead = filepath.Join(own, fmt.Sprintf("contain-%d", deadPID(t)))
+		err = os.Mkdir(dead, 0o755)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(dead) })
+	return dead
+}
+
 func TestReapOrphansOnly(t *testing.T) {
 	t.Parallel()
 	tool := uniqueTool(t)
@@ -217,18 +235,7 @@ func TestReapLeftoverCgroup(t *testing.T) {
 	if own == "" {
 		t.Fatal("no cgroup2 mount")
 	}
-	// A PID no process has; its group may be left by a test run that was
-	// killed before its clean-up: the next one, then.
-	dead := filepath.Join(own, fmt.Sprintf("contain-%d", deadPID(t)))
-	err := os.Mkdir(dead, 0o755)
-	for i := 0; i < 10 && errors.Is(err, fs.ErrExist); i++ {
-		dead = filepath.Join(own, fmt.Sprintf("contain-%d", deadPID(t)))
-		err = os.Mkdir(dead, 0o755)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.Remove(dead) })
+	dead := deadRunCgroup(t, own)
 	cmd := exec.Command("sleep", "300")
 	cmd.Env = withoutTag(os.Environ())
 	if err := cmd.Start(); err != nil {
@@ -332,18 +339,7 @@ func TestReapColumnsOneMeaning(t *testing.T) {
 	if own == "" {
 		t.Fatal("no cgroup2 mount")
 	}
-	// A PID no process has; its group may be left by a test run that was
-	// killed before its clean-up: the next one, then.
-	dead := filepath.Join(own, fmt.Sprintf("contain-%d", deadPID(t)))
-	err := os.Mkdir(dead, 0o755)
-	for i := 0; i < 10 && errors.Is(err, fs.ErrExist); i++ {
-		dead = filepath.Join(own, fmt.Sprintf("contain-%d", deadPID(t)))
-		err = os.Mkdir(dead, 0o755)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.Remove(dead) })
+	dead := deadRunCgroup(t, own)
 	tool := uniqueTool(t)
 	value := fmt.Sprintf("%s:%d", tool, deadPID(t))
 	member := startTagged(t, value, procOpts{})
