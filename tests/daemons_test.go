@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -104,27 +105,34 @@ func TestCrashRealDaemons(t *testing.T) {
 	uid := 61000 + os.Getpid()%1000*4
 	// The control: without contain, each daemon outlives the shell that
 	// started it, and the test sees it (else the rounds prove nothing).
-	t.Run("control", func(t *testing.T) {
-		for _, d := range daemons {
-			uid++
-			msg, _ := crashRound(t, crashMode{unpriv: true, control: true}, d, uid, 300*time.Millisecond, false)
-			if msg == "" {
-				// A loaded machine may not have started the daemon
-				// within 300 ms: once more, with time to spare.
-				uid++
-				msg, _ = crashRound(t, crashMode{unpriv: true, control: true}, d, uid, 2*time.Second, false)
-			}
-			if msg == "" {
-				t.Errorf("%s: nothing survived its shell without contain", d.name)
-			}
-		}
+	// The control and the modes run at once, each daemon's rounds beside
+	// the others' (see daemonRounds).
+	var modes sync.WaitGroup
+	defer modes.Wait()
+	control := uid
+	uid += 2 * len(daemons)
+	modes.Go(func() {
+		t.Run("control", func(t *testing.T) {
+			daemonRounds(t, daemons, func(t *testing.T, di int, d crashDaemon) {
+				uid := control + 2*di // two users of this daemon's own
+				msg, _ := crashRound(t, crashMode{unpriv: true, control: true}, d, uid+1, 300*time.Millisecond, false)
+				if msg == "" {
+					// A loaded machine may not have started the daemon
+					// within 300 ms: once more, with time to spare.
+					msg, _ = crashRound(t, crashMode{unpriv: true, control: true}, d, uid+2, 2*time.Second, false)
+				}
+				if msg == "" {
+					t.Errorf("nothing survived its shell without contain")
+				}
+			})
+		})
 	})
 	for mi, m := range crashModes {
-		t.Run(m.name, func(t *testing.T) {
-			t.Parallel()
-			uid := uid + (mi+1)*len(daemons)*rounds // users of this mode's own
-			for _, d := range daemons {
-				t.Run(d.name, func(t *testing.T) {
+		modes.Go(func() {
+			t.Run(m.name, func(t *testing.T) {
+				uid := uid + (mi+1)*len(daemons)*rounds // users of this mode's own
+				daemonRounds(t, daemons, func(t *testing.T, di int, d crashDaemon) {
+					uid := uid + di*rounds // each round has a user and a directory of its own
 					var left []string
 					var slowest time.Duration
 					for i := range rounds {
@@ -147,9 +155,31 @@ func TestCrashRealDaemons(t *testing.T) {
 						t.Fatalf("left behind:\n%s", strings.Join(left, "\n"))
 					}
 				})
-			}
+			})
 		})
 	}
+}
+
+// roundSlots bounds the daemon rounds running at once, across
+// TestCrashRealDaemons and TestModesMacOSDaemons. They run beside the
+// test binary's -parallel slots, not in them: a round mostly waits (for a
+// daemon's start, a kill, its end), and in the slots the rounds' 60-odd
+// subtests queued behind every other test, the suite's long pole.
+var roundSlots = make(chan struct{}, 8)
+
+// daemonRounds runs round(t, i, daemons[i]) as subtest daemons[i].name of
+// t for each daemon, at once but at most cap(roundSlots) of them across
+// the tests, and returns when all have.
+func daemonRounds(t *testing.T, daemons []crashDaemon, round func(t *testing.T, i int, d crashDaemon)) {
+	var wg sync.WaitGroup
+	for i, d := range daemons {
+		wg.Go(func() {
+			roundSlots <- struct{}{}
+			defer func() { <-roundSlots }()
+			t.Run(d.name, func(t *testing.T) { round(t, i, d) })
+		})
+	}
+	wg.Wait()
 }
 
 // crashRound runs one daemon under contain (or, for the control, without

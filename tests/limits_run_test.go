@@ -127,10 +127,11 @@ func TestLimitPids(t *testing.T) {
 
 // TestLimitCPUs holds a spinning escapee to half a CPU for three seconds.
 func TestLimitCPUs(t *testing.T) {
-	// Sequential, and its modes one by one: a measured share wants a
-	// quiet machine.
+	// Sequential: a measured share wants a quiet machine. Its modes run
+	// at once: three trees held to half a CPU each fit in two CPUs.
 	for _, m := range reportModes(t) {
 		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
 			dir := sharedDir(t)
 			res, r, _ := limitReport(t, m.o, []string{"--cpus", "50%", "-t", "3"}, escapee(dir, "spin"), dir)
 			wantCode(t, res, 124)

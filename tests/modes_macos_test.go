@@ -149,15 +149,17 @@ func TestModesMacOSDaemons(t *testing.T) {
 		}
 	}
 	base := 100000 + os.Getpid()%1000*300 // apart from TestCrashRealDaemons' users
+	var modes sync.WaitGroup
+	defer modes.Wait()
 	for mi, m := range []crashMode{
 		{name: "unprivileged", unpriv: true, disabled: "macos"},
 		{name: "root", disabled: "macos"},
 	} {
-		t.Run(m.name, func(t *testing.T) {
-			t.Parallel()
-			uid := base + mi*len(daemons)*(normal+crashes)*2
-			for _, d := range daemons {
-				t.Run(d.name, func(t *testing.T) {
+		modes.Go(func() {
+			t.Run(m.name, func(t *testing.T) {
+				uid := base + mi*len(daemons)*(normal+crashes)*2
+				daemonRounds(t, daemons, func(t *testing.T, di int, d crashDaemon) {
+					uid := uid + di*(normal+crashes) // each round has a user and a directory of its own
 					var hidden []string
 					survived, counted := 0, 0
 					for i := range normal {
@@ -194,7 +196,7 @@ func TestModesMacOSDaemons(t *testing.T) {
 						t.Errorf("%s", strings.Join(hidden, "\n"))
 					}
 				})
-			}
+			})
 		})
 	}
 }
