@@ -1,6 +1,7 @@
 package cgroup
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/contain-cli/contain/internal/proc"
 )
 
 // Kernel limits: what the kernel holds of a run's limits, in the run's
@@ -281,6 +284,13 @@ func (g *Group) Freeze(on bool) error {
 		v = "1"
 	}
 	return writeFile(filepath.Join(g.Dir, "cgroup.freeze"), v)
+}
+
+// Frozen reports whether every process in the group is frozen now
+// (cgroup.events "frozen 1"): after Freeze(true), none forks any more.
+func (g *Group) Frozen() bool {
+	b, err := proc.ReadFile(g.Dir+"/cgroup.events", make([]byte, 0, 64))
+	return err == nil && bytes.Contains(b, []byte("frozen 1"))
 }
 
 // keyed reads "key N" from a flat-keyed file.

@@ -18,6 +18,7 @@ func (r *runner) kernelWhy(limit.Kind) string {
 
 func (r *runner) freezable() bool                { return false }
 func (r *runner) freeze(bool) error              { return nil }
+func (r *runner) frozen() bool                   { return false }
 func (r *runner) sampleGroup(*limit.Sample) bool { return false }
 func (r *runner) shimReapedCPU() time.Duration   { return 0 }
 func (r *runner) kernelOutcome()                 {}

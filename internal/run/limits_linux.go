@@ -87,6 +87,8 @@ func (r *runner) freezable() bool { return r.strong() }
 
 func (r *runner) freeze(on bool) error { return r.cg.cg.Freeze(on) }
 
+func (r *runner) frozen() bool { return r.cg.cg.Frozen() }
+
 // sampleGroup measures the tree from its cgroup: its processes' resident
 // memory and count, and cpu.stat for the CPU time of everything that ever
 // ran in it. False: there is no cgroup.

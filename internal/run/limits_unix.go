@@ -226,14 +226,8 @@ func (r *runner) act(o overLimit, seen []member) {
 	}
 }
 
-// halt stops the whole tree at once: the cgroup frozen where there is
-// one; else SIGSTOP to COMMAND's process group, in one signal (the kernel
-// stops every process in it, a fork under way included: a fork loop or a
-// bomb that stays in the group stops whole at once), then to every member,
-// the newest first (in a fork bomb the newest are those forking), then
-// again to what the previous round missed (children forked before their
-// parent stopped) until a scan finds no member it has not stopped. A stopped process forks nothing, so the kill
-// that follows meets a tree that no longer grows.
+// halt stops the whole tree at once, for the kill that follows a limit
+// exceeded: the cgroup frozen where there is one, else stopEach.
 func (r *runner) halt(seen []member) {
 	l := r.lim
 	if !l.halted.CompareAndSwap(false, true) {
@@ -242,11 +236,33 @@ func (r *runner) halt(seen []member) {
 	if r.freezable() && r.freeze(true) == nil {
 		return
 	}
+	r.stopEach(seen, false)
+}
+
+// stopEach stops every process of the tree by SIGSTOP: to COMMAND's
+// process group first, in one signal (the kernel stops every process in
+// it, a fork under way included: a fork loop or a bomb that stays in the
+// group stops whole at once), then to every member, the newest first (in
+// a fork bomb the newest are those forking), then again to what the
+// previous round missed (children forked before their parent stopped)
+// until a scan finds no member it has not stopped. A stopped process
+// forks nothing, so the kill that follows meets a tree that no longer
+// grows. It returns the members of the last scan, all of them stopped
+// (seen: the members a scan just found, else nil; notNested: the members
+// of a nested session are left to it).
+//
+// A stop of COMMAND is then contain's own, not a person's Ctrl-Z: the
+// caller says so to throttleStop (the limiter's halted, or selfStopped).
+func (r *runner) stopEach(seen []member, notNested bool) []member {
 	stopped := map[proc.ID]bool{}
+	var ms []member
 	for round := 0; round < 100; round++ {
-		ms := seen
+		ms = seen
 		if round > 0 || ms == nil {
 			ms = r.members()
+		}
+		if notNested {
+			ms = r.notNested(ms)
 		}
 		if round == 0 && inGroup(ms, r.pid) {
 			unix.Kill(-r.pid, unix.SIGSTOP)
@@ -258,13 +274,14 @@ func (r *runner) halt(seen []member) {
 			}
 		}
 		if len(todo) == 0 {
-			return
+			break
 		}
 		for _, m := range newestFirst(todo) {
 			stopped[proc.ID{PID: m.pid, Start: m.start}] = true
 			r.signal(m, unix.SIGSTOP)
 		}
 	}
+	return ms
 }
 
 // inGroup reports whether a member is in process group pgrp: the group
@@ -397,7 +414,7 @@ func sleepOr(d time.Duration, done <-chan struct{}) bool {
 // the --cpus throttle, or a halt for a limit, rather than from a person: then the main loop does
 // not follow it (Ctrl-Z, SIGTSTP, still is).
 func (r *runner) throttleStop(sig unix.Signal) bool {
-	return r.lim != nil && (r.lim.throttle != nil || r.lim.halted.Load()) && sig == unix.SIGSTOP
+	return sig == unix.SIGSTOP && (r.selfStopped.Load() || r.lim != nil && (r.lim.throttle != nil || r.lim.halted.Load()))
 }
 
 // overLimits is the main loop's channel of exceeded limits (nil: none).

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -58,6 +59,10 @@ type runner struct {
 	stopped  bool // COMMAND is stopped (Ctrl-Z) and so is contain
 	timedOut bool
 	hookRan  bool // the --on-timeout command has run
+	// selfStopped: contain has stopped the tree itself by SIGSTOP, to
+	// end it (still, killGroup): a SIGSTOP of COMMAND from then on is
+	// taken for contain's own (Ctrl-Z, SIGTSTP, still is followed).
+	selfStopped atomic.Bool
 	// phase is why the main loop (and then the close) ends processes, for
 	// the report's ended_by_contain: report.PhaseTimeout, ...; only the
 	// main loop's goroutine, and the close after it, use it.
