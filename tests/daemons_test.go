@@ -165,7 +165,7 @@ func TestCrashRealDaemons(t *testing.T) {
 // test binary's -parallel slots, not in them: a round mostly waits (for a
 // daemon's start, a kill, its end), and in the slots the rounds' 60-odd
 // subtests queued behind every other test, the suite's long pole.
-var roundSlots = make(chan struct{}, 5)
+var roundSlots = make(chan struct{}, 6)
 
 // daemonRounds runs round(t, i, daemons[i]) as subtest daemons[i].name of
 // t for each daemon, at once but at most cap(roundSlots) of them across

@@ -63,14 +63,14 @@ func TestForkBombEnded(t *testing.T) {
 	}
 }
 
-// forkBombRound runs one bomb (perl code) under contain -t 0.5 -k 0.5, in
+// forkBombRound runs one bomb (perl code) under contain -t 0.3 -k 0.3, in
 // a pids group of its own capped at most.
 func forkBombRound(t *testing.T, o runOpts, name, perl string, code, most int) {
 	cg := capGroup(t, name, most)
 	dir := sharedDir(t)
 	rep := filepath.Join(dir, "report.json")
 	script := fmt.Sprintf(`echo $$ > %s/cgroup.procs && exec perl -e '%s'`, cg, perl)
-	res := run(t, o, "run", "--report", rep, "-t", "0.5", "-k", "0.5", "--", "sh", "-c", script)
+	res := run(t, o, "run", "--report", rep, "-t", "0.3", "-k", "0.3", "--", "sh", "-c", script)
 	wantCode(t, res, code)
 	if live := liveIn(cg); len(live) > 0 {
 		t.Errorf("%d processes of the bomb outlived contain: %v", len(live), live)

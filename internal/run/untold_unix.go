@@ -5,6 +5,7 @@ package run
 import (
 	"os"
 	"slices"
+	"time"
 
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/report"
@@ -23,17 +24,37 @@ func (r *runner) noteUntold() {
 	if r.complete() || r.track == nil || r.rec == nil && r.o.Log == nil {
 		return
 	}
-	procs, err := proc.Scan()
+	found, err := r.scanUntold()
 	if err != nil {
 		r.log("cannot list processes to look for what the tracking could not tell: %v", err)
 		return
 	}
-	r.trackMu.Lock()
-	skip := func(p proc.Entry) bool {
-		id := proc.ID{PID: p.PID, Start: p.Start}
-		return p.PID == r.self || r.track.Skip[p.PID] || r.track.IsMember(id) || r.track.Released(id) || slices.Contains(r.spared, id)
+	// One found may be a double fork under way: the child it leaves to
+	// PID 1 an instant later is the one that stays, and the scan that
+	// found the parent missed it. Look again while the scans differ (a
+	// few times at most, and only when something was found).
+	for i := 0; i < 5 && len(found) > 0; i++ {
+		time.Sleep(50 * time.Millisecond)
+		again, err := r.scanUntold()
+		if err != nil {
+			break
+		}
+		seen := make(map[proc.ID]bool, len(found))
+		for _, u := range found {
+			seen[proc.ID{PID: u.PID, Start: u.Start}] = true
+		}
+		changed := len(again) != len(found)
+		for _, u := range again {
+			changed = changed || !seen[proc.ID{PID: u.PID, Start: u.Start}]
+		}
+		// What ended meanwhile (the double fork's middle) is dropped:
+		// the report counts what may still be running.
+		found = again
+		if !changed {
+			break
+		}
 	}
-	found := proc.Untold(procs, r.track.Since, os.Getuid(), skip, proc.UIDOf, proc.EnvUntellable)
+	r.trackMu.Lock()
 	since := r.track.Since
 	r.trackMu.Unlock()
 	if len(found) == 0 {
@@ -58,6 +79,21 @@ func (r *runner) noteUntold() {
 		r.rec.facts.Untold = out
 		r.rec.mu.Unlock()
 	}
+}
+
+// scanUntold is one scan for what noteUntold looks for.
+func (r *runner) scanUntold() ([]proc.Untellable, error) {
+	procs, err := proc.Scan()
+	if err != nil {
+		return nil, err
+	}
+	r.trackMu.Lock()
+	defer r.trackMu.Unlock()
+	skip := func(p proc.Entry) bool {
+		id := proc.ID{PID: p.PID, Start: p.Start}
+		return p.PID == r.self || r.track.Skip[p.PID] || r.track.IsMember(id) || r.track.Released(id) || slices.Contains(r.spared, id)
+	}
+	return proc.Untold(procs, r.track.Since, os.Getuid(), skip, proc.UIDOf, proc.EnvUntellable), nil
 }
 
 // containmentFailed records what broke containment while COMMAND ran:
