@@ -83,10 +83,33 @@ func (r *runner) endGroup(sig syscall.Signal) { r.sendGroup(sig, true) }
 
 func (r *runner) sendGroup(sig syscall.Signal, ending bool) {
 	name := signals.Name(sig)
-	if ending {
-		defer r.still(sig)()
+	if !ending {
+		r.sendEach(sig, name, r.notNested(r.members()), false)
+		return
 	}
-	for _, m := range r.notNested(r.members()) {
+	defer r.still(sig)()
+	// Held still, the tree may yet hold a child whose fork was under way
+	// when it was frozen or stopped: the members are looked at again until
+	// a scan finds none the signal has not gone to (a few times at most).
+	sent := map[proc.ID]bool{}
+	for range 10 {
+		var todo []member
+		for _, m := range r.notNested(r.members()) {
+			if id := (proc.ID{PID: m.pid, Start: m.start}); !sent[id] {
+				sent[id] = true
+				todo = append(todo, m)
+			}
+		}
+		if len(todo) == 0 {
+			return
+		}
+		r.sendEach(sig, name, todo, true)
+	}
+}
+
+// sendEach sends sig to each of ms; ending: as endGroup says.
+func (r *runner) sendEach(sig syscall.Signal, name string, ms []member, ending bool) {
+	for _, m := range ms {
 		undo := func() {}
 		if ending {
 			undo = r.noteEnding(m, name)
@@ -123,9 +146,10 @@ func (r *runner) still(sig syscall.Signal) (thaw func()) {
 			return nothing
 		}
 		// Every process frozen: none is in the middle of a fork whose
-		// child the pass would miss. Not waited for long: a frozen
-		// group's members stay put whatever cgroup.events says.
-		for deadline := time.Now().Add(100 * time.Millisecond); !r.frozen() && time.Now().Before(deadline); {
+		// child the pass would miss. At most a second (a loaded machine
+		// schedules each process before it freezes): sendGroup looks
+		// again for such a child in any case.
+		for deadline := time.Now().Add(time.Second); !r.frozen() && time.Now().Before(deadline); {
 			time.Sleep(time.Millisecond)
 		}
 		return func() {
