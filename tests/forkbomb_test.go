@@ -137,11 +137,7 @@ func procsOf(cg string) []int {
 func liveIn(cg string) []int {
 	var out []int
 	for _, p := range procsOf(cg) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
-		if err != nil {
-			continue
-		}
-		if i := bytes.LastIndexByte(b, ')'); i > 0 && i+2 < len(b) && b[i+2] != 'Z' {
+		if alive(p) {
 			out = append(out, p)
 		}
 	}

@@ -185,12 +185,16 @@ func makeCgroup(parent, own, name string) (*Group, error) {
 
 // Populated reports whether any live process is in the group or below it;
 // zombies do not count.
-func (c *Group) Populated() (bool, error) {
+func (c *Group) Populated() (bool, error) { return c.eventSays("populated 1") }
+
+// eventSays reports whether the group's cgroup.events holds the line
+// want ("populated 1", "frozen 1").
+func (c *Group) eventSays(want string) (bool, error) {
 	b, err := proc.ReadFile(c.Dir+"/cgroup.events", make([]byte, 0, 64))
 	if err != nil {
 		return false, err
 	}
-	return bytes.Contains(b, []byte("populated 1")), nil
+	return bytes.Contains(b, []byte(want)), nil
 }
 
 // Procs lists the PIDs in the group and in any group below it (a nested

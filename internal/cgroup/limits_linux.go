@@ -1,7 +1,6 @@
 package cgroup
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -12,8 +11,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/contain-cli/contain/internal/proc"
 )
 
 // Kernel limits: what the kernel holds of a run's limits, in the run's
@@ -289,8 +286,8 @@ func (g *Group) Freeze(on bool) error {
 // Frozen reports whether every process in the group is frozen now
 // (cgroup.events "frozen 1"): after Freeze(true), none forks any more.
 func (g *Group) Frozen() bool {
-	b, err := proc.ReadFile(g.Dir+"/cgroup.events", make([]byte, 0, 64))
-	return err == nil && bytes.Contains(b, []byte("frozen 1"))
+	frozen, err := g.eventSays("frozen 1")
+	return err == nil && frozen
 }
 
 // keyed reads "key N" from a flat-keyed file.
