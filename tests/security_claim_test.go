@@ -136,8 +136,10 @@ func TestClaimSlowClientNotHeld(t *testing.T) {
 // the next PIDs first. The run says, without -v, that it cannot listen;
 // contain run -d inside sees who listens (not its session's contain) and
 // sends it nothing. One case after the other: both squat the same PIDs.
+// Sequential: the names it squats are those of whatever contain starts
+// next, and another test's run with --allow-daemons given one of those
+// PIDs found its socket taken (TestReapSpared, once in CI).
 func TestClaimSocketSquatted(t *testing.T) {
-	t.Parallel()
 	for _, a := range claimAttacks(t) {
 		t.Run(a.name, func(t *testing.T) {
 			dir := sharedDir(t)
