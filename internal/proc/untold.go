@@ -21,9 +21,18 @@ type Untellable struct {
 // its session and whose tag cannot be read. Their lineage names no one:
 // they may be the session's escapees, or anyone's. Parents come before
 // their children (oldest first).
-func Untold(procs []Entry, since uint64, uid int, skip func(Entry) bool, uidOf func(int) (int, error), envWhy func(int) string) []Untellable {
+//
+// unsettled reports that the scan caught such a lineage mid-change: a
+// process of the kind looked for whose parent ended while the scan read
+// them (absent, a zombie, or gone before its user could be read), so its
+// re-parenting to PID 1 is not in this scan yet. A double fork's middle
+// exiting as its child is read is one: the child, the one that stays, is
+// left out of this scan, and a scan an instant later finds it.
+func Untold(procs []Entry, since uint64, uid int, skip func(Entry) bool, uidOf func(int) (int, error), envWhy func(int) string) (out []Untellable, unsettled bool) {
+	byPID := make(map[int]Entry, len(procs))
 	order := make([]Entry, 0)
 	for _, p := range procs {
+		byPID[p.PID] = p
 		if p.PID > 1 && !p.Zombie && p.Start >= since && !skip(p) {
 			order = append(order, p)
 		}
@@ -35,14 +44,22 @@ func Untold(procs []Entry, since uint64, uid int, skip func(Entry) bool, uidOf f
 		return order[i].PID < order[j].PID
 	})
 	untold := map[int]bool{}
-	var out []Untellable
+	gone := map[int]bool{}   // looked at, and gone before its user could be read
+	looked := map[int]bool{} // its user and environment were read
 	for _, p := range order {
 		if p.PPID != 1 && !untold[p.PPID] {
+			if parent, ok := byPID[p.PPID]; !ok || parent.Zombie || gone[p.PPID] || looked[p.PPID] && vanished(uidOf, p.PPID) {
+				unsettled = true
+			}
 			continue
 		}
 		if u, err := uidOf(p.PID); err != nil || u != uid {
+			if err != nil {
+				gone[p.PID] = true
+			}
 			continue
 		}
+		looked[p.PID] = true
 		why := envWhy(p.PID)
 		if why == "" {
 			continue
@@ -50,5 +67,12 @@ func Untold(procs []Entry, since uint64, uid int, skip func(Entry) bool, uidOf f
 		untold[p.PID] = true
 		out = append(out, Untellable{Entry: p, Why: why})
 	}
-	return out
+	return out, unsettled
+}
+
+// vanished reports that pid is gone now (its user cannot be read): a parent
+// whose environment read as tellable may only have ended meanwhile.
+func vanished(uidOf func(int) (int, error), pid int) bool {
+	_, err := uidOf(pid)
+	return err != nil
 }

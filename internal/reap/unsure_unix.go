@@ -63,7 +63,8 @@ func FindUnsure(want func(value string) bool, known map[proc.ID]bool) ([]Unsure,
 		// scans touch the registry (Registry.Touch), at most 200 ms apart.
 		until := r.touched.Add(unsureMargin)
 		during := func(p proc.Entry) bool { return skip(p) || wallOfStart(p.Start).After(until) }
-		for _, u := range proc.Untold(entries, r.origin.Start, os.Geteuid(), during, proc.UIDOf, proc.EnvUntellable) {
+		found, _ := proc.Untold(entries, r.origin.Start, os.Geteuid(), during, proc.UIDOf, proc.EnvUntellable)
+		for _, u := range found {
 			if !seen[u.PID] {
 				seen[u.PID] = true
 				out = append(out, Unsure{Untellable: u, Session: r.value})

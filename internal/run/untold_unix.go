@@ -24,18 +24,20 @@ func (r *runner) noteUntold() {
 	if r.complete() || r.track == nil || r.rec == nil && r.o.Log == nil {
 		return
 	}
-	found, err := r.scanUntold()
+	found, unsettled, err := r.scanUntold()
 	if err != nil {
 		r.log("cannot list processes to look for what the tracking could not tell: %v", err)
 		return
 	}
 	// One found may be a double fork under way: the child it leaves to
 	// PID 1 an instant later is the one that stays, and the scan that
-	// found the parent missed it. Look again while the scans differ (a
-	// few times at most, and only when something was found).
-	for i := 0; i < 5 && len(found) > 0; i++ {
+	// found the parent missed it; or the scan read the child while its
+	// parent was ending (unsettled), and found nothing. Look again while
+	// the scans differ or one is unsettled (a few times at most, and only
+	// then).
+	for i := 0; i < 5 && (len(found) > 0 || unsettled); i++ {
 		time.Sleep(50 * time.Millisecond)
-		again, err := r.scanUntold()
+		again, moving, err := r.scanUntold()
 		if err != nil {
 			break
 		}
@@ -49,8 +51,8 @@ func (r *runner) noteUntold() {
 		}
 		// What ended meanwhile (the double fork's middle) is dropped:
 		// the report counts what may still be running.
-		found = again
-		if !changed {
+		found, unsettled = again, moving
+		if !changed && !unsettled {
 			break
 		}
 	}
@@ -81,11 +83,12 @@ func (r *runner) noteUntold() {
 	}
 }
 
-// scanUntold is one scan for what noteUntold looks for.
-func (r *runner) scanUntold() ([]proc.Untellable, error) {
+// scanUntold is one scan for what noteUntold looks for, and whether it
+// caught a lineage mid-change (proc.Untold).
+func (r *runner) scanUntold() ([]proc.Untellable, bool, error) {
 	procs, err := proc.Scan()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	r.trackMu.Lock()
 	defer r.trackMu.Unlock()
@@ -93,7 +96,8 @@ func (r *runner) scanUntold() ([]proc.Untellable, error) {
 		id := proc.ID{PID: p.PID, Start: p.Start}
 		return p.PID == r.self || r.track.Skip[p.PID] || r.track.IsMember(id) || r.track.Released(id) || slices.Contains(r.spared, id)
 	}
-	return proc.Untold(procs, r.track.Since, os.Getuid(), skip, proc.UIDOf, proc.EnvUntellable), nil
+	found, unsettled := proc.Untold(procs, r.track.Since, os.Getuid(), skip, proc.UIDOf, proc.EnvUntellable)
+	return found, unsettled, nil
 }
 
 // containmentFailed records what broke containment while COMMAND ran:

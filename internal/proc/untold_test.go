@@ -1,0 +1,84 @@
+//go:build linux || darwin
+
+package proc
+
+import (
+	"errors"
+	"syscall"
+	"testing"
+)
+
+// TestUntoldUnsettled: a double fork read mid-change. The middle (100,
+// PPID 1) ends while the scan reads it, and its child (101, the one that
+// stays) still names it as parent: neither is listed, and the scan says
+// it is unsettled, so that the caller looks again. Once the child shows
+// PID 1 as its parent the scan lists it and is settled.
+func TestUntoldUnsettled(t *testing.T) {
+	const uid, since = 1000, 50
+	none := func(Entry) bool { return false }
+	cleared := func(int) string { return "its environment is empty" }
+	tellable := func(int) string { return "" }
+	live := map[int]bool{101: true}
+	uidOf := func(pid int) (int, error) {
+		if !live[pid] {
+			return 0, syscall.ESRCH
+		}
+		return uid, nil
+	}
+	cases := []struct {
+		name      string
+		procs     []Entry
+		envWhy    func(int) string
+		uidOf     func(int) (int, error) // nil: only 101 lives
+		listed    []int
+		unsettled bool
+	}{
+		{"middle gone before its user was read", []Entry{
+			{PID: 100, PPID: 1, Start: 60}, {PID: 101, PPID: 100, Start: 61},
+		}, cleared, nil, nil, true},
+		{"middle a zombie", []Entry{
+			{PID: 100, PPID: 1, Start: 60, Zombie: true}, {PID: 101, PPID: 100, Start: 61},
+		}, cleared, nil, nil, true},
+		{"middle not in the scan", []Entry{
+			{PID: 101, PPID: 100, Start: 61},
+		}, cleared, nil, nil, true},
+		{"middle gone after its user was read, its environment then unreadable as gone", []Entry{
+			{PID: 100, PPID: 1, Start: 60}, {PID: 101, PPID: 100, Start: 61},
+		}, tellable, readOnce(100, uid), nil, true},
+		{"the child re-parented", []Entry{
+			{PID: 101, PPID: 1, Start: 61},
+		}, cleared, nil, []int{101}, false},
+		{"a child of a live parent that is not looked for", []Entry{
+			{PID: 90, PPID: 1, Start: 10}, {PID: 101, PPID: 90, Start: 61},
+		}, cleared, nil, nil, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			uidOf := uidOf
+			if c.uidOf != nil {
+				uidOf = c.uidOf
+			}
+			out, unsettled := Untold(c.procs, since, uid, none, uidOf, c.envWhy)
+			var listed []int
+			for _, u := range out {
+				listed = append(listed, u.PID)
+			}
+			if len(listed) != len(c.listed) || len(listed) > 0 && listed[0] != c.listed[0] || unsettled != c.unsettled {
+				t.Errorf("listed %v, unsettled %v; want %v, %v", listed, unsettled, c.listed, c.unsettled)
+			}
+		})
+	}
+}
+
+// readOnce is a uidOf under which pid is gone after its user is read once.
+func readOnce(pid, uid int) func(int) (int, error) {
+	read := 0
+	return func(p int) (int, error) {
+		if p == pid {
+			if read++; read > 1 {
+				return 0, errors.New("gone")
+			}
+		}
+		return uid, nil
+	}
+}
