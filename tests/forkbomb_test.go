@@ -80,6 +80,11 @@ func forkBombRound(t *testing.T, o runOpts, name, perl string, code, most int) {
 	t.Logf("the tree held at most %s tasks; contain ended %d processes", bytes.TrimSpace(peak), len(r.EndedByContain))
 	if n := len(r.EndedByContain); n > most {
 		t.Errorf("contain ended %d processes of a tree that never held more than %d at once: it forked on while contain ended it", n, most)
+		phases := map[string]int{}
+		for _, e := range r.EndedByContain {
+			phases[fmt.Sprintf("%s %s, %s", e.Phase, e.Signal, e.EndedBy)]++
+		}
+		t.Logf("ended by contain, by phase, signal and end: %v; contain said:\n%s", phases, res.stderr)
 	}
 }
 

@@ -45,11 +45,15 @@ func TestStopWaitBarePIDHint(t *testing.T) {
 
 // childrenOf lists the children of pid.
 func childrenOf(pid int) []int {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	// Each thread's own children: a Go program forks from any thread.
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 	var out []int
-	for _, f := range strings.Fields(string(b)) {
-		if n, err := strconv.Atoi(f); err == nil {
-			out = append(out, n)
+	for _, task := range tasks {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, task.Name()))
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				out = append(out, n)
+			}
 		}
 	}
 	return out

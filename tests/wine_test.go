@@ -67,6 +67,9 @@ func setUpWine() {
 		{"test", "-c", "-o", filepath.Join(wine.dir, "proc.exe"), "../internal/proc"},
 		{"test", "-c", "-o", filepath.Join(wine.dir, "tag.exe"), "../tag"},
 		{"test", "-c", "-o", filepath.Join(wine.dir, "session.exe"), "../session"},
+		{"test", "-c", "-o", filepath.Join(wine.dir, "containment.exe"), "../containment"},
+		// The library's host, a module of its own.
+		{"-C", filepath.Join("testdata", "libhost"), "build", "-o", filepath.Join(wine.dir, "libhost.exe"), "."},
 	}
 	errs := make([]error, len(builds))
 	var wg sync.WaitGroup
@@ -87,7 +90,8 @@ func setUpWine() {
 		return
 	}
 	wine.env = append(wine.w.Env, "CONTAIN_EXE="+winPath(filepath.Join(wine.dir, "contain.exe")),
-		"CONTAIN_TEST_TMP="+winPath(filepath.Join(wine.dir, "tmp")))
+		"CONTAIN_TEST_TMP="+winPath(filepath.Join(wine.dir, "tmp")),
+		"CONTAIN_LIBHOST="+winPath(filepath.Join(wine.dir, "libhost.exe")))
 }
 
 // endWine stops this run's wineserver, and with it anything of the tests
@@ -192,7 +196,8 @@ func shellQuote(args []string) string {
 
 // TestWindowsUnderWine runs the Windows tests of contain's packages under
 // Wine: the end-to-end tests of this package (win_*_test.go), and the
-// unit tests of run, reap, proc, tag and session as Windows builds them.
+// unit tests of run, reap, proc, tag, session and containment as Windows
+// builds them.
 // CONTAIN_WINE_RUN, when set, runs only the end-to-end tests it selects
 // (a -test.run pattern: CONTAIN_WINE_RUN='TestWin.*Limit' go test ./tests
 // -run TestWindowsUnderWine/tests), in one shard.
@@ -204,6 +209,7 @@ func TestWindowsUnderWine(t *testing.T) {
 	binaries := []binary{
 		{"tag", "tag.exe", "../tag", ""}, {"session", "session.exe", "../session", ""}, {"run", "run.exe", "../internal/run", ""},
 		{"reap", "reap.exe", "../internal/reap", ""}, {"proc", "proc.exe", "../internal/proc", ""},
+		{"containment", "containment.exe", "../containment", ""},
 	}
 	// The end-to-end tests, mostly waiting on timeouts, in shards that
 	// run at once, each in a console of its own.

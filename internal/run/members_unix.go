@@ -156,11 +156,16 @@ func (r *runner) still(sig syscall.Signal) (held []member, thaw func()) {
 			return nil, nothing
 		}
 		// Every process frozen: none is in the middle of a fork whose
-		// child the pass would miss. At most a second (a loaded machine
-		// schedules each process before it freezes): sendGroup looks
-		// again for such a child in any case.
-		for deadline := time.Now().Add(time.Second); !r.frozen() && time.Now().Before(deadline); {
+		// child the pass would miss. At most three seconds (a loaded
+		// machine schedules each process before it freezes; one second
+		// was not always enough with a 150-process bomb under CI's
+		// load): sendGroup looks again for such a child in any case.
+		deadline := time.Now().Add(3 * time.Second)
+		for !r.frozen() && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
+		}
+		if !r.frozen() {
+			r.log("the tree was not frozen 3 s after it was asked to be: signalling it all the same")
 		}
 		return nil, func() {
 			// A tree halted for a limit stays stopped for its kill.

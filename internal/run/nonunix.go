@@ -26,3 +26,6 @@ func ExitBySignal(syscall.Signal) error {
 // Stderr is where contain writes its messages: os.Stderr. (Windows has
 // no SIGPIPE.)
 func Stderr() io.Writer { return os.Stderr }
+
+// QuietPipe is w: no SIGPIPE here.
+func QuietPipe(w *os.File) io.Writer { return w }

@@ -1,0 +1,64 @@
+//go:build linux || darwin
+
+package containment_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/contain-cli/contain/containment"
+)
+
+// A command that leaves a background job behind: when it ends, its group
+// is closed, and the job with it, before cmd.Wait returns.
+func ExampleGroup_Start() {
+	g, err := containment.NewGroup(containment.Options{Originator: "EXAMPLE", Grace: 500 * time.Millisecond})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cmd := exec.Command("sh", "-c", "sleep 300 & echo started")
+	cmd.Stdout = os.Stdout
+	if err := g.Start(cmd); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("wait:", cmd.Wait())
+	if _, err := g.Close(context.Background()); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// started
+	// wait: <nil>
+}
+
+// Close ends what is still running, and with Options.Reports says what
+// it ended.
+func ExampleGroup_Close() {
+	g, err := containment.NewGroup(containment.Options{Originator: "EXAMPLE", Grace: 500 * time.Millisecond, Reports: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cmd := exec.Command("sh", "-c", "sleep 300 & exec sleep 301")
+	if err := g.Start(cmd); err != nil {
+		fmt.Println(err)
+		return
+	}
+	time.Sleep(200 * time.Millisecond)
+	reports, err := g.Close(context.Background())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("wait:", cmd.Wait())
+	for _, r := range reports {
+		fmt.Println("ended by contain:", len(r.EndedByContain))
+	}
+	// Output:
+	// wait: signal: terminated
+	// ended by contain: 2
+}

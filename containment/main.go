@@ -1,0 +1,104 @@
+package containment
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/contain-cli/contain/internal/run"
+	"github.com/contain-cli/contain/internal/runcmd"
+)
+
+// supervisorCommand is the first argument of a copy of the program that
+// holds one command (Group.Start).
+const supervisorCommand = "__contain_group"
+
+// pipesVar passes the copy its two pipes: the one whose closing tells it
+// to close its group, and the one it writes to (and holds until it ends).
+const pipesVar = "CONTAIN_GROUP_PIPES"
+
+// Main runs what a copy of the program is for, and exits, when the
+// program was run again by this package (a Group's copy that holds a
+// command, or the crash guard or the shim that copy starts); otherwise it
+// returns at once. Call it as the first statement of main.
+func Main() {
+	if len(os.Args) < 2 {
+		return
+	}
+	switch os.Args[1] {
+	case run.GuardCommand:
+		os.Exit(run.GuardMain(os.Args[2:]))
+	case run.ShimCommand:
+		os.Exit(run.ShimMain(os.Args[2:]))
+	case supervisorCommand:
+		supervise(os.Args[2:])
+	}
+}
+
+// supervise is the copy: contain run on the command, told to stop when the
+// program's end of the stop pipe closes, its own lines (and -d's PID) sent
+// to the program through the other pipe.
+func supervise(args []string) {
+	prepared := run.PrepareRun()
+	pipes := os.Getenv(pipesVar)
+	os.Unsetenv(pipesVar)
+	stop, out, err := openPipes(pipes)
+	if err != nil {
+		fmt.Fprintf(run.Stderr(), "contain: a copy of this program run by package containment without its pipes (%v)\n", err)
+		os.Exit(runcmd.ExitFailed)
+	}
+	go func() {
+		io.Copy(io.Discard, stop)
+		requestStop()
+	}()
+	w := &lineWriter{w: run.QuietPipe(out)}
+	code, ok := runcmd.Main(append([]string{"contain"}, args...), prepared, w.prefixed("pid "), w.prefixed("log "))
+	if !ok {
+		code = runcmd.ExitFailed
+	}
+	runcmd.Exit(code)
+}
+
+// lineWriter writes whole lines to the program, each with its kind.
+type lineWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+type prefixed struct {
+	l      *lineWriter
+	prefix string
+}
+
+func (l *lineWriter) prefixed(p string) io.Writer { return prefixed{l, p} }
+
+func (p prefixed) Write(b []byte) (int, error) {
+	p.l.mu.Lock()
+	defer p.l.mu.Unlock()
+	var buf []byte
+	for _, line := range splitLines(b) {
+		buf = append(append(append(buf, p.prefix...), line...), '\n')
+	}
+	if _, err := p.l.w.Write(buf); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// splitLines splits b into its lines, without their newlines.
+func splitLines(b []byte) [][]byte {
+	var out [][]byte
+	for len(b) > 0 {
+		i := 0
+		for i < len(b) && b[i] != '\n' {
+			i++
+		}
+		out = append(out, b[:i])
+		if i < len(b) {
+			i++
+		}
+		b = b[i:]
+	}
+	return out
+}

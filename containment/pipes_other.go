@@ -1,0 +1,19 @@
+//go:build !linux && !darwin && !windows
+
+package containment
+
+import (
+	"os"
+	"os/exec"
+)
+
+// supported: contain has no containment for this OS (NewGroup says so).
+const supported = false
+
+func passPipes(*exec.Cmd, *os.File, *os.File) (func(), string, error) {
+	return nil, "", ErrUnsupported
+}
+
+func openPipes(string) (*os.File, *os.File, error) { return nil, nil, ErrUnsupported }
+
+func requestStop() {}

@@ -1,0 +1,385 @@
+//go:build linux
+
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/contain-cli/contain/internal/testtool"
+)
+
+// Package containment, embedded in a program of another module
+// (testdata/libhost, which imports it through a replace): the program is
+// the host, each command it starts is held by a copy of the program.
+
+// libraryTree is the group's command: a background job, a setsid escapee,
+// and COMMAND itself.
+var libraryTree = []string{"sh", "-c", "sleep 300 & setsid sleep 301 & exec sleep 302"}
+
+var libhost struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// needLibhost builds the host program once, beside contain.
+func needLibhost(t *testing.T) string {
+	t.Helper()
+	libhost.once.Do(func() {
+		libhost.path = filepath.Join(filepath.Dir(bin), "libhost")
+		cmd := exec.Command("go", "build", "-o", libhost.path, ".")
+		cmd.Dir = filepath.Join("testdata", "libhost")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			libhost.err = fmt.Errorf("%v\n%s", err, out)
+		}
+	})
+	if libhost.err != nil {
+		t.Fatalf("building the host program (testdata/libhost): %v", libhost.err)
+	}
+	return libhost.path
+}
+
+// hostStarted and hostClosed are the host's two JSON lines.
+type hostStarted struct {
+	Copy   int    `json:"copy"`
+	Tag    string `json:"tag"`
+	Daemon int    `json:"daemon"`
+	Own    int    `json:"own"`
+}
+
+type hostClosed struct {
+	Reports  int    `json:"reports"`
+	Ended    int    `json:"ended"`
+	Wait     string `json:"wait"`
+	OwnAlive bool   `json:"own_alive"`
+	OwnWait  string `json:"own_wait"`
+}
+
+// host is one run of the host program.
+type host struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	out    *bufio.Reader
+	stderr *syncBuffer
+	marker string // in the environment of the host and of all it starts
+	exited chan struct{}
+}
+
+// startHost starts the host program as root or as nobody, with tool and
+// command, and a daemon when daemon is set. Everything it starts carries
+// a marker in its environment, by which the test finds (and in the end
+// kills) it, whatever becomes of the tag.
+func startHost(t *testing.T, tool string, nobody, daemon bool, xdg string, command ...string) *host {
+	t.Helper()
+	argv := append([]string{needLibhost(t), tool, "--"}, command...)
+	if nobody {
+		testtool.Need(t, "setpriv", "util-linux")
+		argv = append([]string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"}, argv...)
+	}
+	h := &host{marker: fmt.Sprintf("LIBHOST_MARK=%s-%d", tool, time.Now().UnixNano()), stderr: &syncBuffer{}, exited: make(chan struct{})}
+	h.cmd = exec.Command(argv[0], argv[1:]...)
+	h.cmd.Env = append(os.Environ(), h.marker)
+	if xdg != "" {
+		h.cmd.Env = append(h.cmd.Env, "XDG_RUNTIME_DIR="+xdg)
+	}
+	if daemon {
+		h.cmd.Env = append(h.cmd.Env, "LIBHOST_DAEMON=sleep 303")
+	}
+	h.cmd.Stderr = h.stderr
+	// The group's processes write to the host's stderr: its Wait must
+	// not wait for them.
+	h.cmd.WaitDelay = time.Second
+	h.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	var err error
+	if h.stdin, err = h.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := h.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.out = bufio.NewReader(stdout)
+	if err := h.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { h.cmd.Wait(); close(h.exited) }()
+	t.Cleanup(func() {
+		syscall.Kill(h.cmd.Process.Pid, syscall.SIGKILL)
+		for _, p := range h.marked() {
+			syscall.Kill(p, syscall.SIGKILL)
+		}
+		if t.Failed() {
+			t.Logf("the host said on stderr:\n%s", h.stderr.String())
+		}
+	})
+	return h
+}
+
+// line reads the host's next JSON line into v.
+func (h *host) line(t *testing.T, v any) {
+	t.Helper()
+	type read struct {
+		b   []byte
+		err error
+	}
+	got := make(chan read, 1)
+	go func() {
+		b, err := h.out.ReadBytes('\n')
+		got <- read{b, err}
+	}()
+	select {
+	case r := <-got:
+		if err := json.Unmarshal(r.b, v); err != nil {
+			t.Fatalf("the host's line %q: %v (read: %v); its stderr:\n%s", r.b, err, r.err, h.stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the host said nothing for 30 s; its stderr:\n%s", h.stderr.String())
+	}
+}
+
+// marked lists the live processes that carry the host's marker.
+func (h *host) marked() []int {
+	want := []byte("\x00" + h.marker + "\x00")
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err == nil && bytes.Contains(append([]byte{0}, b...), want) && alive(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// groupLeft lists what is left of the host's group: every marked process
+// but the host, its own child and the detached daemon.
+func (h *host) groupLeft() []string {
+	var left []string
+	for _, p := range h.marked() {
+		argv := procArgv(p)
+		env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", p))
+		switch {
+		case p == h.cmd.Process.Pid:
+		case len(argv) == 2 && argv[1] == "sleep": // the host's own child
+		case bytes.Contains(append([]byte{0}, env...), []byte("\x00RUNNING_PROCESS_IS_DAEMON=1\x00")):
+		default:
+			left = append(left, fmt.Sprintf("%d %q", p, argv))
+		}
+	}
+	return left
+}
+
+// procArgv reads pid's command line.
+func procArgv(pid int) []string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+}
+
+func libraryUsers(t *testing.T) []bool {
+	if os.Geteuid() == 0 {
+		return []bool{false, true}
+	}
+	t.Log("not root: the host runs as this user only")
+	return []bool{false}
+}
+
+func userName(nobody bool) string {
+	if nobody {
+		return "nobody"
+	}
+	if os.Geteuid() == 0 {
+		return "root"
+	}
+	return "user"
+}
+
+// TestLibraryGroup: a host starts a group that leaves a background job
+// and a setsid escapee, a detached daemon, and a child of its own outside
+// the library. contain ps lists the group's session under the host's
+// TOOL while it runs; Close ends the whole group (the report counts the
+// three processes contain ended) and returns; the daemon lives on, marked
+// and tagged; the host's own child is still running, and the host, not the
+// library, waits for it.
+func TestLibraryGroup(t *testing.T) {
+	t.Parallel()
+	for _, nobody := range libraryUsers(t) {
+		t.Run(userName(nobody), func(t *testing.T) {
+			t.Parallel()
+			tool := "LIBG" + strings.ToUpper(userName(nobody))
+			h := startHost(t, tool, nobody, true, "", libraryTree...)
+			var s hostStarted
+			h.line(t, &s)
+			if s.Tag != fmt.Sprintf("%s:%d", tool, s.Copy) {
+				t.Fatalf("the group's tag %q, want %s:<the copy's PID %d>", s.Tag, tool, s.Copy)
+			}
+			waitFor(t, "the group's three processes", 10*time.Second, func() bool { return len(tagged(s.Tag)) == 3 })
+			ps := run(t, runOpts{}, "ps", "-o", tool, "--format", "json")
+			var out struct {
+				Sessions []struct {
+					Originator struct{ Value string }
+					State      string
+					Count      int
+				}
+			}
+			if err := json.Unmarshal([]byte(ps.stdout), &out); err != nil {
+				t.Fatalf("contain ps: %v\n%s", err, ps.stdout)
+			}
+			found := false
+			for _, se := range out.Sessions {
+				if se.Originator.Value == s.Tag {
+					found = true
+					if se.State != "alive" || se.Count != 3 {
+						t.Errorf("contain ps: session %s is %s with %d processes, want alive with 3", s.Tag, se.State, se.Count)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("contain ps -o %s does not list %s:\n%s", tool, s.Tag, ps.stdout)
+			}
+			if s.Daemon <= 0 || !alive(s.Daemon) {
+				t.Fatalf("the detached daemon %d is not running", s.Daemon)
+			}
+			env := environOf(t, s.Daemon)
+			if env["RUNNING_PROCESS_IS_DAEMON"] != "1" || !strings.HasPrefix(env["RUNNING_PROCESS_ORIGINATOR"], tool+":") {
+				t.Errorf("the daemon's environment: RUNNING_PROCESS_IS_DAEMON=%q RUNNING_PROCESS_ORIGINATOR=%q", env["RUNNING_PROCESS_IS_DAEMON"], env["RUNNING_PROCESS_ORIGINATOR"])
+			}
+
+			fmt.Fprintln(h.stdin, "close")
+			var c hostClosed
+			h.line(t, &c)
+			if left := h.groupLeft(); len(left) > 0 {
+				t.Errorf("Close returned with the group still there: %v", left)
+			}
+			if c.Reports != 1 || c.Ended < 3 {
+				t.Errorf("Close gave %d report(s) saying contain ended %d process(es), want 1 saying 3", c.Reports, c.Ended)
+			}
+			if c.Wait != "signal: terminated" {
+				t.Errorf("the group's cmd.Wait: %q, want COMMAND's own end, signal: terminated", c.Wait)
+			}
+			if !c.OwnAlive || c.OwnWait != "signal: killed" {
+				t.Errorf("the host's own child: alive after Close %v, its Wait %q; want alive, and signal: killed once the host killed it", c.OwnAlive, c.OwnWait)
+			}
+			if !alive(s.Daemon) {
+				t.Errorf("the detached daemon %d did not outlive the group", s.Daemon)
+			}
+		})
+	}
+}
+
+// TestLibraryHostKilled: the host killed with SIGKILL at many moments,
+// from before its copy has started COMMAND to well after: nothing of the
+// group survives it (the copy sees its pipe close and closes the group;
+// the guard covers the copy), the daemon started detached does, and so
+// does the host's own child, which is the host's affair.
+func TestLibraryHostKilled(t *testing.T) {
+	t.Parallel()
+	// Milliseconds after the host started; -1: once the group's three
+	// processes run.
+	delays := []int{0, 3, 8, 15, 30, 60, 120, 250, -1}
+	for _, nobody := range libraryUsers(t) {
+		for i, d := range delays {
+			name := fmt.Sprintf("%s/%dms", userName(nobody), d)
+			if d < 0 {
+				name = userName(nobody) + "/running"
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				tool := fmt.Sprintf("LIBK%d%s", i, strings.ToUpper(userName(nobody)))
+				h := startHost(t, tool, nobody, true, "", libraryTree...)
+				if d >= 0 {
+					time.Sleep(time.Duration(d) * time.Millisecond)
+				} else {
+					var s hostStarted
+					h.line(t, &s)
+					waitFor(t, "the group's three processes", 10*time.Second, func() bool { return len(tagged(s.Tag)) == 3 })
+				}
+				syscall.Kill(h.cmd.Process.Pid, syscall.SIGKILL)
+				<-h.exited
+				// The copy closes the group as contain run does when told
+				// to stop: SIGTERM, then SIGKILL after the 1 s grace.
+				deadline := time.Now().Add(5 * time.Second)
+				var left []string
+				for {
+					if left = h.groupLeft(); len(left) == 0 || time.Now().After(deadline) {
+						break
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				if len(left) > 0 {
+					t.Errorf("killed %s, the host left %v", name, left)
+				}
+			})
+		}
+	}
+}
+
+// TestLibraryReap: host, copy, crash guard and shim all killed at once
+// (stopped, then killed): what is left of the group is the session's
+// orphans, and contain reap --session ends them.
+func TestLibraryReap(t *testing.T) {
+	t.Parallel()
+	for _, nobody := range libraryUsers(t) {
+		t.Run(userName(nobody), func(t *testing.T) {
+			t.Parallel()
+			tool := "LIBR" + strings.ToUpper(userName(nobody))
+			xdg := ""
+			if nobody {
+				xdg, _ = registryDir(t, true)
+			}
+			h := startHost(t, tool, nobody, false, xdg, libraryTree...)
+			var s hostStarted
+			h.line(t, &s)
+			waitFor(t, "the group's three processes", 10*time.Second, func() bool { return len(tagged(s.Tag)) == 3 })
+			// The host, its copy, and the copy's children that are not
+			// the group's: the crash guard (as root a shell that waits to
+			// become it) and, without a cgroup, the shim.
+			killed := []int{h.cmd.Process.Pid, s.Copy}
+			group := tagged(s.Tag)
+			for _, p := range childrenOf(s.Copy) {
+				if !slices.Contains(group, p) {
+					killed = append(killed, p)
+				}
+			}
+			if len(killed) < 3 {
+				t.Fatalf("found no guard or shim beside the host and its copy: %v", killed)
+			}
+			for _, sig := range []syscall.Signal{syscall.SIGSTOP, syscall.SIGKILL} {
+				for _, p := range killed {
+					syscall.Kill(p, sig)
+				}
+			}
+			waitFor(t, "host, copy, guard and shim to be gone", 5*time.Second, func() bool {
+				return !slices.ContainsFunc(killed, alive)
+			})
+			orphans := tagged(s.Tag)
+			if len(orphans) == 0 {
+				t.Fatalf("nothing of %s was left to reap: the test proves nothing", s.Tag)
+			}
+			o := runOpts{asNobody: nobody}
+			if nobody {
+				o.env = []string{"XDG_RUNTIME_DIR=" + xdg}
+			}
+			res := run(t, o, "reap", "--session", s.Tag)
+			waitFor(t, "the orphans to be gone", 5*time.Second, func() bool { return len(tagged(s.Tag)) == 0 })
+			t.Logf("contain reap --session %s (orphans %v): %s%s", s.Tag, orphans, res.stdout, res.stderr)
+		})
+	}
+}

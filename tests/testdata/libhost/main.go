@@ -1,0 +1,108 @@
+// Command libhost is a program that embeds package containment, for the
+// tests, in a module of its own: libhost TOOL -- COMMAND... starts a child
+// of its own outside the library, COMMAND in a group (the tests give one
+// that leaves background jobs and a setsid escapee), and $LIBHOST_DAEMON
+// (words) detached; prints what it started as one JSON line; and on
+// "close" on its stdin closes the group and says, in another line, what
+// became of COMMAND and of its own child.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/contain-cli/contain/containment"
+)
+
+type started struct {
+	Copy   int    `json:"copy"`   // the copy that holds the group
+	Tag    string `json:"tag"`    // the group's session
+	Daemon int    `json:"daemon"` // the detached daemon
+	Own    int    `json:"own"`    // the host's own child, outside the library
+}
+
+type closed struct {
+	Reports  int    `json:"reports"`
+	Ended    int    `json:"ended"`     // processes the report says contain ended
+	Wait     string `json:"wait"`      // the group's cmd.Wait
+	OwnAlive bool   `json:"own_alive"` // after Close
+	OwnWait  string `json:"own_wait"`  // the host's own cmd.Wait after killing it
+}
+
+func main() {
+	containment.Main()
+	if len(os.Args) == 2 && os.Args[1] == "sleep" {
+		sleepMain()
+	}
+	if len(os.Args) < 4 || os.Args[2] != "--" {
+		fmt.Fprintln(os.Stderr, "usage: libhost TOOL -- COMMAND...")
+		os.Exit(2)
+	}
+	tool, argv := os.Args[1], os.Args[3:]
+	// The host's own child, which the library must neither wait for nor
+	// signal: own.Wait returns only when the host kills it.
+	own := exec.Command(os.Args[0], "sleep")
+	if err := own.Start(); err != nil {
+		fail(err)
+	}
+	ownDone := make(chan string, 1)
+	go func() { ownDone <- fmt.Sprint(own.Wait()) }()
+	g, err := containment.NewGroup(containment.Options{Originator: tool, Grace: time.Second, Reports: true, Log: os.Stderr})
+	if err != nil {
+		fail(err)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := g.Start(cmd); err != nil {
+		fail(err)
+	}
+	var daemon int
+	if words := strings.Fields(os.Getenv("LIBHOST_DAEMON")); len(words) > 0 {
+		if daemon, err = g.StartDetached(exec.Command(words[0], words[1:]...)); err != nil {
+			fail(err)
+		}
+	}
+	s := started{Copy: cmd.Process.Pid, Tag: fmt.Sprintf("%s:%d", tool, cmd.Process.Pid), Daemon: daemon, Own: own.Process.Pid}
+	json.NewEncoder(os.Stdout).Encode(s)
+
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() && sc.Text() != "close" {
+	}
+	waited := make(chan string, 1)
+	go func() { waited <- fmt.Sprint(cmd.Wait()) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	reports, err := g.Close(ctx)
+	if err != nil {
+		fail(err)
+	}
+	c := closed{Reports: len(reports), Wait: <-waited}
+	for _, r := range reports {
+		c.Ended += len(r.EndedByContain)
+	}
+	select {
+	case c.OwnWait = <-ownDone:
+	default:
+		c.OwnAlive = true
+		own.Process.Kill()
+		c.OwnWait = <-ownDone
+	}
+	json.NewEncoder(os.Stdout).Encode(c)
+}
+
+// sleepMain is the host's own child: it waits to be killed.
+func sleepMain() {
+	time.Sleep(time.Hour)
+	os.Exit(0)
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "libhost:", err)
+	os.Exit(1)
+}
