@@ -14,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/contain-cli/contain/containment"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/runcmd"
 	"github.com/contain-cli/contain/internal/text"
@@ -100,10 +101,11 @@ func doPs(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	sessions, unreadable, err := scanSessions()
+	all, err := containment.Sessions(session.Filter{})
 	if err != nil {
 		return &runcmd.ExitError{Code: 1, Err: err}
 	}
+	sessions, unreadable := all.Sessions, all.Unreadable
 	f := session.Filter{Tools: tools, Orphaned: c.Bool("orphans")}
 	var shown []session.Session
 	for i := range sessions {
@@ -144,15 +146,6 @@ func filterWords(f session.Filter) string {
 		w = append(w, "--orphans")
 	}
 	return strings.Join(w, " ")
-}
-
-// scanSessions lists the tagged processes and groups them into sessions.
-func scanSessions() ([]session.Session, map[string]int, error) {
-	l, err := proc.ListTagged()
-	if err != nil {
-		return nil, nil, fmt.Errorf("cannot list processes: %w", err)
-	}
-	return session.Group(l.Procs, proc.LookupOriginator), l.Unreadable, nil
 }
 
 // reportUnreadable says on stderr how many processes could not be read, and

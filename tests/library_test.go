@@ -59,6 +59,8 @@ type hostStarted struct {
 	Tag    string `json:"tag"`
 	Daemon int    `json:"daemon"`
 	Own    int    `json:"own"`
+	Listed int    `json:"listed"`
+	State  string `json:"state"`
 }
 
 type hostClosed struct {
@@ -213,8 +215,8 @@ func userName(nobody bool) string {
 
 // TestLibraryGroup: a host starts a group that leaves a background job
 // and a setsid escapee, a detached daemon, and a child of its own outside
-// the library. contain ps lists the group's session under the host's
-// TOOL while it runs; Close ends the whole group (the report counts the
+// the library. contain ps, and containment.Sessions in the host, list the
+// group's session under the host's TOOL while it runs; Close ends the whole group (the report counts the
 // three processes contain ended) and returns; the daemon lives on, marked
 // and tagged; the host's own child is still running, and the host, not the
 // library, waits for it.
@@ -253,6 +255,9 @@ func TestLibraryGroup(t *testing.T) {
 			}
 			if !found {
 				t.Errorf("contain ps -o %s does not list %s:\n%s", tool, s.Tag, ps.stdout)
+			}
+			if s.Listed != 3 || s.State != "alive" {
+				t.Errorf("containment.Sessions in the host: %s %s with %d processes, want alive with 3", s.Tag, s.State, s.Listed)
 			}
 			if s.Daemon <= 0 || !alive(s.Daemon) {
 				t.Fatalf("the detached daemon %d is not running", s.Daemon)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/contain-cli/contain/containment"
+	"github.com/contain-cli/contain/session"
 )
 
 type started struct {
@@ -25,6 +26,10 @@ type started struct {
 	Tag    string `json:"tag"`    // the group's session
 	Daemon int    `json:"daemon"` // the detached daemon
 	Own    int    `json:"own"`    // the host's own child, outside the library
+	// Listed: how many processes containment.Sessions lists in the
+	// group's session, and its state (waiting up to 10 s for 3).
+	Listed int    `json:"listed"`
+	State  string `json:"state"`
 }
 
 type closed struct {
@@ -69,6 +74,15 @@ func main() {
 		}
 	}
 	s := started{Copy: cmd.Process.Pid, Tag: fmt.Sprintf("%s:%d", tool, cmd.Process.Pid), Daemon: daemon, Own: own.Process.Pid}
+	for deadline := time.Now().Add(10 * time.Second); s.Listed < 3 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		l, err := containment.Sessions(session.Filter{Values: []string{s.Tag}})
+		if err != nil {
+			fail(err)
+		}
+		for _, se := range l.Sessions {
+			s.Listed, s.State = len(se.Processes), string(se.State)
+		}
+	}
 	json.NewEncoder(os.Stdout).Encode(s)
 
 	sc := bufio.NewScanner(os.Stdin)
