@@ -21,7 +21,7 @@ import (
 
 // containBin is built as releases are (buildFlags); plainBin as a plain
 // `go install` builds it, for comparison.
-var containBin, plainBin, baselineBin, floorBin, floorCLIBin string
+var containBin, plainBin, baselineBin, floorBin, floorCLIBin, libhostBin string
 
 // buildFlags are the release build's: urfave/cli's man and markdown
 // generators (and the markdown parser they bring) are left out of the
@@ -44,12 +44,14 @@ func TestMain(m *testing.M) {
 	os.Chmod(dir, 0o755)
 	containBin, plainBin, baselineBin = filepath.Join(dir, "contain"), filepath.Join(dir, "contain-plain"), filepath.Join(dir, "baseline")
 	floorBin, floorCLIBin = filepath.Join(dir, "floor"), filepath.Join(dir, "floor-cli")
+	libhostBin = filepath.Join(dir, "libhost")
 	for _, b := range [][]string{
 		append(append([]string{"build"}, buildFlags...), "-o", containBin, ".."),
 		{"build", "-o", plainBin, ".."},
 		{"build", "-o", baselineBin, "./baseline"},
 		append(append([]string{"build"}, buildFlags...), "-o", floorBin, "./floor"),
 		{"build", "-tags", "urfave_cli_no_docs,linkcli", "-trimpath", "-ldflags", "-s -w", "-o", floorCLIBin, "./floor"},
+		append(append([]string{"build"}, buildFlags...), "-o", libhostBin, "./libhost"),
 	} {
 		if out, err := exec.Command("go", b...).CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "go %q: %v\n%s", b, err, out)
@@ -127,6 +129,41 @@ func BenchmarkStartup(b *testing.B) {
 			for k, name := range map[int]string{2: "plain-build-ratio", 3: "floor-ratio", 4: "floor-cli-ratio", 5: "report-ratio", 6: "noshim-ratio"} {
 				b.ReportMetric(float64(median(times[k]))/float64(mb), name)
 			}
+		})
+	}
+}
+
+// BenchmarkLibraryStartup: a Go program that runs true through package
+// containment (a Group, Start, Wait, Close) against the same program
+// running contain run -- true, and both against baseline true, in turns
+// whose order rotates. Goal: lib-vs-cmd at most 1: the library's host
+// pays no more than the command does.
+func BenchmarkLibraryStartup(b *testing.B) {
+	users := []struct {
+		name string
+		cred *syscall.Credential
+	}{{"self", nil}}
+	if os.Geteuid() == 0 {
+		users = append(users, struct {
+			name string
+			cred *syscall.Credential
+		}{"nobody", &syscall.Credential{Uid: 65534, Gid: 65534}})
+	}
+	for _, u := range users {
+		b.Run(u.name, func(b *testing.B) {
+			progs := [][]string{{baselineBin, "true"}, {libhostBin, "lib", "true"}, {libhostBin, "cmd", containBin, "true"}}
+			times := make([][]time.Duration, len(progs))
+			for i := 0; i < b.N; i++ {
+				for j := range progs {
+					k := (i + j) % len(progs)
+					times[k] = append(times[k], timeRun(b, u.cred, progs[k]...))
+				}
+			}
+			mb, ml, mc := median(times[0]), median(times[1]), median(times[2])
+			b.ReportMetric(ms(mb), "baseline-ms")
+			b.ReportMetric(float64(ml)/float64(mb), "lib-ratio")
+			b.ReportMetric(float64(mc)/float64(mb), "cmd-ratio")
+			b.ReportMetric(float64(ml)/float64(mc), "lib-vs-cmd")
 		})
 	}
 }
