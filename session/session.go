@@ -1,6 +1,6 @@
 // Package session groups tagged processes into sessions, decides which are
 // alive and which orphaned, and chooses what reap may touch. It is the same
-// on every OS: the platform package finds the processes, this package only
+// on every OS: internal/proc finds the processes, this package only
 // reasons about them.
 package session
 

@@ -16,7 +16,7 @@ import (
 
 // The whole-tree limits on Windows: the job object holds them; under
 // Wine, which keeps a job object's limits but enforces none, contain
-// samples the job's processes instead (DESIGN.md, Whole-tree limits).
+// samples the job's processes instead (docs/GUIDE.md, Limits on Windows).
 
 // readReport reads the report contain wrote to path.
 func readReport(t *testing.T, path string) report.Report {

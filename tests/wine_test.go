@@ -23,7 +23,8 @@ import (
 
 // Windows is tested here, under Wine: these tests build contain.exe and the
 // Windows test binaries, make a Wine prefix that can run Go 1.26 programs
-// (DESIGN.md, Windows), and run the Windows tests in it.
+// (CONTRIBUTING.md, The Windows tests, under Wine), and run the Windows
+// tests in it.
 
 // wine is the prepared Wine set-up, shared by the tests of this binary.
 var wine struct {

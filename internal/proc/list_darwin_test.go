@@ -173,7 +173,7 @@ func TestDarwinRefusedAndHidden(t *testing.T) {
 			return
 		}
 	}
-	t.Logf("/bin/sleep's environment is hidden, as DESIGN.md says")
+	t.Logf("/bin/sleep's environment is hidden, as docs/GUIDE.md says (macOS)")
 	if l.Unreadable[reasonHidden] == 0 {
 		t.Error("/bin/sleep is neither listed nor counted as hidden")
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/contain-cli/contain/session"
 )
 
-// ListTagged is not written for this OS yet (DESIGN.md: kern.procargs2 on
+// ListTagged is not written for this OS yet (docs/GUIDE.md, macOS: kern.procargs2 on
 // macOS, the PEB on Windows).
 func ListTagged() (Listing, error) {
 	return Listing{}, fmt.Errorf("listing processes on %s: %w", runtime.GOOS, ErrUnsupported)

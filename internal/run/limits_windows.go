@@ -21,7 +21,7 @@ import (
 // fails) and the CPU rate hard cap; --cpu-time is polled from the job's
 // accounting, which counts the processes that ended too. Wine's job
 // objects keep the limits but enforce none, and account no CPU time
-// (DESIGN.md): there contain samples the job's processes every
+// (docs/GUIDE.md, Limits on Windows): there contain samples the job's processes every
 // limit.Every, and holds --cpus by suspending them (NtSuspendProcess).
 type jobLimits struct {
 	w        *limit.Watch
