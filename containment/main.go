@@ -36,18 +36,24 @@ func Main() {
 	}
 }
 
+// pipes are the copy's two pipes, kept from the garbage collector.
+var pipes []*os.File
+
 // supervise is the copy: contain run on the command, told to stop when the
 // program's end of the stop pipe closes, its own lines (and -d's PID) sent
 // to the program through the other pipe.
 func supervise(args []string) {
 	prepared := run.PrepareRun()
-	pipes := os.Getenv(pipesVar)
+	v := os.Getenv(pipesVar)
 	os.Unsetenv(pipesVar)
-	stop, out, err := openPipes(pipes)
+	stop, out, err := openPipes(v)
 	if err != nil {
 		fmt.Fprintf(run.Stderr(), "contain: a copy of this program run by package containment without its pipes (%v)\n", err)
 		os.Exit(runcmd.ExitFailed)
 	}
+	// Held to the end: a pipe the garbage collector closed would tell the
+	// program this copy had ended (QuietPipe writes to the descriptor).
+	pipes = []*os.File{stop, out}
 	go func() {
 		io.Copy(io.Discard, stop)
 		requestStop()

@@ -94,7 +94,10 @@ func startHost(t *testing.T, tool string, nobody, daemon bool, xdg string, comma
 	}
 	h := &host{marker: fmt.Sprintf("LIBHOST_MARK=%s-%d", tool, time.Now().UnixNano()), stderr: &syncBuffer{}, exited: make(chan struct{})}
 	h.cmd = exec.Command(argv[0], argv[1:]...)
-	h.cmd.Env = append(os.Environ(), h.marker)
+	// GOGC=1: the garbage collector runs all the time in the host and its
+	// copies, so that nothing the library holds is left to it by mistake
+	// (a copy's pipe, collected and closed, once closed a group early).
+	h.cmd.Env = append(os.Environ(), h.marker, "GOGC=1")
 	if xdg != "" {
 		h.cmd.Env = append(h.cmd.Env, "XDG_RUNTIME_DIR="+xdg)
 	}

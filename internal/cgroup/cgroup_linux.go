@@ -168,11 +168,19 @@ func UsualMount() string {
 
 // makeCgroup creates parent/name and opens it for CLONE_INTO_CGROUP. A
 // name that exists already (EEXIST: a group someone made before, or
-// anything else there) is an error, never taken over: contain uses only a
-// group it made, opened not through a link.
+// anything else there) is never taken over: contain uses only a group it
+// made, opened not through a link. A group of contain's name is a dead
+// run's, whose contain had this PID before (PIDs come round again within
+// seconds where processes start fast); empty, it holds nothing, and it
+// goes (rmdir removes only an empty group), so that this run makes its
+// own. One that holds processes is an error: contain reap's to clear.
 func makeCgroup(parent, own, name string) (*Group, error) {
 	dir := filepath.Join(parent, name)
-	if err := unix.Mkdir(dir, 0o755); err != nil {
+	err := unix.Mkdir(dir, 0o755)
+	if errors.Is(err, unix.EEXIST) && unix.Rmdir(dir) == nil {
+		err = unix.Mkdir(dir, 0o755)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("cannot create cgroup %s: %w", dir, err)
 	}
 	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)

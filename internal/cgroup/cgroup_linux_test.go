@@ -133,18 +133,34 @@ func TestCgroup2MountHere(t *testing.T) {
 }
 
 // TestCgroupFilesNoFollow: a name that exists where contain makes its
-// group (a directory or a link someone made first) is refused, not taken
-// over; a cgroup file is written neither through a link nor created.
+// group (a directory that holds something, or a link, someone made first)
+// is refused, not taken over, and an empty one is replaced by a group of
+// contain's own; a cgroup file is written neither through a link nor
+// created.
 func TestCgroupFilesNoFollow(t *testing.T) {
 	parent := t.TempDir()
 	target := t.TempDir()
 	os.Mkdir(filepath.Join(parent, "contain-1"), 0o755)
+	os.WriteFile(filepath.Join(parent, "contain-1", "cgroup.procs"), []byte("1\n"), 0o644)
 	os.Symlink(target, filepath.Join(parent, "contain-2"))
 	for _, name := range []string{"contain-1", "contain-2"} {
 		if g, err := makeCgroup(parent, "", name); err == nil {
 			syscall.Close(g.FD)
 			t.Errorf("makeCgroup took over an existing %s", name)
 		}
+	}
+	// An empty group of the name, a dead run's whose contain had the same
+	// PID, goes; the group made is a new one.
+	// (The stale one's mode, 0700, tells it from contain's, 0755.)
+	stale := filepath.Join(parent, "contain-3")
+	os.Mkdir(stale, 0o700)
+	g, err := makeCgroup(parent, "", "contain-3")
+	if err != nil {
+		t.Fatalf("an empty group of the same name kept contain from making its own: %v", err)
+	}
+	syscall.Close(g.FD)
+	if fi, err := os.Stat(stale); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("makeCgroup took over the empty group instead of making its own (%v, %v)", fi.Mode(), err)
 	}
 	victim := filepath.Join(target, "victim")
 	os.WriteFile(victim, []byte("kept"), 0o644)
