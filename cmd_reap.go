@@ -18,6 +18,7 @@ import (
 	"github.com/contain-cli/contain/internal/run"
 	"github.com/contain-cli/contain/internal/runcmd"
 	"github.com/contain-cli/contain/internal/signals"
+	"github.com/contain-cli/contain/internal/watch"
 	"github.com/contain-cli/contain/session"
 	"github.com/contain-cli/contain/tag"
 )
@@ -383,21 +384,7 @@ func (r *reapReport) add(o reap.Outcome, skipped bool) {
 	}
 	r.Processes = append(r.Processes, reapedJSON{PID: o.PID, PPID: o.PPID, Originator: orig, Cgroup: cg, User: o.User, UID: o.UID,
 		Argv: nonNil(o.Argv), Comm: o.Comm, Started: started, FoundBy: foundBy, Skipped: skipped,
-		Result: o.Result(), Alive: r.stillRuns(o.Process, o.Alive), Failed: o.Alive && !skipped && !r.DryRun})
-}
-
-// stillRuns tells whether p runs now: its PID names a process that is not
-// a zombie and started when p did. When that cannot be told, known (what
-// reap found) is the answer.
-func (r *reapReport) stillRuns(p session.Process, known bool) bool {
-	if r.lookup == nil || p.PID <= 0 {
-		return known
-	}
-	o, err := r.lookup(p.PID)
-	if err != nil {
-		return known
-	}
-	return o.Exists && !o.Zombie && (o.Start == 0 || p.Start == 0 || o.Start == p.Start)
+		Result: o.Result(), Alive: watch.StillRuns(r.lookup, o.Process, o.Alive), Failed: o.Alive && !skipped && !r.DryRun})
 }
 
 func (r *reapReport) failed() int {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/contain-cli/contain/internal/reap"
 	"github.com/contain-cli/contain/internal/runcmd"
 	"github.com/contain-cli/contain/internal/signals"
+	"github.com/contain-cli/contain/internal/watch"
 	"github.com/contain-cli/contain/session"
 	"github.com/contain-cli/contain/tag"
 )
@@ -93,7 +95,7 @@ bad usage.`,
 
 // stopRequest is stop's parsed options.
 type stopRequest struct {
-	set            sessionSet
+	set            watch.Set
 	sig            syscall.Signal
 	timeout        time.Duration
 	kill           bool
@@ -154,7 +156,7 @@ type stopped struct {
 // stopRun is one contain stop.
 type stopRun struct {
 	rq       stopRequest
-	w        *watch
+	w        *watch.Watch
 	sessions []*stopped
 	reaped   map[proc.ID]reap.Outcome // what --kill did
 	timedOut bool                     // --timeout passed before the sessions ended
@@ -167,10 +169,10 @@ func doStop(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	st := &stopRun{rq: rq, w: newWatch(rq.set, rq.includeDaemons, c.App.ErrWriter), reaped: map[proc.ID]reap.Outcome{}, stderr: c.App.ErrWriter}
+	st := &stopRun{rq: rq, w: watch.New(rq.set, rq.includeDaemons, c.App.ErrWriter), reaped: map[proc.ID]reap.Outcome{}, stderr: c.App.ErrWriter}
 	defer st.close()
 	began := time.Now()
-	found, err := st.w.scan()
+	found, err := st.w.Scan()
 	if err != nil {
 		return err
 	}
@@ -183,7 +185,7 @@ func doStop(c *cli.Context) error {
 	if err := st.recheck(vanished); err != nil {
 		return err
 	}
-	for _, v := range rq.set.values {
+	for _, v := range rq.set.Values {
 		if st.find(v) == nil {
 			tool, pid, _ := tag.Parse(v)
 			st.sessions = append(st.sessions, &stopped{value: v, tool: tool, pid: pid, named: true, absent: true, detail: "no process carries it"})
@@ -192,15 +194,15 @@ func doStop(c *cli.Context) error {
 
 	done := true
 	if values := st.values(asked); len(values) > 0 {
-		st.w.narrow(values)
-		if done, err = st.w.wait(deadlineAfter(rq.timeout), st.pending); err != nil {
+		st.w.Narrow(values)
+		if done, err = st.w.Wait(context.Background(), deadlineAfter(rq.timeout), st.pending); err != nil {
 			return err
 		}
 		st.timedOut = !done
 		if !done && rq.kill {
 			st.killed = true
 			st.killRest()
-			if done, err = st.w.wait(time.Now().Add(2*time.Second), st.pending); err != nil {
+			if done, err = st.w.Wait(context.Background(), time.Now().Add(2*time.Second), st.pending); err != nil {
 				return err
 			}
 		}
@@ -216,9 +218,9 @@ func doStop(c *cli.Context) error {
 // originator. gone: the originator was found ended (or its PID reused) as
 // it was pinned; recheck looks at the session again.
 func (st *stopRun) ask(s *session.Session) (x *stopped, gone bool) {
-	x = &stopped{value: s.Value, tool: s.Tool, pid: s.PID, state: s.State, named: slices.Contains(st.rq.set.values, s.Value)}
+	x = &stopped{value: s.Value, tool: s.Tool, pid: s.PID, state: s.State, named: slices.Contains(st.rq.set.Values, s.Value)}
 	st.sessions = append(st.sessions, x)
-	if why := session.NeverOriginator(s.PID, st.w.me); why != "" {
+	if why := session.NeverOriginator(s.PID, st.w.Me); why != "" {
 		x.outcome, x.detail = notAsked, why
 		return x, false
 	}
@@ -233,12 +235,12 @@ func (st *stopRun) ask(s *session.Session) (x *stopped, gone bool) {
 		x.outcome, x.detail = orphaned, s.Reason
 		return x, false
 	}
-	pin, err := proc.PinOriginator(s.PID, s.NotAfter, st.w.me)
+	pin, err := proc.PinOriginator(s.PID, s.NotAfter, st.w.Me)
 	if err == nil {
 		// A tag is only a claim: ask the process it names only when it
 		// is plausibly the session's originator (session.Implausible).
 		x.claimed = pin.Claimed()
-		if why := session.Implausible(s.Tool, x.claimed, s.Processes, st.w.me); why != "" {
+		if why := session.Implausible(s.Tool, x.claimed, s.Processes, st.w.Me); why != "" {
 			pin.Close()
 			x.outcome, x.detail = notAsked, why
 			return x, false
@@ -294,7 +296,7 @@ func (st *stopRun) ignored(x *stopped, pin *proc.OriginatorPin) bool {
 // contain does, though it is not waited for: a stop run from inside a
 // session stops it (when its originator is not an ancestor too).
 func (st *stopRun) stoppable(p session.Process) bool {
-	return p.PID != st.w.me.PID && (!p.Daemon || st.rq.includeDaemons)
+	return p.PID != st.w.Me.PID && (!p.Daemon || st.rq.includeDaemons)
 }
 
 // recheck lists again the sessions whose originator ended as it was to be
@@ -308,13 +310,13 @@ func (st *stopRun) recheck(vanished []*stopped) error {
 	for _, s := range vanished {
 		values = append(values, s.value)
 	}
-	st.w.set = sessionSet{values: values}
-	if _, err := st.w.scan(); err != nil {
+	st.w.Set = watch.Set{Values: values}
+	if _, err := st.w.Scan(); err != nil {
 		return err
 	}
 	for _, s := range vanished {
 		s.detail = fmt.Sprintf("PID %d ended before it could be asked", s.pid)
-		if st.w.holding(s.value) == 0 {
+		if st.w.Holding(s.value) == 0 {
 			s.outcome = nothingToStop
 		}
 	}
@@ -386,7 +388,7 @@ func (st *stopRun) killRest() {
 	}
 	o := session.Options{Filter: session.Filter{Values: st.values(asked)}, IncludeDaemons: st.rq.includeDaemons}
 	choose := func() ([]session.Choice, error) {
-		chosen, err := reap.Choose(o, st.w.me)
+		chosen, err := reap.Choose(o, st.w.Me)
 		st.spareUnclaimed(chosen)
 		return chosen, err
 	}
@@ -421,7 +423,7 @@ func (st *stopRun) spareUnclaimed(chosen []session.Choice) {
 		s := st.find(ch.Session)
 		if s == nil || s.outcome != asked {
 			ch.Skip = "its session was not asked"
-		} else if why := session.Implausible(s.tool, s.claimed, []session.Process{ch.Process}, st.w.me); why != "" {
+		} else if why := session.Implausible(s.tool, s.claimed, []session.Process{ch.Process}, st.w.Me); why != "" {
 			ch.Skip = "not its originator's: " + why
 		}
 	}
@@ -449,7 +451,7 @@ func (st *stopRun) exit(done bool) error {
 	code := 0
 	nothing := false
 	if len(st.sessions) == 0 {
-		fmt.Fprintf(st.stderr, "contain: stop: nothing to stop: no session matches %s\n", filterWords(session.Filter{Tools: st.rq.set.tools}))
+		fmt.Fprintf(st.stderr, "contain: stop: nothing to stop: no session matches %s\n", filterWords(session.Filter{Tools: st.rq.set.Tools}))
 		nothing = true
 	}
 	for _, s := range st.sessions {
@@ -477,11 +479,11 @@ func (st *stopRun) exit(done bool) error {
 		}
 	}
 	if nothing {
-		reportUnreadable(st.stderr, st.w.unreadable)
+		reportUnreadable(st.stderr, st.w.Unreadable)
 		code = 1
 	}
 	if !done {
-		n, running := 0, st.w.liveIn()
+		n, running := 0, st.w.LiveIn()
 		for _, v := range st.values(asked) {
 			if len(running[v]) > 0 {
 				n++
@@ -536,15 +538,15 @@ type stopSessionJSON struct {
 func (st *stopRun) report(took time.Duration) *stopReport {
 	rep := &stopReport{TimedOut: st.timedOut, Killed: st.killed,
 		Seconds: took.Seconds(), Sessions: []stopSessionJSON{}, Processes: []reapedJSON{}}
-	left := st.w.liveIn()
+	left := st.w.LiveIn()
 	for _, s := range st.sessions {
 		rep.Sessions = append(rep.Sessions, stopSessionJSON{Originator: originatorJSON{Value: s.value, Tool: s.tool, PID: s.pid},
 			State: s.state, Result: st.sessionResult(s, len(left[s.value]) > 0), Failed: st.failed(s, len(left[s.value]) > 0),
 			said: st.saysOnStderr(s)})
 	}
-	for _, id := range st.w.order {
-		m := st.w.members[id]
-		s := st.find(m.session)
+	for _, id := range st.w.Order {
+		m := st.w.Members[id]
+		s := st.find(m.Session)
 		result, alive := st.memberResult(m, s)
 		started := ""
 		if !m.Started.IsZero() {
@@ -556,7 +558,7 @@ func (st *stopRun) report(took time.Duration) *stopReport {
 		}
 		// Skipped: not to be ended by this stop; failed: --kill could
 		// not end it.
-		skipped := s.outcome != asked || m.spared != ""
+		skipped := s.outcome != asked || m.Spared != ""
 		rep.Processes = append(rep.Processes, reapedJSON{PID: m.PID, PPID: m.PPID, Originator: originatorJSON{Value: s.value, Tool: s.tool, PID: s.pid},
 			User: m.User, UID: m.UID, Argv: nonNil(m.Argv), Comm: m.Comm, Started: started, FoundBy: foundBy, Skipped: skipped,
 			Result: result, Alive: alive, Failed: alive && !skipped && st.killed})
@@ -612,8 +614,8 @@ func (st *stopRun) sessionResult(s *stopped, left bool) string {
 
 // memberResult says what became of m, a process of s, and whether it
 // still runs.
-func (st *stopRun) memberResult(m *member, s *stopped) (string, bool) {
-	alive := st.w.runs(m.Process)
+func (st *stopRun) memberResult(m *watch.Member, s *stopped) (string, bool) {
+	alive := st.w.Runs(m.Process)
 	if o, ok := st.reaped[proc.ID{PID: m.PID, Start: m.Start}]; ok {
 		switch o.Ending {
 		case reap.WasGone:
@@ -626,8 +628,8 @@ func (st *stopRun) memberResult(m *member, s *stopped) (string, bool) {
 	switch {
 	case !alive:
 		return "ended", false
-	case m.spared != "":
-		return "left running: " + m.spared, true
+	case m.Spared != "":
+		return "left running: " + m.Spared, true
 	}
 	switch s.outcome {
 	case orphaned:

@@ -11,6 +11,7 @@ import (
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/reap"
 	"github.com/contain-cli/contain/internal/runcmd"
+	"github.com/contain-cli/contain/internal/watch"
 	"github.com/contain-cli/contain/session"
 )
 
@@ -25,8 +26,8 @@ func TestStopReport(t *testing.T) {
 	daemon.Daemon = true
 	f := &fakeSystem{running: map[int]uint64{10: 1, 11: 1, 22: 22, 31: 31, 41: 41, 51: 51}}
 	f.listings = [][]session.Process{{tagged(20, "A:10"), tagged(21, "A:10"), daemon, tagged(31, "B:11"), tagged(41, "C:12"), tagged(51, "D:13")}}
-	w := fakeWatch(f, sessionSet{values: []string{"A:10", "B:11", "C:12"}, tools: []string{"D"}}, false)
-	if _, err := w.scan(); err != nil {
+	w := fakeWatch(f, watch.Set{Values: []string{"A:10", "B:11", "C:12"}, Tools: []string{"D"}}, false)
+	if _, err := w.Scan(); err != nil {
 		t.Fatal(err)
 	}
 	st := &stopRun{rq: stopRequest{sig: syscall.SIGTERM, timeout: 5 * time.Second, kill: true}, w: w, killed: true, timedOut: true,
@@ -98,8 +99,8 @@ session D:13: left alone: orphaned (PID 13 is gone); contain reap --session D:13
 // that says what runs; after --kill, what is left makes it 1.
 func TestStopExitTimedOut(t *testing.T) {
 	f := &fakeSystem{listings: [][]session.Process{{tagged(20, "A:10")}}, running: map[int]uint64{10: 1, 20: 20}}
-	w := fakeWatch(f, sessionSet{values: []string{"A:10"}}, false)
-	w.scan()
+	w := fakeWatch(f, watch.Set{Values: []string{"A:10"}}, false)
+	w.Scan()
 	for _, kill := range []bool{false, true} {
 		var errOut strings.Builder
 		st := &stopRun{rq: stopRequest{sig: syscall.SIGTERM, timeout: time.Second, kill: kill}, w: w, stderr: &errOut,
@@ -124,7 +125,7 @@ func exitCode(err error) int {
 // originators cannot have started (another user's, started before the
 // originator) and every process of a session that was not asked.
 func TestStopSpareUnclaimed(t *testing.T) {
-	st := &stopRun{w: &watch{me: session.Reaper{PID: 500, Root: true}}}
+	st := &stopRun{w: &watch.Watch{Me: session.Reaper{PID: 500, Root: true}}}
 	st.sessions = []*stopped{
 		{value: "A:10", tool: "A", pid: 10, outcome: asked, claimed: session.Claimed{PID: 10, UID: 1000, Start: 100}},
 		{value: "B:11", tool: "B", pid: 11, outcome: notAsked, detail: "PID 1 is never an originator"},
@@ -153,8 +154,8 @@ func TestStopSpareUnclaimed(t *testing.T) {
 // no session; found with -o beside a session that was asked, it does not.
 func TestStopExitNotAsked(t *testing.T) {
 	f := &fakeSystem{listings: [][]session.Process{{tagged(20, "A:10")}}, running: map[int]uint64{10: 1}}
-	w := fakeWatch(f, sessionSet{tools: []string{"A", "B"}}, false)
-	w.scan()
+	w := fakeWatch(f, watch.Set{Tools: []string{"A", "B"}}, false)
+	w.Scan()
 	forged := func(named bool) *stopped {
 		return &stopped{value: "B:1", tool: "B", pid: 1, state: session.Alive, named: named, outcome: notAsked, detail: "PID 1 is never an originator"}
 	}
@@ -189,9 +190,9 @@ func TestStopExitNotAsked(t *testing.T) {
 // daemon left did match: said, status 0, and the count is not.
 func TestStopNothingMatched(t *testing.T) {
 	f := &fakeSystem{listings: [][]session.Process{{}}}
-	w := fakeWatch(f, sessionSet{tools: []string{"CI"}}, false)
-	w.scan()
-	w.unreadable = map[string]int{"permission denied": 1}
+	w := fakeWatch(f, watch.Set{Tools: []string{"CI"}}, false)
+	w.Scan()
+	w.Unreadable = map[string]int{"permission denied": 1}
 	const skipped = "contain: skipped 1 process whose environment cannot be read (1: permission denied)\n"
 	for _, c := range []struct {
 		name     string
@@ -207,7 +208,7 @@ func TestStopNothingMatched(t *testing.T) {
 			"contain: stop: nothing to stop in session A:10: no live process; 1 daemon left running (--include-daemons stops them)\n", 0},
 	} {
 		var errOut, out strings.Builder
-		st := &stopRun{rq: stopRequest{sig: syscall.SIGTERM, set: sessionSet{tools: c.tools}}, w: w, stderr: &errOut, sessions: c.sessions}
+		st := &stopRun{rq: stopRequest{sig: syscall.SIGTERM, set: watch.Set{Tools: c.tools}}, w: w, stderr: &errOut, sessions: c.sessions}
 		st.report(time.Second).write(&out, "table")
 		if code := exitCode(st.exit(true)); code != c.code || errOut.String() != c.stderr || out.Len() != 0 {
 			t.Errorf("%s: status %d, want %d; stderr %q, want %q; stdout %q", c.name, code, c.code, errOut.String(), c.stderr, out.String())
@@ -220,8 +221,8 @@ func TestStopNothingMatched(t *testing.T) {
 // the end, nor on stdout), status 1; the JSON says it, failed.
 func TestStopIgnoringOriginator(t *testing.T) {
 	f := &fakeSystem{listings: [][]session.Process{{tagged(20, "A:10")}}, running: map[int]uint64{10: 1, 20: 20}}
-	w := fakeWatch(f, sessionSet{values: []string{"A:10"}}, false)
-	w.scan()
+	w := fakeWatch(f, watch.Set{Values: []string{"A:10"}}, false)
+	w.Scan()
 	var errOut, out strings.Builder
 	st := &stopRun{rq: stopRequest{sig: syscall.SIGINT}, w: w, stderr: &errOut,
 		sessions: []*stopped{{value: "A:10", tool: "A", pid: 10, state: session.Alive, named: true, outcome: ignoring, detail: "PID 10 ignores SIGINT"}}}

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"maps"
@@ -16,6 +16,7 @@ import (
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/reap"
 	"github.com/contain-cli/contain/internal/runcmd"
+	"github.com/contain-cli/contain/internal/watch"
 	"github.com/contain-cli/contain/session"
 	"github.com/contain-cli/contain/tag"
 )
@@ -59,21 +60,10 @@ the processes cannot be listed, 2 on bad usage.`,
 	HideHelpCommand: true,
 }
 
-// sessionSet is what stop and wait act on: the sessions named TOOL:PID
-// and every session of the tools given with -o.
-type sessionSet struct {
-	values []string
-	tools  []string
-}
-
-func (s sessionSet) has(sess *session.Session) bool {
-	return slices.Contains(s.values, sess.Value) || sess.Tool != "" && slices.Contains(s.tools, sess.Tool)
-}
-
 // parseSessions reads the sessions given to stop or wait as arguments and
 // -o options: at least one.
-func parseSessions(c *cli.Context) (sessionSet, error) {
-	var set sessionSet
+func parseSessions(c *cli.Context) (watch.Set, error) {
+	var set watch.Set
 	name := c.Command.Name
 	for _, a := range c.Args().Slice() {
 		if _, _, err := tag.Parse(a); err != nil {
@@ -85,15 +75,15 @@ func parseSessions(c *cli.Context) (sessionSet, error) {
 			}
 			return set, badUsage("%s: %v (want a session TOOL:PID)", name, err)
 		}
-		if !slices.Contains(set.values, a) {
-			set.values = append(set.values, a)
+		if !slices.Contains(set.Values, a) {
+			set.Values = append(set.Values, a)
 		}
 	}
 	var err error
-	if set.tools, err = toolFilter(c); err != nil {
+	if set.Tools, err = toolFilter(c); err != nil {
 		return set, err
 	}
-	if len(set.values) == 0 && len(set.tools) == 0 {
+	if len(set.Values) == 0 && len(set.Tools) == 0 {
 		return set, badUsage("%s: name a session TOOL:PID, or a tool with -o TOOL (see contain %s --help)", name, name)
 	}
 	return set, nil
@@ -164,188 +154,6 @@ func deadlineAfter(d time.Duration) time.Time {
 	return time.Now().Add(d)
 }
 
-// watch follows the processes of a set of sessions for stop and wait:
-// every one seen, and which of them still hold the wait.
-type watch struct {
-	set            sessionSet
-	includeDaemons bool
-	me             session.Reaper
-	list           func() (proc.Listing, error)
-	lookup         session.Lookup
-	unseen         func(pid int) string // proc.Unseen: why a session of that originator cannot be seen
-	stderr         io.Writer            // where a registry that could not be read is said, once
-	scans          int
-	// unreadable counts, by reason, the processes whose environment the
-	// first listing could not read: said (sayUnreadable) only when
-	// something asked for matched nothing.
-	unreadable map[string]int
-
-	members map[proc.ID]*member // every process of the set seen
-	order   []proc.ID           // in the order seen
-	live    []proc.ID           // those that held the wait when last seen
-}
-
-// member is one process of a watched session.
-type member struct {
-	session.Process
-	session string
-	// spared says why it does not hold the wait ("" if it does): a
-	// daemon, this contain, one of its ancestors.
-	spared string
-}
-
-func newWatch(set sessionSet, includeDaemons bool, stderr io.Writer) *watch {
-	return &watch{set: set, includeDaemons: includeDaemons, me: reap.Me(), list: reap.ListForReap,
-		lookup: proc.LookupOriginator, unseen: proc.Unseen, stderr: stderr, members: map[proc.ID]*member{}}
-}
-
-// spared says why p does not hold stop or wait: a daemon is meant to
-// outlive its originator, and a stop run from inside the session it stops
-// must not wait for itself.
-func (w *watch) spared(p session.Process) string {
-	switch {
-	case p.PID == w.me.PID:
-		return "this contain"
-	case w.me.Ancestors[p.PID]:
-		return "an ancestor of this contain"
-	case p.Daemon && !w.includeDaemons:
-		return "a daemon (--include-daemons counts it)"
-	}
-	return ""
-}
-
-// scan lists the tagged processes now and returns the sessions of the
-// set, each process recorded; the live ones are those that hold the wait.
-func (w *watch) scan() ([]session.Session, error) {
-	l, err := w.list()
-	if err != nil {
-		return nil, &runcmd.ExitError{Code: 1, Err: fmt.Errorf("cannot list processes: %w", err)}
-	}
-	if w.scans++; w.scans == 1 {
-		w.unreadable = l.Unreadable
-		if l.Registry != nil && w.stderr != nil {
-			fmt.Fprintf(w.stderr, "contain: some registries of contain's sessions cannot be read: %v\n", oneLine(l.Registry))
-		}
-	}
-	var out []session.Session
-	w.live = w.live[:0]
-	for _, s := range session.Group(l.Procs, w.lookup) {
-		if !w.set.has(&s) {
-			continue
-		}
-		out = append(out, s)
-		for _, p := range s.Processes {
-			id := proc.ID{PID: p.PID, Start: p.Start}
-			m := w.members[id]
-			if m == nil {
-				m = &member{Process: p, session: s.Value, spared: w.spared(p)}
-				if o := s.Originator; m.spared == "" && s.State == session.Alive && o.Owned && !o.Owns(p) {
-					// A tag is a claim anyone can make: another user's
-					// process that carries a live session's value is no
-					// process of its originator's, and holds neither
-					// stop nor wait (else anyone could hold them).
-					m.spared = fmt.Sprintf("another user's process (%s), not its originator's", cmp.Or(p.User, strconv.Itoa(p.UID)))
-				}
-				w.members[id] = m
-				w.order = append(w.order, id)
-			}
-			if m.spared == "" {
-				w.live = append(w.live, id)
-			}
-		}
-	}
-	return out, nil
-}
-
-// narrow keeps to the sessions values from now on.
-func (w *watch) narrow(values []string) {
-	w.set = sessionSet{values: values}
-	w.live = slices.DeleteFunc(w.live, func(id proc.ID) bool { return !slices.Contains(values, w.members[id].session) })
-}
-
-// holding counts the processes of the session value that hold the wait
-// as last seen.
-func (w *watch) holding(value string) int {
-	n := 0
-	for _, id := range w.live {
-		if w.members[id].session == value {
-			n++
-		}
-	}
-	return n
-}
-
-// runs tells whether p runs now: its PID names a process that is not a
-// zombie and started when p did (or that cannot be told).
-func (w *watch) runs(p session.Process) bool {
-	return (&reapReport{lookup: w.lookup}).stillRuns(p, true)
-}
-
-// anyLive reports whether a process that held the wait still runs. It
-// checks them in the order seen and stops at the first that runs, so that
-// a long wait costs one lookup per check.
-func (w *watch) anyLive() bool {
-	for len(w.live) > 0 {
-		if w.runs(w.members[w.live[0]].Process) {
-			return true
-		}
-		w.live = w.live[1:]
-	}
-	return false
-}
-
-// wait returns true once no process of the set holds the wait, nor does
-// pending (the originators stop asked) report any; false when deadline
-// (zero: none) passes first. The processes seen are checked at once, then
-// with a backoff; once none is left, two listings in a row must find none:
-// a process that a member started while the first was read, and that the
-// first missed, is in the second.
-func (w *watch) wait(deadline time.Time, pending func() bool) (bool, error) {
-	b := proc.NewBackoff()
-	began := time.Now()
-	for {
-		if !w.anyLive() && (pending == nil || !pending()) {
-			empty := 0
-			for empty < 2 {
-				if _, err := w.scan(); err != nil {
-					return false, err
-				}
-				if len(w.live) > 0 {
-					break
-				}
-				empty++
-			}
-			if empty == 2 {
-				return true, nil
-			}
-		}
-		if !deadline.IsZero() && !time.Now().Before(deadline) {
-			return false, nil
-		}
-		// Quick at first, then at most a tenth of the time waited so far,
-		// up to waitMost: a long wait costs a few wake-ups a second.
-		d := max(b.Next(), min(time.Since(began)/10, waitMost))
-		if !deadline.IsZero() {
-			d = min(d, time.Until(deadline))
-		}
-		time.Sleep(d)
-	}
-}
-
-// waitMost is the longest a wait sleeps between two checks.
-const waitMost = 200 * time.Millisecond
-
-// liveIn lists, by session, the processes that still hold the wait.
-func (w *watch) liveIn() map[string][]int {
-	out := map[string][]int{}
-	for _, id := range w.order {
-		if m := w.members[id]; m.spared == "" && w.runs(m.Process) {
-			out[m.session] = append(out[m.session], m.PID)
-		}
-	}
-	return out
-}
-
 func doWait(c *cli.Context) error {
 	set, err := parseSessions(c)
 	if err != nil {
@@ -359,31 +167,31 @@ func doWait(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	w := newWatch(set, c.Bool("include-daemons"), c.App.ErrWriter)
+	w := watch.New(set, c.Bool("include-daemons"), c.App.ErrWriter)
 	began := time.Now()
 	deadline := deadlineAfter(timeout)
-	first, err := w.scan()
+	first, err := w.Scan()
 	if err != nil {
 		return err
 	}
 	held := map[string]bool{}
 	for i := range first {
-		held[first[i].Value] = w.holding(first[i].Value) > 0
+		held[first[i].Value] = w.Holding(first[i].Value) > 0
 	}
 	// A session this user cannot see is not waited for: no end of it
 	// could be told. wait says so at once, and fails.
 	unseen := map[string]string{}
 	for i := range first {
 		if s := &first[i]; s.State == session.Alive {
-			if why := w.unseen(s.PID); why != "" {
+			if why := w.Unseen(s.PID); why != "" {
 				unseen[s.Value] = why
 			}
 		}
 	}
-	for _, v := range set.values {
+	for _, v := range set.Values {
 		if _, found := held[v]; !found {
 			if _, pid, err := tag.Parse(v); err == nil {
-				if why := w.unseen(pid); why != "" {
+				if why := w.Unseen(pid); why != "" {
 					unseen[v] = why
 				}
 			}
@@ -391,12 +199,12 @@ func doWait(c *cli.Context) error {
 	}
 	done := false
 	if len(unseen) == 0 {
-		if done, err = w.wait(deadline, nil); err != nil {
+		if done, err = w.Wait(context.Background(), deadline, nil); err != nil {
 			return err
 		}
 	}
 	rep := waitReport{TimedOut: !done && len(unseen) == 0, Seconds: time.Since(began).Seconds(), Sessions: []waitedJSON{}}
-	left := w.liveIn()
+	left := w.LiveIn()
 	seen := map[string]bool{}
 	for i := range first {
 		s := &first[i]
@@ -404,11 +212,11 @@ func doWait(c *cli.Context) error {
 		rep.add(s.Value, s.Tool, s.PID, held[s.Value], left[s.Value], unseen[s.Value])
 	}
 	// Sessions of the -o tools that appeared while waiting.
-	for _, id := range w.order {
-		if v := w.members[id].session; !seen[v] {
+	for _, id := range w.Order {
+		if v := w.Members[id].Session; !seen[v] {
 			seen[v] = true
 			tool, pid, _ := tag.Parse(v)
-			if why := w.unseen(pid); why != "" {
+			if why := w.Unseen(pid); why != "" {
 				unseen[v] = why
 			}
 			rep.add(v, tool, pid, true, left[v], unseen[v])
@@ -418,7 +226,7 @@ func doWait(c *cli.Context) error {
 	// (and that is not one this user cannot see), or, with none named,
 	// no session of the -o tools at all.
 	var nothing []string
-	for _, v := range set.values {
+	for _, v := range set.Values {
 		if !seen[v] {
 			tool, pid, _ := tag.Parse(v)
 			rep.add(v, tool, pid, false, nil, unseen[v])
@@ -428,8 +236,8 @@ func doWait(c *cli.Context) error {
 			}
 		}
 	}
-	if len(seen) == 0 && len(set.values) == 0 {
-		nothing = append(nothing, "no session matches "+filterWords(session.Filter{Tools: set.tools}))
+	if len(seen) == 0 && len(set.Values) == 0 {
+		nothing = append(nothing, "no session matches "+filterWords(session.Filter{Tools: set.Tools}))
 	}
 	if err := rep.write(c.App.Writer, format); err != nil {
 		return err
@@ -438,7 +246,7 @@ func doWait(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "contain: wait: nothing to wait for: %s\n", n)
 	}
 	if len(nothing) > 0 {
-		reportUnreadable(c.App.ErrWriter, w.unreadable)
+		reportUnreadable(c.App.ErrWriter, w.Unreadable)
 	}
 	if len(unseen) > 0 {
 		for _, v := range slices.Sorted(maps.Keys(unseen)) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/internal/watch"
 	"github.com/contain-cli/contain/session"
 )
 
@@ -64,9 +66,9 @@ func (f *fakeSystem) lookup(pid int) (session.Originator, error) {
 	return session.Originator{Exists: ok, Start: start}, nil
 }
 
-func fakeWatch(f *fakeSystem, set sessionSet, includeDaemons bool) *watch {
-	return &watch{set: set, includeDaemons: includeDaemons, list: f.list, lookup: f.lookup, members: map[proc.ID]*member{},
-		me: session.Reaper{PID: 500, Ancestors: map[int]bool{400: true, 1: true}}}
+func fakeWatch(f *fakeSystem, set watch.Set, includeDaemons bool) *watch.Watch {
+	return &watch.Watch{Set: set, IncludeDaemons: includeDaemons, List: f.list, Lookup: f.lookup, Members: map[proc.ID]*watch.Member{},
+		Me: session.Reaper{PID: 500, Ancestors: map[int]bool{400: true, 1: true}}}
 }
 
 func tagged(pid int, value string) session.Process {
@@ -84,26 +86,26 @@ func TestWatchSpares(t *testing.T) {
 		include bool
 		want    int
 	}{{false, 1}, {true, 2}} {
-		w := fakeWatch(f, sessionSet{values: []string{"A:10"}}, c.include)
-		found, err := w.scan()
+		w := fakeWatch(f, watch.Set{Values: []string{"A:10"}}, c.include)
+		found, err := w.Scan()
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(found) != 1 || found[0].Value != "A:10" {
 			t.Fatalf("watched %+v, want A:10 only", found)
 		}
-		if got := w.holding("A:10"); got != c.want {
+		if got := w.Holding("A:10"); got != c.want {
 			t.Errorf("--include-daemons %v: %d processes hold the wait, want %d", c.include, got, c.want)
 		}
 		for pid, want := range map[int]string{500: "this contain", 400: "an ancestor of this contain", 20: ""} {
-			if got := w.members[proc.ID{PID: pid, Start: uint64(pid)}].spared; got != want {
+			if got := w.Members[proc.ID{PID: pid, Start: uint64(pid)}].Spared; got != want {
 				t.Errorf("PID %d spared as %q, want %q", pid, got, want)
 			}
 		}
 	}
-	w := fakeWatch(f, sessionSet{tools: []string{"A"}}, false)
-	found, _ := w.scan()
-	if len(found) != 2 || w.holding("A:12") != 1 {
+	w := fakeWatch(f, watch.Set{Tools: []string{"A"}}, false)
+	found, _ := w.Scan()
+	if len(found) != 2 || w.Holding("A:12") != 1 {
 		t.Errorf("-o A watched %+v", found)
 	}
 }
@@ -123,17 +125,17 @@ func TestWatchFindsWhatMembersStarted(t *testing.T) {
 			t.Errorf("listing %d while the child found runs", n)
 		}
 	}
-	w := fakeWatch(f, sessionSet{values: []string{"A:10"}}, false)
-	if _, err := w.scan(); err != nil {
+	w := fakeWatch(f, watch.Set{Values: []string{"A:10"}}, false)
+	if _, err := w.Scan(); err != nil {
 		t.Fatal(err)
 	}
-	if done, err := w.wait(time.Now().Add(10*time.Second), nil); !done || err != nil {
+	if done, err := w.Wait(context.Background(), time.Now().Add(10*time.Second), nil); !done || err != nil {
 		t.Fatalf("wait: %v %v", done, err)
 	}
 	if f.lists != 4 {
 		t.Errorf("%d listings, want 4: the first, the one that found the child, two empty ones", f.lists)
 	}
-	if left := w.liveIn(); len(left) != 0 {
+	if left := w.LiveIn(); len(left) != 0 {
 		t.Errorf("left: %v", left)
 	}
 }
@@ -142,9 +144,9 @@ func TestWatchFindsWhatMembersStarted(t *testing.T) {
 // asked still runs), even with no process left.
 func TestWatchPending(t *testing.T) {
 	f := &fakeSystem{listings: [][]session.Process{{}}, running: map[int]uint64{}}
-	w := fakeWatch(f, sessionSet{values: []string{"A:10"}}, false)
+	w := fakeWatch(f, watch.Set{Values: []string{"A:10"}}, false)
 	calls := 0
-	done, _ := w.wait(time.Now().Add(10*time.Second), func() bool { calls++; return calls < 4 })
+	done, _ := w.Wait(context.Background(), time.Now().Add(10*time.Second), func() bool { calls++; return calls < 4 })
 	if !done || calls != 4 || f.lists != 2 {
 		t.Errorf("done %v after %d checks of pending and %d listings", done, calls, f.lists)
 	}
@@ -154,17 +156,17 @@ func TestWatchPending(t *testing.T) {
 // deadline, not longer, and the report says what runs.
 func TestWatchDeadline(t *testing.T) {
 	f := &fakeSystem{listings: [][]session.Process{{tagged(20, "A:10")}}, running: map[int]uint64{10: 1, 20: 20}}
-	w := fakeWatch(f, sessionSet{values: []string{"A:10"}}, false)
-	w.scan()
+	w := fakeWatch(f, watch.Set{Values: []string{"A:10"}}, false)
+	w.Scan()
 	began := time.Now()
-	done, err := w.wait(began.Add(200*time.Millisecond), nil)
+	done, err := w.Wait(context.Background(), began.Add(200*time.Millisecond), nil)
 	if took := time.Since(began); done || err != nil || took < 200*time.Millisecond || took > 2*time.Second {
 		t.Fatalf("wait: %v %v after %v", done, err, took)
 	}
 	if f.lists != 1 {
 		t.Errorf("%d listings while the process seen ran, want none but the first", f.lists-1)
 	}
-	if left := w.liveIn(); !slices.Equal(left["A:10"], []int{20}) {
+	if left := w.LiveIn(); !slices.Equal(left["A:10"], []int{20}) {
 		t.Errorf("left: %v", left)
 	}
 }

@@ -62,3 +62,28 @@ func ExampleGroup_Close() {
 	// wait: signal: terminated
 	// ended by contain: 2
 }
+
+// Wait, from anywhere, for a session to end: here one of this program's
+// own, by its tag.
+func ExampleWait() {
+	g, err := containment.NewGroup(containment.Options{Originator: "EXAMPLE"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cmd := exec.Command("sh", "-c", "sleep 0.3 & sleep 0.1")
+	if err := g.Start(cmd); err != nil {
+		fmt.Println(err)
+		return
+	}
+	tag := fmt.Sprintf("EXAMPLE:%d", cmd.Process.Pid)
+	time.Sleep(50 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	left, err := containment.Wait(ctx, []string{tag}, nil, false)
+	fmt.Println(len(left), err)
+	cmd.Wait()
+	g.Close(ctx)
+	// Output:
+	// 0 <nil>
+}

@@ -1,9 +1,12 @@
 package containment
 
 import (
+	"context"
+	"errors"
 	"fmt"
 
 	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/internal/watch"
 	"github.com/contain-cli/contain/session"
 )
 
@@ -31,4 +34,39 @@ func Sessions(f session.Filter) (Listing, error) {
 		}
 	}
 	return Listing{Sessions: out, Unreadable: l.Unreadable}, nil
+}
+
+// ErrCannotSee: a session whose processes this user cannot see (another
+// user's, unless root): no end of it could be told, so Wait does not wait
+// for it.
+var ErrCannotSee = errors.New("containment: cannot see the session")
+
+// Wait waits, as contain wait does, until no process of the sessions
+// named (TOOL:PID) nor of any session of tools runs, whichever tool
+// started them; processes marked RUNNING_PROCESS_IS_DAEMON=1 do not count
+// unless includeDaemons. Sessions that no process carries are nothing to
+// wait for. When ctx ends first, it returns what still runs, by session,
+// and ctx's error.
+func Wait(ctx context.Context, sessions, tools []string, includeDaemons bool) (left map[string][]int, err error) {
+	w := watch.New(watch.Set{Values: sessions, Tools: tools}, includeDaemons, nil)
+	first, err := w.Scan()
+	if err != nil {
+		return nil, err
+	}
+	for i := range first {
+		if s := &first[i]; s.State == session.Alive {
+			if why := w.Unseen(s.PID); why != "" {
+				return nil, fmt.Errorf("%w %s: %s", ErrCannotSee, s.Value, why)
+			}
+		}
+	}
+	deadline, _ := ctx.Deadline()
+	done, err := w.Wait(ctx, deadline, nil)
+	if done {
+		return nil, nil
+	}
+	if err == nil {
+		err = context.DeadlineExceeded
+	}
+	return w.LiveIn(), err
 }
