@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/contain-cli/contain/procfs"
+	"github.com/contain-cli/contain/internal/procfs"
 	"github.com/contain-cli/contain/session"
 	"github.com/contain-cli/contain/tag"
 )

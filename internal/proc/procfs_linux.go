@@ -1,7 +1,7 @@
 package proc
 
 import (
-	"github.com/contain-cli/contain/procfs"
+	"github.com/contain-cli/contain/internal/procfs"
 )
 
 // FS is the live /proc tree.

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"os"
 
-	"github.com/contain-cli/contain/procfs"
+	"github.com/contain-cli/contain/internal/procfs"
 )
 
 // EnvUntellable says why pid's environment cannot tell which session it

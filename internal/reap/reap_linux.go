@@ -13,7 +13,7 @@ import (
 
 	"github.com/contain-cli/contain/internal/cgroup"
 	"github.com/contain-cli/contain/internal/proc"
-	"github.com/contain-cli/contain/procfs"
+	"github.com/contain-cli/contain/internal/procfs"
 	"github.com/contain-cli/contain/session"
 	"github.com/contain-cli/contain/tag"
 )

@@ -2,7 +2,7 @@ package reap
 
 import (
 	"github.com/contain-cli/contain/internal/proc"
-	"github.com/contain-cli/contain/procfs"
+	"github.com/contain-cli/contain/internal/procfs"
 	"github.com/contain-cli/contain/session"
 )
 

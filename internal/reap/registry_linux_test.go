@@ -13,8 +13,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/internal/procfs"
 	"github.com/contain-cli/contain/internal/testtool"
-	"github.com/contain-cli/contain/procfs"
 	"github.com/contain-cli/contain/session"
 )
 

@@ -18,7 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/contain-cli/contain/internal/proc"
-	"github.com/contain-cli/contain/procfs"
+	"github.com/contain-cli/contain/internal/procfs"
 	"github.com/contain-cli/contain/session"
 	"github.com/contain-cli/contain/tag"
 )

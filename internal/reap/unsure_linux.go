@@ -5,7 +5,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/contain-cli/contain/procfs"
+	"github.com/contain-cli/contain/internal/procfs"
 )
 
 // wallOfStart turns a start time (clock ticks after boot, on the boot

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/contain-cli/contain/internal/proc"
-	"github.com/contain-cli/contain/procfs"
+	"github.com/contain-cli/contain/internal/procfs"
 	"github.com/contain-cli/contain/tag"
 )
 
