@@ -140,25 +140,21 @@ func doReap(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	l, err := reap.ListForReap()
+	sv, err := reap.Look(rq.opts)
 	if err != nil {
 		return &runcmd.ExitError{Code: 1, Err: fmt.Errorf("cannot list processes: %w", err)}
 	}
-	if l.Registry != nil {
-		fmt.Fprintf(c.App.ErrWriter, "contain: some registries of contain's sessions cannot be read: %v\n", oneLine(l.Registry))
+	if sv.RegistryErr != nil {
+		fmt.Fprintf(c.App.ErrWriter, "contain: some registries of contain's sessions cannot be read: %v\n", oneLine(sv.RegistryErr))
 	}
-	sessions := session.Group(l.Procs, proc.LookupOriginator)
-	me := reap.Me()
-	chosen, skippedSessions := session.Select(sessions, rq.opts, me)
-
-	cgroups, err := leftoverCgroups(rq.opts.Filter, chosen)
-	if err != nil {
-		fmt.Fprintf(c.App.ErrWriter, "contain: cannot look for leftover cgroups: %v\n", err)
+	sessions, chosen, skippedSessions, cgroups := sv.Sessions, sv.Chosen, sv.Skipped, sv.Cgroups
+	if sv.CgroupErr != nil {
+		fmt.Fprintf(c.App.ErrWriter, "contain: cannot look for leftover cgroups: %v\n", sv.CgroupErr)
 	}
 	if rq.verbose || len(chosen) == 0 && len(cgroups) == 0 || unmatched(rq.opts.Filter.Values, chosen, skippedSessions) {
 		// Said only where it could change the answer: what was asked
 		// for may be among them.
-		reportUnreadable(c.App.ErrWriter, l.Unreadable)
+		reportUnreadable(c.App.ErrWriter, sv.Unreadable)
 	}
 	var targets []session.Choice
 	rep := reapReport{SkippedSessions: skippedSessions, lookup: proc.LookupOriginator, filter: rq.opts.Filter,
@@ -208,16 +204,7 @@ func doReap(c *cli.Context) error {
 		return rep.write(c.App.Writer, rq.format)
 	}
 
-	values := sessionValues(targets)
-	rescan := func() ([]session.Choice, error) {
-		if len(values) == 0 {
-			return nil, nil
-		}
-		o := rq.opts
-		o.Filter = session.Filter{Values: values}
-		return reap.Choose(o, me)
-	}
-	r := reap.Reap(reap.Plan{Targets: targets, Rescan: rescan, Cgroups: plan, Signal: rq.sig, Grace: rq.grace, Log: rq.log})
+	r := sv.Reap(reap.Plan{Signal: rq.sig, Grace: rq.grace, Log: rq.log})
 	for _, o := range r.Processes {
 		rep.add(o, false)
 	}
@@ -285,43 +272,6 @@ func tagsOf(sessions []session.Session) map[proc.ID]string {
 		}
 	}
 	return m
-}
-
-// sessionValues lists the sessions the targets belong to, once each.
-func sessionValues(targets []session.Choice) []string {
-	var out []string
-	for _, t := range targets {
-		if !slices.Contains(out, t.Session) {
-			out = append(out, t.Session)
-		}
-	}
-	return out
-}
-
-// leftoverCgroups finds the cgroups of dead contain runs. With a filter,
-// only those holding a chosen process are taken, and, for --session
-// TOOL:PID, the empty one contain run PID left (killed before its guard
-// could remove it). An empty group names no tool: -o alone does not take
-// it.
-func leftoverCgroups(f session.Filter, chosen []session.Choice) ([]cgroup.Leftover, error) {
-	all, err := cgroup.FindLeftovers()
-	if len(f.Tools) == 0 && len(f.Values) == 0 {
-		return all, err
-	}
-	var pids []int
-	for _, v := range f.Values {
-		if _, pid, err := tag.Parse(v); err == nil {
-			pids = append(pids, pid)
-		}
-	}
-	var out []cgroup.Leftover
-	for _, lc := range all {
-		mine := slices.ContainsFunc(chosen, func(c session.Choice) bool { return c.Skip == "" && slices.Contains(lc.Procs, c.PID) })
-		if mine || len(lc.Procs) == 0 && slices.Contains(pids, lc.PID) {
-			out = append(out, lc)
-		}
-	}
-	return out, err
 }
 
 // reapReport is what reap prints.

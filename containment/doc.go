@@ -36,6 +36,14 @@
 // and closes the group; Close does the same on purpose, and returns once
 // every copy has ended, that is once nothing of the groups is left.
 //
+// # Sessions, wait and reap
+//
+// Sessions lists what contain ps lists (every tagged process, of any
+// tool, grouped by session, alive or orphaned); Wait waits as contain wait
+// does; Reap ends orphaned sessions as contain reap does, with the same
+// safety rules. contain stop has no function yet: Close ends a Group's own
+// commands.
+//
 // # What the host must allow
 //
 // Nothing of contain runs in the program's own process but this package's

@@ -341,7 +341,8 @@ func TestLibraryHostKilled(t *testing.T) {
 
 // TestLibraryReap: host, copy, crash guard and shim all killed at once
 // (stopped, then killed): what is left of the group is the session's
-// orphans, and contain reap --session ends them.
+// orphans, and containment.Reap of the session (contain reap --session as
+// a function, run by the host program as the host's user) ends them.
 func TestLibraryReap(t *testing.T) {
 	t.Parallel()
 	for _, nobody := range libraryUsers(t) {
@@ -381,13 +382,40 @@ func TestLibraryReap(t *testing.T) {
 			if len(orphans) == 0 {
 				t.Fatalf("nothing of %s was left to reap: the test proves nothing", s.Tag)
 			}
-			o := runOpts{asNobody: nobody}
+			// containment.Reap, in the host program as the host's user.
+			argv := []string{needLibhost(t), "reap", s.Tag}
 			if nobody {
-				o.env = []string{"XDG_RUNTIME_DIR=" + xdg}
+				argv = append([]string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"}, argv...)
 			}
-			res := run(t, o, "reap", "--session", s.Tag)
+			reaper := exec.Command(argv[0], argv[1:]...)
+			reaper.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+xdg)
+			if xdg == "" {
+				reaper.Env = os.Environ()
+			}
+			out, err := reaper.CombinedOutput()
+			if err != nil {
+				t.Fatalf("containment.Reap: %v\n%s", err, out)
+			}
+			var reaped struct {
+				Processes []struct {
+					PID    int
+					Result string
+					Failed bool
+				}
+			}
+			if err := json.Unmarshal(out, &reaped); err != nil {
+				t.Fatalf("containment.Reap's result: %v\n%s", err, out)
+			}
+			ended := 0
+			for _, p := range reaped.Processes {
+				if slices.Contains(orphans, p.PID) && !p.Failed {
+					ended++
+				}
+			}
+			if ended != len(orphans) {
+				t.Errorf("containment.Reap ended %d of the orphans %v: %s", ended, orphans, out)
+			}
 			waitFor(t, "the orphans to be gone", 5*time.Second, func() bool { return len(tagged(s.Tag)) == 0 })
-			t.Logf("contain reap --session %s (orphans %v): %s%s", s.Tag, orphans, res.stdout, res.stderr)
 		})
 	}
 }

@@ -4,7 +4,8 @@
 // that leaves background jobs and a setsid escapee), and $LIBHOST_DAEMON
 // (words) detached; prints what it started as one JSON line; and on
 // "close" on its stdin closes the group and says, in another line, what
-// became of COMMAND and of its own child.
+// became of COMMAND and of its own child. libhost reap SESSION reaps the
+// session with containment.Reap.
 package main
 
 import (
@@ -44,6 +45,15 @@ func main() {
 	containment.Main()
 	if len(os.Args) == 2 && os.Args[1] == "sleep" {
 		sleepMain()
+	}
+	if len(os.Args) == 3 && os.Args[1] == "reap" {
+		// libhost reap SESSION: containment.Reap of that session, as JSON.
+		res, err := containment.Reap(containment.ReapOptions{Sessions: []string{os.Args[2]}, Grace: time.Second})
+		if err != nil {
+			fail(err)
+		}
+		json.NewEncoder(os.Stdout).Encode(res)
+		return
 	}
 	if len(os.Args) < 4 || os.Args[2] != "--" {
 		fmt.Fprintln(os.Stderr, "usage: libhost TOOL -- COMMAND...")
