@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -169,12 +168,8 @@ func reportUnreadable(w io.Writer, unreadable map[string]int) {
 		plural(total, "process", "processes"), strings.Join(parts, ", "), hint)
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
-}
+// plural is text.Plural.
+func plural(n int, one, many string) string { return text.Plural(n, one, many) }
 
 // psJSON is `contain ps --format json`.
 type psJSON struct {
@@ -355,23 +350,12 @@ func commandLine(p session.Process) string {
 // is kept as it is.
 func printable(s string) string { return text.Printable(s) }
 
-// maxCell is the most characters a padded table column shows of a value:
-// a tag contain writes (64 characters, a colon and a PID) fits. A longer
-// value, such as a hostile 64 KB tag, is shortened in its middle, so that
-// it cannot widen every row of the table; --format json has it whole.
-const maxCell = 80
+// maxCell is text.MaxCell, the most characters a padded table column
+// shows of a value.
+const maxCell = text.MaxCell
 
-// shorten cuts s to maxCell characters, keeping its start and its end (a
-// tag's PID) around an ellipsis.
-func shorten(s string) string {
-	if utf8.RuneCountInString(s) <= maxCell {
-		return s
-	}
-	r := []rune(s)
-	head := (maxCell - 1) / 2
-	tail := maxCell - 1 - head
-	return string(r[:head]) + "…" + string(r[len(r)-tail:])
-}
+// shorten is text.Shorten.
+func shorten(s string) string { return text.Shorten(s) }
 
 // table aligns columns; the last column is not padded. The cells of the
 // padded columns are shortened to maxCell characters.

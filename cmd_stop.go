@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -16,9 +13,9 @@ import (
 	"github.com/contain-cli/contain/internal/reap"
 	"github.com/contain-cli/contain/internal/runcmd"
 	"github.com/contain-cli/contain/internal/signals"
+	"github.com/contain-cli/contain/internal/stop"
 	"github.com/contain-cli/contain/internal/watch"
 	"github.com/contain-cli/contain/session"
-	"github.com/contain-cli/contain/tag"
 )
 
 var stopCommand = &cli.Command{
@@ -95,349 +92,55 @@ bad usage.`,
 
 // stopRequest is stop's parsed options.
 type stopRequest struct {
-	set            watch.Set
-	sig            syscall.Signal
-	timeout        time.Duration
-	kill           bool
-	includeDaemons bool
-	format         string
+	stop.Request
+	format string
 }
 
 func parseStop(c *cli.Context) (stopRequest, error) {
 	var rq stopRequest
 	var err error
-	if rq.set, err = parseSessions(c); err != nil {
+	if rq.Set, err = parseSessions(c); err != nil {
 		return rq, err
 	}
-	if rq.sig, err = signals.Parse(c.String("signal")); err != nil {
+	if rq.Sig, err = signals.Parse(c.String("signal")); err != nil {
 		return rq, badUsage("--signal: %v", err)
 	}
-	if rq.sig == 0 {
+	if rq.Sig == 0 {
 		return rq, badUsage("--signal: 0 sends nothing (contain wait waits without asking)")
 	}
-	if rq.timeout, err = parseTimeout(c); err != nil {
+	if rq.Timeout, err = parseTimeout(c); err != nil {
 		return rq, err
 	}
-	if rq.kill = c.Bool("kill"); rq.kill && rq.timeout == 0 {
+	if rq.Kill = c.Bool("kill"); rq.Kill && rq.Timeout == 0 {
 		return rq, badUsage("--kill: needs --timeout, the time to wait before killing")
 	}
 	if rq.format, err = outputFormat(c); err != nil {
 		return rq, err
 	}
-	rq.includeDaemons = c.Bool("include-daemons")
+	rq.IncludeDaemons = c.Bool("include-daemons")
 	return rq, nil
 }
 
-// outcome is what stop did with a session.
-type outcome int
-
-const (
-	nothingToStop outcome = iota // no process of it but daemons (or this contain)
-	asked                        // its originator was asked, through pin
-	orphaned                     // its originator is gone: reap's business
-	refused                      // its originator could not be asked: detail says why
-	notAsked                     // its originator is not plausibly the session's: detail says why
-	ignoring                     // its originator ignores the signal: said at once, not asked
-)
-
-// stopped is one session stop found, and what became of it.
-type stopped struct {
-	value, tool string
-	pid         int
-	state       session.State
-	named       bool
-	absent      bool // named, and no process carries it: nothing matched
-	outcome     outcome
-	detail      string
-	pin         *proc.OriginatorPin // asked: held to the end
-	claimed     session.Claimed     // asked: what was checked of the originator
-}
-
-// stopRun is one contain stop.
-type stopRun struct {
-	rq       stopRequest
-	w        *watch.Watch
-	sessions []*stopped
-	reaped   map[proc.ID]reap.Outcome // what --kill did
-	timedOut bool                     // --timeout passed before the sessions ended
-	killed   bool                     // then --kill was used
-	stderr   io.Writer
-}
+// stopRun is one contain stop, as the command reports it.
+type stopRun struct{ *stop.Run }
 
 func doStop(c *cli.Context) error {
 	rq, err := parseStop(c)
 	if err != nil {
 		return err
 	}
-	st := &stopRun{rq: rq, w: watch.New(rq.set, rq.includeDaemons, c.App.ErrWriter), reaped: map[proc.ID]reap.Outcome{}, stderr: c.App.ErrWriter}
-	defer st.close()
+	st := &stopRun{stop.New(rq.Request, c.App.ErrWriter)}
+	defer st.Close()
 	began := time.Now()
-	found, err := st.w.Scan()
+	done, err := st.Do(context.Background())
 	if err != nil {
 		return err
-	}
-	var vanished []*stopped
-	for i := range found {
-		if s, gone := st.ask(&found[i]); gone {
-			vanished = append(vanished, s)
-		}
-	}
-	if err := st.recheck(vanished); err != nil {
-		return err
-	}
-	for _, v := range rq.set.Values {
-		if st.find(v) == nil {
-			tool, pid, _ := tag.Parse(v)
-			st.sessions = append(st.sessions, &stopped{value: v, tool: tool, pid: pid, named: true, absent: true, detail: "no process carries it"})
-		}
-	}
-
-	done := true
-	if values := st.values(asked); len(values) > 0 {
-		st.w.Narrow(values)
-		if done, err = st.w.Wait(context.Background(), deadlineAfter(rq.timeout), st.pending); err != nil {
-			return err
-		}
-		st.timedOut = !done
-		if !done && rq.kill {
-			st.killed = true
-			st.killRest()
-			if done, err = st.w.Wait(context.Background(), time.Now().Add(2*time.Second), st.pending); err != nil {
-				return err
-			}
-		}
 	}
 	rep := st.report(time.Since(began))
 	if err := rep.write(c.App.Writer, rq.format); err != nil {
 		return err
 	}
 	return st.exit(done)
-}
-
-// ask decides what to do with s and, when it is live, asks its
-// originator. gone: the originator was found ended (or its PID reused) as
-// it was pinned; recheck looks at the session again.
-func (st *stopRun) ask(s *session.Session) (x *stopped, gone bool) {
-	x = &stopped{value: s.Value, tool: s.Tool, pid: s.PID, state: s.State, named: slices.Contains(st.rq.set.Values, s.Value)}
-	st.sessions = append(st.sessions, x)
-	if why := session.NeverOriginator(s.PID, st.w.Me); why != "" {
-		x.outcome, x.detail = notAsked, why
-		return x, false
-	}
-	switch {
-	case !slices.ContainsFunc(s.Processes, st.stoppable):
-		x.outcome = nothingToStop
-		if n := s.Daemons(); n > 0 && !st.rq.includeDaemons {
-			x.detail = plural(n, "daemon", "daemons") + " left running (--include-daemons stops them)"
-		}
-		return x, false
-	case s.State != session.Alive:
-		x.outcome, x.detail = orphaned, s.Reason
-		return x, false
-	}
-	pin, err := proc.PinOriginator(s.PID, s.NotAfter, st.w.Me)
-	if err == nil {
-		// A tag is only a claim: ask the process it names only when it
-		// is plausibly the session's originator (session.Implausible).
-		x.claimed = pin.Claimed()
-		if why := session.Implausible(s.Tool, x.claimed, s.Processes, st.w.Me); why != "" {
-			pin.Close()
-			x.outcome, x.detail = notAsked, why
-			return x, false
-		}
-		if st.ignored(x, pin) && !st.rq.kill {
-			pin.Close()
-			x.outcome = ignoring
-			return x, false
-		}
-		if err = pin.Ask(st.rq.sig); err != nil {
-			pin.Close()
-		}
-	}
-	switch {
-	case err == nil:
-		x.outcome, x.pin = asked, pin
-	case errors.Is(err, proc.ErrGone), errors.Is(err, proc.ErrIdentity):
-		x.outcome = orphaned
-		return x, true
-	default:
-		x.outcome, x.detail = refused, fmt.Sprintf("cannot ask PID %d: %v", s.PID, err)
-	}
-	return x, false
-}
-
-// ignored reports whether the originator of x, pinned, ignores the
-// signal stop is to send (its disposition is SIG_IGN), and then says so
-// on stderr at once: without --kill, stop does not wait for a session
-// that cannot end by it; with --kill, it is killed after --timeout. The
-// dispositions are read by PID, then the pin is checked to be running
-// still: the PID named the pinned process all along.
-func (st *stopRun) ignored(x *stopped, pin *proc.OriginatorPin) bool {
-	ign, err := proc.IgnoresSignal(x.pid, st.rq.sig)
-	if err != nil || !ign || pin.Exited() {
-		return false
-	}
-	name := signals.Name(st.rq.sig)
-	x.detail = fmt.Sprintf("PID %d ignores %s", x.pid, name)
-	if st.rq.kill {
-		fmt.Fprintf(st.stderr, "contain: stop: session %s: %s; --kill ends it after %v\n", shorten(printable(x.value)), x.detail, st.rq.timeout)
-		return true
-	}
-	try := "-t DURATION --kill ends it"
-	if term, err := proc.IgnoresSignal(x.pid, syscall.SIGTERM); st.rq.sig != syscall.SIGTERM && err == nil && !term {
-		try = "try -s TERM"
-	}
-	fmt.Fprintf(st.stderr, "contain: stop: session %s: %s; not waiting for it (%s)\n", shorten(printable(x.value)), x.detail, try)
-	return true
-}
-
-// stoppable: p makes its session worth asking to stop. A daemon does not
-// (unless --include-daemons), nor does this contain; an ancestor of this
-// contain does, though it is not waited for: a stop run from inside a
-// session stops it (when its originator is not an ancestor too).
-func (st *stopRun) stoppable(p session.Process) bool {
-	return p.PID != st.w.Me.PID && (!p.Daemon || st.rq.includeDaemons)
-}
-
-// recheck lists again the sessions whose originator ended as it was to be
-// asked: one that has nothing left is done (a contain run that ended by
-// itself), one with processes left is orphaned.
-func (st *stopRun) recheck(vanished []*stopped) error {
-	if len(vanished) == 0 {
-		return nil
-	}
-	var values []string
-	for _, s := range vanished {
-		values = append(values, s.value)
-	}
-	st.w.Set = watch.Set{Values: values}
-	if _, err := st.w.Scan(); err != nil {
-		return err
-	}
-	for _, s := range vanished {
-		s.detail = fmt.Sprintf("PID %d ended before it could be asked", s.pid)
-		if st.w.Holding(s.value) == 0 {
-			s.outcome = nothingToStop
-		}
-	}
-	return nil
-}
-
-// reapHint is the contain reap that ends the orphaned session value, and
-// its daemons too when stop was to count them.
-func (st *stopRun) reapHint(value string) string {
-	if st.rq.includeDaemons {
-		return "contain reap --include-daemons --session " + shorten(printable(value))
-	}
-	return "contain reap --session " + shorten(printable(value))
-}
-
-func (st *stopRun) find(value string) *stopped {
-	for _, s := range st.sessions {
-		if s.value == value {
-			return s
-		}
-	}
-	return nil
-}
-
-// values lists the sessions with outcome o.
-func (st *stopRun) values(o outcome) []string {
-	var out []string
-	for _, s := range st.sessions {
-		if s.outcome == o {
-			out = append(out, s.value)
-		}
-	}
-	return out
-}
-
-// pending reports whether an originator that was asked still runs.
-func (st *stopRun) pending() bool {
-	for _, s := range st.sessions {
-		if s.pin != nil && !s.pin.Exited() {
-			return true
-		}
-	}
-	return false
-}
-
-// killRest is --kill once --timeout has passed: the originators that were
-// asked are killed through their pins, and what is left of their
-// sessions, orphaned then, is reaped as contain reap would, with SIGKILL
-// at once. Only the sessions asked, and of them only the processes that
-// their originator plausibly started (its user's, started after it: the
-// same check as before asking, session.Implausible) and that reap may
-// touch (the user's own unless root, never PID 1, this contain or its
-// ancestors): a process that joined a session by its tag alone is left
-// alone.
-func (st *stopRun) killRest() {
-	for _, s := range st.sessions {
-		if s.pin == nil || s.pin.Exited() {
-			continue
-		}
-		if err := s.pin.Kill(); err != nil && !errors.Is(err, proc.ErrGone) {
-			s.detail = fmt.Sprintf("cannot kill PID %d: %v", s.pid, err)
-		}
-	}
-	// The sessions count as orphaned, as reap needs, once their
-	// originators have exited: a second at most.
-	b := proc.NewBackoff()
-	for deadline := time.Now().Add(time.Second); st.pending() && time.Now().Before(deadline); {
-		time.Sleep(b.Next())
-	}
-	o := session.Options{Filter: session.Filter{Values: st.values(asked)}, IncludeDaemons: st.rq.includeDaemons}
-	choose := func() ([]session.Choice, error) {
-		chosen, err := reap.Choose(o, st.w.Me)
-		st.spareUnclaimed(chosen)
-		return chosen, err
-	}
-	chosen, err := choose()
-	if err != nil {
-		fmt.Fprintf(st.stderr, "contain: stop: cannot list processes to kill: %v\n", err)
-		return
-	}
-	var targets []session.Choice
-	for _, ch := range chosen {
-		if ch.Skip == "" {
-			targets = append(targets, ch)
-		}
-	}
-	r := reap.Reap(reap.Plan{Targets: targets, Rescan: choose, Signal: killSignal})
-	for _, o := range r.Processes {
-		st.reaped[proc.ID{PID: o.PID, Start: o.Start}] = o
-	}
-}
-
-// spareUnclaimed marks, among the processes --kill chose, those it must
-// leave alone: a process of a session that was not asked, or one that its
-// asked originator cannot have started (another user's, or one started
-// before it: session.Implausible on that process), since it joined the
-// session by its tag alone.
-func (st *stopRun) spareUnclaimed(chosen []session.Choice) {
-	for i := range chosen {
-		ch := &chosen[i]
-		if ch.Skip != "" {
-			continue
-		}
-		s := st.find(ch.Session)
-		if s == nil || s.outcome != asked {
-			ch.Skip = "its session was not asked"
-		} else if why := session.Implausible(s.tool, s.claimed, []session.Process{ch.Process}, st.w.Me); why != "" {
-			ch.Skip = "not its originator's: " + why
-		}
-	}
-}
-
-// killSignal is what --kill sends: SIGKILL, TerminateProcess on Windows.
-const killSignal = syscall.Signal(9)
-
-func (st *stopRun) close() {
-	for _, s := range st.sessions {
-		if s.pin != nil {
-			s.pin.Close()
-		}
-	}
 }
 
 // exit is stop's status: 1 when nothing matched (a session named that no
@@ -450,51 +153,51 @@ func (st *stopRun) close() {
 func (st *stopRun) exit(done bool) error {
 	code := 0
 	nothing := false
-	if len(st.sessions) == 0 {
-		fmt.Fprintf(st.stderr, "contain: stop: nothing to stop: no session matches %s\n", filterWords(session.Filter{Tools: st.rq.set.Tools}))
+	if len(st.Sessions) == 0 {
+		fmt.Fprintf(st.Stderr, "contain: stop: nothing to stop: no session matches %s\n", filterWords(session.Filter{Tools: st.Rq.Set.Tools}))
 		nothing = true
 	}
-	for _, s := range st.sessions {
+	for _, s := range st.Sessions {
 		switch {
-		case s.outcome == refused:
-			fmt.Fprintf(st.stderr, "contain: stop: session %s: %s\n", shorten(printable(s.value)), printable(s.detail))
-		case s.outcome == notAsked:
-			fmt.Fprintf(st.stderr, "contain: stop: not asking PID %d for %s: %s\n", s.pid, shorten(printable(s.value)), printable(s.detail))
-		case s.outcome == orphaned && s.named:
-			fmt.Fprintf(st.stderr, "contain: stop: session %s is orphaned (%s): %s ends it\n",
-				shorten(printable(s.value)), printable(s.detail), st.reapHint(s.value))
-		case s.outcome == nothingToStop && s.absent:
-			fmt.Fprintf(st.stderr, "contain: stop: nothing to stop: no process carries %s\n", shorten(printable(s.value)))
+		case s.Outcome == stop.Refused:
+			fmt.Fprintf(st.Stderr, "contain: stop: session %s: %s\n", shorten(printable(s.Value)), printable(s.Detail))
+		case s.Outcome == stop.NotAsked:
+			fmt.Fprintf(st.Stderr, "contain: stop: not asking PID %d for %s: %s\n", s.PID, shorten(printable(s.Value)), printable(s.Detail))
+		case s.Outcome == stop.Orphaned && s.Named:
+			fmt.Fprintf(st.Stderr, "contain: stop: session %s is orphaned (%s): %s ends it\n",
+				shorten(printable(s.Value)), printable(s.Detail), st.ReapHint(s.Value))
+		case s.Outcome == stop.NothingToStop && s.Absent:
+			fmt.Fprintf(st.Stderr, "contain: stop: nothing to stop: no process carries %s\n", shorten(printable(s.Value)))
 			nothing = true
-		case s.outcome == nothingToStop && s.named:
+		case s.Outcome == stop.NothingToStop && s.Named:
 			why := "no live process"
-			if s.detail != "" {
-				why += "; " + s.detail
+			if s.Detail != "" {
+				why += "; " + s.Detail
 			}
-			fmt.Fprintf(st.stderr, "contain: stop: nothing to stop in session %s: %s\n", shorten(printable(s.value)), printable(why))
+			fmt.Fprintf(st.Stderr, "contain: stop: nothing to stop in session %s: %s\n", shorten(printable(s.Value)), printable(why))
 		}
 		// ignoring was said as it was found.
-		if s.outcome != asked && st.failed(s, false) {
+		if s.Outcome != stop.Asked && st.failed(s, false) {
 			code = 1
 		}
 	}
 	if nothing {
-		reportUnreadable(st.stderr, st.w.Unreadable)
+		reportUnreadable(st.Stderr, st.W.Unreadable)
 		code = 1
 	}
 	if !done {
-		n, running := 0, st.w.LiveIn()
-		for _, v := range st.values(asked) {
+		n, running := 0, st.W.LiveIn()
+		for _, v := range st.Values(stop.Asked) {
 			if len(running[v]) > 0 {
 				n++
 			}
 		}
 		left := plural(n, "session is", "sessions are")
-		if st.rq.kill {
-			fmt.Fprintf(st.stderr, "contain: stop: %s still running after --kill (see the report)\n", left)
+		if st.Rq.Kill {
+			fmt.Fprintf(st.Stderr, "contain: stop: %s still running after --kill (see the report)\n", left)
 			code = 1
 		} else {
-			fmt.Fprintf(st.stderr, "contain: stop: %s still running after %v (--kill ends them)\n", left, st.rq.timeout)
+			fmt.Fprintf(st.Stderr, "contain: stop: %s still running after %v (--kill ends them)\n", left, st.Rq.Timeout)
 			if code == 0 {
 				code = runcmd.ExitTimedOut
 			}
@@ -508,12 +211,12 @@ func (st *stopRun) exit(done bool) error {
 
 // saysOnStderr: exit (or ignored) says what became of s on stderr, so the
 // table on stdout leaves it out.
-func (st *stopRun) saysOnStderr(s *stopped) bool {
-	switch s.outcome {
-	case refused, notAsked, ignoring:
+func (st *stopRun) saysOnStderr(s *stop.Stopped) bool {
+	switch s.Outcome {
+	case stop.Refused, stop.NotAsked, stop.Ignoring:
 		return true
-	case orphaned, nothingToStop:
-		return s.named
+	case stop.Orphaned, stop.NothingToStop:
+		return s.Named
 	}
 	return false
 }
@@ -536,17 +239,17 @@ type stopSessionJSON struct {
 }
 
 func (st *stopRun) report(took time.Duration) *stopReport {
-	rep := &stopReport{TimedOut: st.timedOut, Killed: st.killed,
+	rep := &stopReport{TimedOut: st.TimedOut, Killed: st.Killed,
 		Seconds: took.Seconds(), Sessions: []stopSessionJSON{}, Processes: []reapedJSON{}}
-	left := st.w.LiveIn()
-	for _, s := range st.sessions {
-		rep.Sessions = append(rep.Sessions, stopSessionJSON{Originator: originatorJSON{Value: s.value, Tool: s.tool, PID: s.pid},
-			State: s.state, Result: st.sessionResult(s, len(left[s.value]) > 0), Failed: st.failed(s, len(left[s.value]) > 0),
+	left := st.W.LiveIn()
+	for _, s := range st.Sessions {
+		rep.Sessions = append(rep.Sessions, stopSessionJSON{Originator: originatorJSON{Value: s.Value, Tool: s.Tool, PID: s.PID},
+			State: s.State, Result: st.sessionResult(s, len(left[s.Value]) > 0), Failed: st.failed(s, len(left[s.Value]) > 0),
 			said: st.saysOnStderr(s)})
 	}
-	for _, id := range st.w.Order {
-		m := st.w.Members[id]
-		s := st.find(m.Session)
+	for _, id := range st.W.Order {
+		m := st.W.Members[id]
+		s := st.Find(m.Session)
 		result, alive := st.memberResult(m, s)
 		started := ""
 		if !m.Started.IsZero() {
@@ -558,65 +261,65 @@ func (st *stopRun) report(took time.Duration) *stopReport {
 		}
 		// Skipped: not to be ended by this stop; failed: --kill could
 		// not end it.
-		skipped := s.outcome != asked || m.Spared != ""
-		rep.Processes = append(rep.Processes, reapedJSON{PID: m.PID, PPID: m.PPID, Originator: originatorJSON{Value: s.value, Tool: s.tool, PID: s.pid},
+		skipped := s.Outcome != stop.Asked || m.Spared != ""
+		rep.Processes = append(rep.Processes, reapedJSON{PID: m.PID, PPID: m.PPID, Originator: originatorJSON{Value: s.Value, Tool: s.Tool, PID: s.PID},
 			User: m.User, UID: m.UID, Argv: nonNil(m.Argv), Comm: m.Comm, Started: started, FoundBy: foundBy, Skipped: skipped,
-			Result: result, Alive: alive, Failed: alive && !skipped && st.killed})
+			Result: result, Alive: alive, Failed: alive && !skipped && st.Killed})
 	}
 	return rep
 }
 
 // failed: s made stop fail (status 1).
-func (st *stopRun) failed(s *stopped, left bool) bool {
-	return s.outcome == refused || s.outcome == ignoring || s.outcome == orphaned && s.named || s.absent ||
-		s.outcome == asked && left && st.rq.kill || s.outcome == notAsked && (s.named || !st.askedAny())
+func (st *stopRun) failed(s *stop.Stopped, left bool) bool {
+	return s.Outcome == stop.Refused || s.Outcome == stop.Ignoring || s.Outcome == stop.Orphaned && s.Named || s.Absent ||
+		s.Outcome == stop.Asked && left && st.Rq.Kill || s.Outcome == stop.NotAsked && (s.Named || !st.askedAny())
 }
 
 // askedAny reports whether stop asked some session's originator. A
-// session whose originator is not plausibly its own (notAsked) fails a
+// session whose originator is not plausibly its own (stop.NotAsked) fails a
 // stop that names it, or that asked no session at all, as pkill fails
 // when it matched nothing; with -o beside a session that was asked, it
 // is only said, so that a tag forged by another user cannot make every
 // stop -o of that tool fail.
-func (st *stopRun) askedAny() bool { return len(st.values(asked)) > 0 }
+func (st *stopRun) askedAny() bool { return len(st.Values(stop.Asked)) > 0 }
 
-func (st *stopRun) sessionResult(s *stopped, left bool) string {
-	switch s.outcome {
-	case nothingToStop:
+func (st *stopRun) sessionResult(s *stop.Stopped, left bool) string {
+	switch s.Outcome {
+	case stop.NothingToStop:
 		r := "nothing to stop: no live process"
-		if s.detail != "" {
-			r += "; " + s.detail
+		if s.Detail != "" {
+			r += "; " + s.Detail
 		}
 		return r
-	case orphaned:
-		return fmt.Sprintf("left alone: orphaned (%s); %s ends it", s.detail, st.reapHint(s.value))
-	case refused:
-		return "left alone: " + s.detail
-	case notAsked:
-		return fmt.Sprintf("left alone: not asking PID %d: %s", s.pid, s.detail)
-	case ignoring:
-		return "left alone: " + s.detail
+	case stop.Orphaned:
+		return fmt.Sprintf("left alone: orphaned (%s); %s ends it", s.Detail, st.ReapHint(s.Value))
+	case stop.Refused:
+		return "left alone: " + s.Detail
+	case stop.NotAsked:
+		return fmt.Sprintf("left alone: not asking PID %d: %s", s.PID, s.Detail)
+	case stop.Ignoring:
+		return "left alone: " + s.Detail
 	}
-	r := fmt.Sprintf("asked PID %d to stop (%s)", s.pid, signals.Name(st.rq.sig))
-	if s.detail != "" {
-		r += "; " + s.detail
+	r := fmt.Sprintf("asked PID %d to stop (%s)", s.PID, signals.Name(st.Rq.Sig))
+	if s.Detail != "" {
+		r += "; " + s.Detail
 	}
 	switch {
-	case left && st.killed:
+	case left && st.Killed:
 		return r + "; still running after --kill"
 	case left:
-		return r + "; still running after " + st.rq.timeout.String()
-	case st.killed:
-		return r + "; killed after " + st.rq.timeout.String() + " (--kill)"
+		return r + "; still running after " + st.Rq.Timeout.String()
+	case st.Killed:
+		return r + "; killed after " + st.Rq.Timeout.String() + " (--kill)"
 	}
 	return r + "; ended"
 }
 
 // memberResult says what became of m, a process of s, and whether it
 // still runs.
-func (st *stopRun) memberResult(m *watch.Member, s *stopped) (string, bool) {
-	alive := st.w.Runs(m.Process)
-	if o, ok := st.reaped[proc.ID{PID: m.PID, Start: m.Start}]; ok {
+func (st *stopRun) memberResult(m *watch.Member, s *stop.Stopped) (string, bool) {
+	alive := st.W.Runs(m.Process)
+	if o, ok := st.Reaped[proc.ID{PID: m.PID, Start: m.Start}]; ok {
 		switch o.Ending {
 		case reap.WasGone:
 			return "ended", o.Alive
@@ -631,15 +334,15 @@ func (st *stopRun) memberResult(m *watch.Member, s *stopped) (string, bool) {
 	case m.Spared != "":
 		return "left running: " + m.Spared, true
 	}
-	switch s.outcome {
-	case orphaned:
-		return "left alone: orphaned (" + st.reapHint(s.value) + ")", true
-	case refused:
+	switch s.Outcome {
+	case stop.Orphaned:
+		return "left alone: orphaned (" + st.ReapHint(s.Value) + ")", true
+	case stop.Refused:
 		return "left alone: its originator could not be asked", true
-	case notAsked:
+	case stop.NotAsked:
 		return "left alone: its originator was not asked", true
-	case ignoring:
-		return "left alone: its originator ignores " + signals.Name(st.rq.sig), true
+	case stop.Ignoring:
+		return "left alone: its originator ignores " + signals.Name(st.Rq.Sig), true
 	}
 	return "still running", true
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/reap"
 	"github.com/contain-cli/contain/internal/runcmd"
+	"github.com/contain-cli/contain/internal/stop"
 	"github.com/contain-cli/contain/internal/watch"
 	"github.com/contain-cli/contain/session"
 )
@@ -30,14 +31,14 @@ func TestStopReport(t *testing.T) {
 	if _, err := w.Scan(); err != nil {
 		t.Fatal(err)
 	}
-	st := &stopRun{rq: stopRequest{sig: syscall.SIGTERM, timeout: 5 * time.Second, kill: true}, w: w, killed: true, timedOut: true,
-		reaped: map[proc.ID]reap.Outcome{{PID: 21, Start: 21}: {Process: tagged(21, "A:10"), Session: "A:10", Ending: reap.EndedByFirst}}}
-	st.sessions = []*stopped{
-		{value: "A:10", tool: "A", pid: 10, state: session.Alive, named: true, outcome: asked},
-		{value: "B:11", tool: "B", pid: 11, state: session.Orphaned, named: true, outcome: orphaned, detail: "PID 11 is gone"},
-		{value: "C:12", tool: "C", pid: 12, state: session.Alive, named: true, outcome: refused, detail: "cannot ask PID 12: operation not permitted"},
-		{value: "D:13", tool: "D", pid: 13, state: session.Orphaned, outcome: orphaned, detail: "PID 13 is gone"},
-		{value: "E:14", tool: "E", pid: 14, named: true, absent: true, detail: "no process carries it"},
+	st := &stopRun{&stop.Run{Rq: stop.Request{Sig: syscall.SIGTERM, Timeout: 5 * time.Second, Kill: true}, W: w, Killed: true, TimedOut: true,
+		Reaped: map[proc.ID]reap.Outcome{{PID: 21, Start: 21}: {Process: tagged(21, "A:10"), Session: "A:10", Ending: reap.EndedByFirst}}}}
+	st.Sessions = []*stop.Stopped{
+		{Value: "A:10", Tool: "A", PID: 10, State: session.Alive, Named: true, Outcome: stop.Asked},
+		{Value: "B:11", Tool: "B", PID: 11, State: session.Orphaned, Named: true, Outcome: stop.Orphaned, Detail: "PID 11 is gone"},
+		{Value: "C:12", Tool: "C", PID: 12, State: session.Alive, Named: true, Outcome: stop.Refused, Detail: "cannot ask PID 12: operation not permitted"},
+		{Value: "D:13", Tool: "D", PID: 13, State: session.Orphaned, Outcome: stop.Orphaned, Detail: "PID 13 is gone"},
+		{Value: "E:14", Tool: "E", PID: 14, Named: true, Absent: true, Detail: "no process carries it"},
 	}
 	var b bytes.Buffer
 	st.report(time.Second).write(&b, "table")
@@ -57,7 +58,7 @@ session D:13: left alone: orphaned (PID 13 is gone); contain reap --session D:13
 	}
 
 	var errOut strings.Builder
-	st.stderr = &errOut
+	st.Stderr = &errOut
 	err := st.exit(true)
 	if code := exitCode(err); code != 1 {
 		t.Errorf("status %d, want 1 (C:12 could not be asked, B:11 named and orphaned, E:14 matched nothing)", code)
@@ -103,8 +104,8 @@ func TestStopExitTimedOut(t *testing.T) {
 	w.Scan()
 	for _, kill := range []bool{false, true} {
 		var errOut strings.Builder
-		st := &stopRun{rq: stopRequest{sig: syscall.SIGTERM, timeout: time.Second, kill: kill}, w: w, stderr: &errOut,
-			sessions: []*stopped{{value: "A:10", tool: "A", pid: 10, state: session.Alive, named: true, outcome: asked}}}
+		st := &stopRun{&stop.Run{Rq: stop.Request{Sig: syscall.SIGTERM, Timeout: time.Second, Kill: kill}, W: w, Stderr: &errOut,
+			Sessions: []*stop.Stopped{{Value: "A:10", Tool: "A", PID: 10, State: session.Alive, Named: true, Outcome: stop.Asked}}}}
 		code, want := exitCode(st.exit(false)), 124
 		if kill {
 			want = 1
@@ -121,34 +122,6 @@ func exitCode(err error) int {
 	return runcmd.ExitCode(err, &discard)
 }
 
-// TestStopSpareUnclaimed: --kill leaves alone what its sessions' asked
-// originators cannot have started (another user's, started before the
-// originator) and every process of a session that was not asked.
-func TestStopSpareUnclaimed(t *testing.T) {
-	st := &stopRun{w: &watch.Watch{Me: session.Reaper{PID: 500, Root: true}}}
-	st.sessions = []*stopped{
-		{value: "A:10", tool: "A", pid: 10, outcome: asked, claimed: session.Claimed{PID: 10, UID: 1000, Start: 100}},
-		{value: "B:11", tool: "B", pid: 11, outcome: notAsked, detail: "PID 1 is never an originator"},
-	}
-	p := func(pid, uid int, start uint64, value string) session.Choice {
-		return session.Choice{Process: session.Process{PID: pid, UID: uid, Start: start}, Session: value}
-	}
-	chosen := []session.Choice{
-		p(20, 1000, 150, "A:10"), // its own
-		p(21, 0, 150, "A:10"),    // root's process, tagged A:10 after it was asked
-		p(22, 1000, 50, "A:10"),  // started before the originator
-		p(30, 1000, 150, "B:11"), // a session not asked
-		{Process: session.Process{PID: 23, UID: 1000, Start: 150}, Session: "A:10", Skip: "a daemon"},
-	}
-	st.spareUnclaimed(chosen)
-	want := map[int]string{20: "", 21: "another user", 22: "started after the session's PID 22", 30: "its session was not asked", 23: "a daemon"}
-	for _, ch := range chosen {
-		if w := want[ch.PID]; w == "" && ch.Skip != "" || w != "" && !strings.Contains(ch.Skip, w) {
-			t.Errorf("PID %d: skip %q, want %q", ch.PID, ch.Skip, w)
-		}
-	}
-}
-
 // TestStopExitNotAsked: a session whose originator is not plausibly its
 // own is one line on stderr; it fails a stop that named it, or that asked
 // no session; found with -o beside a session that was asked, it does not.
@@ -156,28 +129,28 @@ func TestStopExitNotAsked(t *testing.T) {
 	f := &fakeSystem{listings: [][]session.Process{{tagged(20, "A:10")}}, running: map[int]uint64{10: 1}}
 	w := fakeWatch(f, watch.Set{Tools: []string{"A", "B"}}, false)
 	w.Scan()
-	forged := func(named bool) *stopped {
-		return &stopped{value: "B:1", tool: "B", pid: 1, state: session.Alive, named: named, outcome: notAsked, detail: "PID 1 is never an originator"}
+	forged := func(named bool) *stop.Stopped {
+		return &stop.Stopped{Value: "B:1", Tool: "B", PID: 1, State: session.Alive, Named: named, Outcome: stop.NotAsked, Detail: "PID 1 is never an originator"}
 	}
 	for _, c := range []struct {
 		name     string
-		sessions []*stopped
+		sessions []*stop.Stopped
 		want     int
 	}{
-		{"named", []*stopped{forged(true)}, 1},
-		{"-o, nothing asked", []*stopped{forged(false)}, 1},
-		{"-o, beside one asked", []*stopped{{value: "A:10", tool: "A", pid: 10, state: session.Alive, outcome: asked}, forged(false)}, 0},
-		{"named, beside one asked", []*stopped{{value: "A:10", tool: "A", pid: 10, state: session.Alive, outcome: asked}, forged(true)}, 1},
+		{"named", []*stop.Stopped{forged(true)}, 1},
+		{"-o, nothing asked", []*stop.Stopped{forged(false)}, 1},
+		{"-o, beside one asked", []*stop.Stopped{{Value: "A:10", Tool: "A", PID: 10, State: session.Alive, Outcome: stop.Asked}, forged(false)}, 0},
+		{"named, beside one asked", []*stop.Stopped{{Value: "A:10", Tool: "A", PID: 10, State: session.Alive, Outcome: stop.Asked}, forged(true)}, 1},
 	} {
 		var errOut strings.Builder
-		st := &stopRun{rq: stopRequest{sig: syscall.SIGTERM}, w: w, stderr: &errOut, sessions: c.sessions}
+		st := &stopRun{&stop.Run{Rq: stop.Request{Sig: syscall.SIGTERM}, W: w, Stderr: &errOut, Sessions: c.sessions}}
 		if code := exitCode(st.exit(true)); code != c.want {
 			t.Errorf("%s: status %d, want %d", c.name, code, c.want)
 		}
 		if got := errOut.String(); got != "contain: stop: not asking PID 1 for B:1: PID 1 is never an originator\n" {
 			t.Errorf("%s: stderr %q", c.name, got)
 		}
-		if failed := st.failed(forged(c.sessions[len(c.sessions)-1].named), false); failed != (c.want == 1) {
+		if failed := st.failed(forged(c.sessions[len(c.sessions)-1].Named), false); failed != (c.want == 1) {
 			t.Errorf("%s: the report's failed %v", c.name, failed)
 		}
 	}
@@ -197,18 +170,18 @@ func TestStopNothingMatched(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		tools    []string
-		sessions []*stopped
+		sessions []*stop.Stopped
 		stderr   string
 		code     int
 	}{
-		{"named", nil, []*stopped{{value: "NOPE:99999", tool: "NOPE", pid: 99999, named: true, absent: true, detail: "no process carries it"}},
+		{"named", nil, []*stop.Stopped{{Value: "NOPE:99999", Tool: "NOPE", PID: 99999, Named: true, Absent: true, Detail: "no process carries it"}},
 			"contain: stop: nothing to stop: no process carries NOPE:99999\n" + skipped, 1},
 		{"-o", []string{"CI"}, nil, "contain: stop: nothing to stop: no session matches -o CI\n" + skipped, 1},
-		{"a daemon left", nil, []*stopped{{value: "A:10", tool: "A", pid: 10, state: session.Orphaned, named: true, detail: "1 daemon left running (--include-daemons stops them)"}},
+		{"a daemon left", nil, []*stop.Stopped{{Value: "A:10", Tool: "A", PID: 10, State: session.Orphaned, Named: true, Detail: "1 daemon left running (--include-daemons stops them)"}},
 			"contain: stop: nothing to stop in session A:10: no live process; 1 daemon left running (--include-daemons stops them)\n", 0},
 	} {
 		var errOut, out strings.Builder
-		st := &stopRun{rq: stopRequest{sig: syscall.SIGTERM, set: watch.Set{Tools: c.tools}}, w: w, stderr: &errOut, sessions: c.sessions}
+		st := &stopRun{&stop.Run{Rq: stop.Request{Sig: syscall.SIGTERM, Set: watch.Set{Tools: c.tools}}, W: w, Stderr: &errOut, Sessions: c.sessions}}
 		st.report(time.Second).write(&out, "table")
 		if code := exitCode(st.exit(true)); code != c.code || errOut.String() != c.stderr || out.Len() != 0 {
 			t.Errorf("%s: status %d, want %d; stderr %q, want %q; stdout %q", c.name, code, c.code, errOut.String(), c.stderr, out.String())
@@ -224,8 +197,8 @@ func TestStopIgnoringOriginator(t *testing.T) {
 	w := fakeWatch(f, watch.Set{Values: []string{"A:10"}}, false)
 	w.Scan()
 	var errOut, out strings.Builder
-	st := &stopRun{rq: stopRequest{sig: syscall.SIGINT}, w: w, stderr: &errOut,
-		sessions: []*stopped{{value: "A:10", tool: "A", pid: 10, state: session.Alive, named: true, outcome: ignoring, detail: "PID 10 ignores SIGINT"}}}
+	st := &stopRun{&stop.Run{Rq: stop.Request{Sig: syscall.SIGINT}, W: w, Stderr: &errOut,
+		Sessions: []*stop.Stopped{{Value: "A:10", Tool: "A", PID: 10, State: session.Alive, Named: true, Outcome: stop.Ignoring, Detail: "PID 10 ignores SIGINT"}}}}
 	rep := st.report(time.Second)
 	rep.write(&out, "table")
 	if code := exitCode(st.exit(true)); code != 1 || errOut.Len() != 0 {

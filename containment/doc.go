@@ -39,10 +39,10 @@
 // # Sessions, wait and reap
 //
 // Sessions lists what contain ps lists (every tagged process, of any
-// tool, grouped by session, alive or orphaned); Wait waits as contain wait
-// does; Reap ends orphaned sessions as contain reap does, with the same
-// safety rules. contain stop has no function yet: Close ends a Group's own
-// commands.
+// tool, grouped by session, alive or orphaned); Stop asks live sessions to
+// end as contain stop does, Wait waits as contain wait does, and Reap ends
+// orphaned sessions as contain reap does, each with the command's safety
+// rules.
 //
 // # What the host must allow
 //

@@ -57,3 +57,38 @@ func TestWait(t *testing.T) {
 	}
 	cmd.Wait()
 }
+
+// TestStop: Stop asks a live session's originator (here a copy of this
+// test binary) to close its group, and returns once nothing of it runs.
+func TestStop(t *testing.T) {
+	g, err := containment.NewGroup(containment.Options{Originator: "STOPTEST", Grace: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close(context.Background())
+	cmd := exec.Command("sh", "-c", "sleep 300 & exec sleep 301")
+	if err := g.Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	tag := fmt.Sprintf("STOPTEST:%d", cmd.Process.Pid)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if l, _ := containment.Sessions(session.Filter{Values: []string{tag}}); len(l.Sessions) == 1 && len(l.Sessions[0].Processes) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the session %s never listed its two processes", tag)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, done, err := containment.Stop(ctx, containment.StopOptions{Sessions: []string{tag}})
+	if err != nil || !done || len(out) != 1 || out[0].Outcome != "asked" || len(out[0].Running) != 0 {
+		t.Fatalf("Stop: %+v, done %v, %v; want %s asked and ended", out, done, err, tag)
+	}
+	if err := cmd.Wait(); err == nil || err.Error() != "signal: terminated" {
+		t.Errorf("the group's cmd.Wait: %v, want signal: terminated (COMMAND ended by the SIGTERM)", err)
+	}
+	if l, _ := containment.Sessions(session.Filter{Values: []string{tag}}); len(l.Sessions) != 0 {
+		t.Errorf("Stop returned with %s still there: %+v", tag, l.Sessions)
+	}
+}
