@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -248,7 +249,15 @@ func TestReapRegistry(t *testing.T) {
 			}
 
 			res = run(t, runOpts{asNobody: nobody, env: []string{"XDG_RUNTIME_DIR=" + xdg}}, "reap", "--format", "json", "-v", "-o", tool, "-g", "500ms")
-			wantCode(t, res, 0)
+			if others := untoldOthers(res.stderr, want); res.code == 1 && len(others) > 0 {
+				// As root, a root process another test started
+				// meanwhile, orphaned and with a cleared or written-over
+				// environment (a daemon's double fork), is one reap cannot
+				// tell from the session's: it says so and exits 1.
+				t.Logf("reap could not tell %v, none of this test's: status 1 as documented", others)
+			} else {
+				wantCode(t, res, 0)
+			}
 			out := decode[registryReapOutput](t, res)
 			got := map[int]string{}
 			for _, p := range out.Processes {
@@ -286,6 +295,26 @@ func TestReapRegistry(t *testing.T) {
 			}
 		})
 	}
+}
+
+// untoldOthers lists the processes reap said it could not tell (its
+// "started after session ... not signalled" lines), when every one of them
+// is another test's (not in ours); nil when one is ours or none was said.
+func untoldOthers(stderr string, ours []int) []int {
+	var others []int
+	for _, l := range strings.Split(stderr, "\n") {
+		rest, ok := strings.CutPrefix(l, "contain: reap: ")
+		if !ok || !strings.Contains(rest, " started after session ") {
+			continue
+		}
+		f := strings.Fields(rest)
+		pid, err := strconv.Atoi(f[0])
+		if err != nil || slices.Contains(ours, pid) {
+			return nil
+		}
+		others = append(others, pid)
+	}
+	return others
 }
 
 // TestReapRegistryUnsafeDir: a registry directory that others may write,
