@@ -14,8 +14,13 @@ import (
 )
 
 // runOnTimeout runs --on-timeout's command, if any, when the timeout has
-// fired and before the timeout signal (ontimeout.go).
+// fired and before the timeout signal (ontimeout.go): once, whatever fires
+// after (the timer after the CPU time limit, or the reverse), as on Unix.
 func (r *winRunner) runOnTimeout() {
+	if r.o.OnTimeout == "" || r.hookRan {
+		return
+	}
+	r.hookRan = true
 	runHook(&r.o, os.Environ(), r.cmd.Process.Pid, os.Getpid(), startHook)
 }
 

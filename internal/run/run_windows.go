@@ -58,6 +58,7 @@ type winRunner struct {
 	// terminated the job while it ran: SIGKILL (137 after a timeout), or
 	// the timeout signal when its event could not be delivered.
 	killedBy syscall.Signal
+	hookRan  bool // the --on-timeout command has run: once, as on Unix
 
 	facts *Facts // with RunOptions.Collect
 	left  []*winLeftover
