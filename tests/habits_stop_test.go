@@ -3,6 +3,7 @@
 package tests
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"strconv"
@@ -43,17 +44,24 @@ func TestStopWaitBarePIDHint(t *testing.T) {
 	wantAlive(t, "after the hints", s.pid, s.pids["child"], bare.Process.Pid, plain)
 }
 
-// childrenOf lists the children of pid.
+// childrenOf lists the live children of pid, by the parent each process
+// names in /proc/PID/stat (the per-thread children files are reliable only
+// while the children are stopped, proc(5)).
 func childrenOf(pid int) []int {
-	// Each thread's own children: a Go program forks from any thread.
-	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 	var out []int
-	for _, task := range tasks {
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, task.Name()))
-		for _, f := range strings.Fields(string(b)) {
-			if n, err := strconv.Atoi(f); err == nil {
-				out = append(out, n)
-			}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) && alive(p) {
+			out = append(out, p)
 		}
 	}
 	return out

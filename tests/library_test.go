@@ -123,7 +123,7 @@ func startHost(t *testing.T, tool string, nobody, daemon bool, xdg string, comma
 	}
 	go func() { h.cmd.Wait(); close(h.exited) }()
 	t.Cleanup(func() {
-		syscall.Kill(h.cmd.Process.Pid, syscall.SIGKILL)
+		h.cmd.Process.Kill() // through its pidfd: the PID may be another's by now
 		for _, p := range h.marked() {
 			syscall.Kill(p, syscall.SIGKILL)
 		}
@@ -370,6 +370,10 @@ func TestLibraryReap(t *testing.T) {
 			if len(killed) < 3 {
 				t.Fatalf("found no guard or shim beside the host and its copy: %v", killed)
 			}
+			var argvs []string
+			for _, p := range killed {
+				argvs = append(argvs, fmt.Sprintf("%d %q", p, procArgv(p)))
+			}
 			for _, sig := range []syscall.Signal{syscall.SIGSTOP, syscall.SIGKILL} {
 				for _, p := range killed {
 					syscall.Kill(p, sig)
@@ -380,7 +384,7 @@ func TestLibraryReap(t *testing.T) {
 			})
 			orphans := tagged(s.Tag)
 			if len(orphans) == 0 {
-				t.Fatalf("nothing of %s was left to reap: the test proves nothing", s.Tag)
+				t.Fatalf("nothing of %s was left to reap: the test proves nothing (killed %v: %s)", s.Tag, killed, argvs)
 			}
 			// containment.Reap, in the host program as the host's user.
 			argv := []string{needLibhost(t), "reap", s.Tag}

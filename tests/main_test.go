@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/contain-cli/contain/internal/testtool"
 )
 
@@ -252,8 +254,19 @@ func alive(pid int) bool {
 
 // killOnCleanup ends pid when the test ends, in case an assertion failed
 // before contain could.
+//
+// The process is pinned now, by a pidfd: by the test's end its PID may
+// name another process (the suite's fork bombs bring PIDs round within
+// seconds), which a kill by PID would end, another test's included.
 func killOnCleanup(t *testing.T, pid int) {
-	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return // gone already
+	}
+	t.Cleanup(func() {
+		unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+		unix.Close(fd)
+	})
 }
 
 // waitFor polls cond until it holds or the deadline passes.

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/contain-cli/contain/internal/testtool"
 )
 
@@ -64,10 +66,19 @@ func startTaggedAs(t *testing.T, u user, value string, env []string, argv ...str
 	}
 	go cmd.Wait()
 	pid := cmd.Process.Pid
+	// What it started is in its session: end that too, while its leader
+	// (pinned: its PID may come round to another process) still runs and
+	// so holds the group's ID.
+	leader, pinErr := unix.PidfdOpen(pid, 0)
 	t.Cleanup(func() {
-		// What it started is in its session: end that too.
-		syscall.Kill(-pid, syscall.SIGKILL)
-		syscall.Kill(pid, syscall.SIGKILL)
+		if pinErr != nil {
+			return
+		}
+		defer unix.Close(leader)
+		if unix.PidfdSendSignal(leader, 0, nil, 0) == nil {
+			syscall.Kill(-pid, syscall.SIGKILL)
+		}
+		unix.PidfdSendSignal(leader, unix.SIGKILL, nil, 0)
 	})
 	waitFor(t, "the tagged process to start", 10*time.Second, func() bool {
 		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
@@ -228,7 +239,7 @@ func TestTaggedDaemonOutsideTheCgroupIsNotMoved(t *testing.T) {
 			}
 			os.WriteFile(filepath.Join(dir, "moved"), nil, 0o644)
 			d := readPID(t, dir, "daemon")
-			t.Cleanup(func() { syscall.Kill(d, syscall.SIGKILL) })
+			killOnCleanup(t, d)
 			time.Sleep(500 * time.Millisecond) // scans judge it
 			os.WriteFile(filepath.Join(dir, "go"), nil, 0o644)
 			res := wait()
