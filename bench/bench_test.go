@@ -90,6 +90,21 @@ func median(d []time.Duration) time.Duration {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
+// benchUser is who a benchmark runs its programs as: this user, and as
+// root nobody too.
+type benchUser struct {
+	name string
+	cred *syscall.Credential
+}
+
+func benchUsers() []benchUser {
+	users := []benchUser{{"self", nil}}
+	if os.Geteuid() == 0 {
+		users = append(users, benchUser{"nobody", &syscall.Credential{Uid: 65534, Gid: 65534}})
+	}
+	return users
+}
+
 // BenchmarkStartup: contain run -- true against baseline true, in turns
 // whose order rotates. Goal: median ratio at most 1.3 for the release
 // build. As root contain makes a cgroup; as nobody it falls back. Two
@@ -100,17 +115,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // (CONTAIN_DISABLE=shim): where there is no cgroup (nobody), ratio minus
 // noshim-ratio is what the shim costs; with a cgroup there is no shim.
 func BenchmarkStartup(b *testing.B) {
-	users := []struct {
-		name string
-		cred *syscall.Credential
-	}{{"self", nil}}
-	if os.Geteuid() == 0 {
-		users = append(users, struct {
-			name string
-			cred *syscall.Credential
-		}{"nobody", &syscall.Credential{Uid: 65534, Gid: 65534}})
-	}
-	for _, u := range users {
+	for _, u := range benchUsers() {
 		b.Run(u.name, func(b *testing.B) {
 			progs := [][]string{{baselineBin, "true"}, {containBin, "run", "--", "true"}, {plainBin, "run", "--", "true"},
 				{floorBin, "true"}, {floorCLIBin, "true"}, {containBin, "run", "--report", "/dev/null", "--", "true"},
@@ -139,17 +144,7 @@ func BenchmarkStartup(b *testing.B) {
 // whose order rotates. Goal: lib-vs-cmd at most 1: the library's host
 // pays no more than the command does.
 func BenchmarkLibraryStartup(b *testing.B) {
-	users := []struct {
-		name string
-		cred *syscall.Credential
-	}{{"self", nil}}
-	if os.Geteuid() == 0 {
-		users = append(users, struct {
-			name string
-			cred *syscall.Credential
-		}{"nobody", &syscall.Credential{Uid: 65534, Gid: 65534}})
-	}
-	for _, u := range users {
+	for _, u := range benchUsers() {
 		b.Run(u.name, func(b *testing.B) {
 			progs := [][]string{{baselineBin, "true"}, {libhostBin, "lib", "true"}, {libhostBin, "cmd", containBin, "true"}}
 			times := make([][]time.Duration, len(progs))

@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -30,27 +29,13 @@ import (
 // and COMMAND itself.
 var libraryTree = []string{"sh", "-c", "sleep 300 & setsid sleep 301 & exec sleep 302"}
 
-var libhost struct {
-	once sync.Once
-	path string
-	err  error
-}
+var libhostFix builtOnce
 
-// needLibhost builds the host program once, beside contain.
+// needLibhost is the host program, built once (a module of its own: go
+// -C testdata/libhost).
 func needLibhost(t *testing.T) string {
 	t.Helper()
-	libhost.once.Do(func() {
-		libhost.path = filepath.Join(filepath.Dir(bin), "libhost")
-		cmd := exec.Command("go", "build", "-o", libhost.path, ".")
-		cmd.Dir = filepath.Join("testdata", "libhost")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			libhost.err = fmt.Errorf("%v\n%s", err, out)
-		}
-	})
-	if libhost.err != nil {
-		t.Fatalf("building the host program (testdata/libhost): %v", libhost.err)
-	}
-	return libhost.path
+	return libhostFix.path(t, "libhost", filepath.Join("testdata", "libhost"), ".")
 }
 
 // hostStarted and hostClosed are the host's two JSON lines.

@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -250,6 +251,32 @@ func alive(pid int) bool {
 	}
 	i := bytes.LastIndexByte(b, ')')
 	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
+}
+
+// builtOnce is a program of testdata built once for the suite, beside
+// contain (a directory nobody may read too, removed at the end).
+type builtOnce struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// path builds, the first time, package pkg of the module at dir as name,
+// and returns where it is.
+func (b *builtOnce) path(t *testing.T, name, dir, pkg string) string {
+	t.Helper()
+	b.once.Do(func() {
+		b.bin = filepath.Join(filepath.Dir(bin), name)
+		cmd := exec.Command("go", "build", "-o", b.bin, pkg)
+		cmd.Dir = dir
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("building %s in %s: %v\n%s", pkg, dir, err, msg)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.bin
 }
 
 // killOnCleanup ends pid when the test ends, in case an assertion failed

@@ -20,34 +20,14 @@ import (
 	"github.com/contain-cli/contain/report"
 )
 
-// titled is testdata/titled, a daemon that writes its title over its
+// titledBin is testdata/titled, a daemon that writes its title over its
 // environment as redis and nginx do, built once.
-var titledFix struct {
-	once sync.Once
-	path string
-	err  error
-}
-
 func titledBin(t *testing.T) string {
 	t.Helper()
-	titledFix.once.Do(func() {
-		dir, err := os.MkdirTemp("", "contain-titled-")
-		if err != nil {
-			titledFix.err = err
-			return
-		}
-		os.Chmod(dir, 0o755)
-		titledFix.path = filepath.Join(dir, "titled")
-		out, err := exec.Command("go", "build", "-o", titledFix.path, "./testdata/titled").CombinedOutput()
-		if err != nil {
-			titledFix.err = fmt.Errorf("building testdata/titled: %v\n%s", err, out)
-		}
-	})
-	if titledFix.err != nil {
-		t.Fatal(titledFix.err)
-	}
-	return titledFix.path
+	return titledFix.path(t, "titled", ".", "./testdata/titled")
 }
+
+var titledFix builtOnce
 
 // TestModesMacOSUntold: with macOS's layers (CONTAIN_DISABLE=macos), a
 // process of contain's user that starts during the run, re-parented to
