@@ -87,21 +87,21 @@ type Group struct {
 
 	mu      sync.Mutex
 	closed  bool
-	members []*member // those whose copy still runs
+	members []*heldCopy // those whose copy still runs
 	reports []string  // every report asked for, in the order of Start
 	dir     string    // the reports, with Options.Reports
 	n       int
 }
 
-// member is one started command: the copy that holds it, the pipe whose
-// closing tells the copy to close the group, and done, closed once the
-// copy has ended.
-type member struct {
+// heldCopy is one command started: the copy that holds it, the pipe
+// whose closing tells the copy to close the group, and done, closed once
+// the copy has ended.
+type heldCopy struct {
 	stop *os.File
 	done chan struct{}
 }
 
-// held keeps every member's stop pipe reachable until Close, whatever the
+// held keeps every copy's stop pipe reachable until Close, whatever the
 // program does with its Group: a pipe the garbage collector closed would
 // close a group.
 var held sync.Map
@@ -248,7 +248,7 @@ func (g *Group) start(cmd *exec.Cmd, detached bool) (int, error) {
 
 	name := cmd.Path
 	argv := append([]string{filepath.Base(g.exe), supervisorCommand, "run"}, g.args...)
-	m := &member{done: make(chan struct{})}
+	m := &heldCopy{done: make(chan struct{})}
 	report := ""
 	if g.dir != "" && !detached {
 		report = filepath.Join(g.dir, strconv.Itoa(n)+".json")
@@ -350,7 +350,7 @@ func (g *Group) start(cmd *exec.Cmd, detached bool) (int, error) {
 }
 
 // forget lets go of m once its copy has ended.
-func (g *Group) forget(m *member) {
+func (g *Group) forget(m *heldCopy) {
 	g.mu.Lock()
 	if i := slices.Index(g.members, m); i >= 0 {
 		g.members = slices.Delete(g.members, i, i+1)

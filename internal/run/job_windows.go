@@ -427,8 +427,8 @@ type breakWatch struct {
 
 	mu      sync.Mutex      // all below; the job's port adds members
 	since   int64           // FILETIME: the job was made; older processes are not its
-	members map[int]*member // processes of the job, or put back into it, held open
-	outside map[int]*member // spared daemons and their descendants, held open
+	members map[int]*heldProc // processes of the job, or put back into it, held open
+	outside map[int]*heldProc // spared daemons and their descendants, held open
 	judged  map[procKey]bool
 	spared  []report.Leftover
 	caught  []caught
@@ -441,8 +441,9 @@ type breakWatch struct {
 	finished      sync.Once
 }
 
-// member is a process held open by breakWatch.
-type member struct {
+// heldProc is a process held open by breakWatch (no kin of the Unix
+// runner's member, a process as a scan saw it).
+type heldProc struct {
 	h       windows.Handle
 	created int64
 	ended   bool // seen ended before the last snapshot: closed after it is read
@@ -465,7 +466,7 @@ const envWait = 2 * time.Second
 // watchBreakaway starts breakWatch over j, which already permits breakaway.
 func watchBreakaway(j *job, log Logger, tag string, keep bool) *breakWatch {
 	b := &breakWatch{job: j, log: log, tag: tag, keep: keep,
-		members: map[int]*member{}, outside: map[int]*member{}, judged: map[procKey]bool{},
+		members: map[int]*heldProc{}, outside: map[int]*heldProc{}, judged: map[procKey]bool{},
 		stop: make(chan struct{}), stopped: make(chan struct{})}
 	b.since = fileNow() - int64(time.Second/100) // a second's slack
 	if err := j.watchNew(b.joined); err != nil {
@@ -513,7 +514,7 @@ func (b *breakWatch) joined(pid int) {
 		windows.CloseHandle(h)
 		return
 	}
-	b.members[pid] = &member{h: h, created: int64(created)}
+	b.members[pid] = &heldProc{h: h, created: int64(created)}
 }
 
 // scan looks once: the job's list, the members that ended, the system's
@@ -622,11 +623,11 @@ func (b *breakWatch) addMember(pid int) {
 		windows.CloseHandle(h) // ended, and its PID given to another process
 		return
 	}
-	b.members[pid] = &member{h: h, created: int64(created)}
+	b.members[pid] = &heldProc{h: h, created: int64(created)}
 }
 
 // hold opens p and holds it in set, if it is still p.
-func (b *breakWatch) hold(set map[int]*member, p sysProc, access uint32) {
+func (b *breakWatch) hold(set map[int]*heldProc, p sysProc, access uint32) {
 	h, err := windows.OpenProcess(access, false, uint32(p.pid))
 	if err != nil {
 		return
@@ -638,7 +639,7 @@ func (b *breakWatch) hold(set map[int]*member, p sysProc, access uint32) {
 	if old, ok := set[p.pid]; ok {
 		windows.CloseHandle(old.h)
 	}
-	set[p.pid] = &member{h: h, created: p.created}
+	set[p.pid] = &heldProc{h: h, created: p.created}
 }
 
 // judge decides on p, outside the job: child, its parent is a process of
@@ -661,7 +662,7 @@ func (b *breakWatch) judge(p sysProc, child, final bool, now int64) {
 		return
 	}
 	if inJob(h, b.job) {
-		b.members[p.pid] = &member{h: h, created: p.created} // joined since the job's list was read
+		b.members[p.pid] = &heldProc{h: h, created: p.created} // joined since the job's list was read
 		return
 	}
 	env, cmdline, envErr := proc.ReadEnvironment(h)
@@ -687,7 +688,7 @@ func (b *breakWatch) judge(p sysProc, child, final bool, now int64) {
 	}
 	if envErr == nil && envValue(env, tag.DaemonVar) == "1" {
 		b.log("sparing daemon %d (%s): marked %s=1 (--allow-daemons)", p.pid, name, tag.DaemonVar)
-		b.outside[p.pid] = &member{h: h, created: p.created}
+		b.outside[p.pid] = &heldProc{h: h, created: p.created}
 		if b.keep {
 			b.spared = append(b.spared, b.sparedLeftover(p, cmdline, child))
 		}
@@ -698,7 +699,7 @@ func (b *breakWatch) judge(p sysProc, child, final bool, now int64) {
 		mark = fmt.Sprintf("and its environment cannot be read (%v)", envErr)
 	}
 	b.acted++
-	b.members[p.pid] = &member{h: h, created: p.created} // its children are the job's too
+	b.members[p.pid] = &heldProc{h: h, created: p.created} // its children are the job's too
 	how := "TerminateJobObject (put back into the job)"
 	switch err := b.putBack(h, final); {
 	case err == nil:
@@ -808,7 +809,7 @@ func (b *breakWatch) finish() []report.Leftover {
 			b.spared = append(b.spared, c.out)
 		}
 		b.caught = nil
-		for _, set := range []map[int]*member{b.members, b.outside} {
+		for _, set := range []map[int]*heldProc{b.members, b.outside} {
 			for pid, m := range set {
 				windows.CloseHandle(m.h)
 				delete(set, pid)
