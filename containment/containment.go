@@ -88,8 +88,8 @@ type Group struct {
 	mu      sync.Mutex
 	closed  bool
 	members []*heldCopy // those whose copy still runs
-	reports []string  // every report asked for, in the order of Start
-	dir     string    // the reports, with Options.Reports
+	reports []string    // every report asked for, in the order of Start
+	dir     string      // the reports, with Options.Reports
 	n       int
 }
 

@@ -425,8 +425,8 @@ type breakWatch struct {
 	cmd  int    // COMMAND's PID, its console process group
 	keep bool   // record the spared daemons for the report
 
-	mu      sync.Mutex      // all below; the job's port adds members
-	since   int64           // FILETIME: the job was made; older processes are not its
+	mu      sync.Mutex        // all below; the job's port adds members
+	since   int64             // FILETIME: the job was made; older processes are not its
 	members map[int]*heldProc // processes of the job, or put back into it, held open
 	outside map[int]*heldProc // spared daemons and their descendants, held open
 	judged  map[procKey]bool
