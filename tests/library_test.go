@@ -98,12 +98,18 @@ func startHost(t *testing.T, tool string, nobody, daemon bool, xdg string, comma
 	if h.stdin, err = h.cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
 	}
-	stdout, err := h.cmd.StdoutPipe()
+	// A pipe of the test's own, not StdoutPipe: Wait (below, at once)
+	// would close that as the host exits, before its last line is read.
+	stdout, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { stdout.Close() })
+	h.cmd.Stdout = w
 	h.out = bufio.NewReader(stdout)
-	if err := h.cmd.Start(); err != nil {
+	err = h.cmd.Start()
+	w.Close()
+	if err != nil {
 		t.Fatal(err)
 	}
 	go func() { h.cmd.Wait(); close(h.exited) }()
