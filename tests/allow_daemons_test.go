@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -115,6 +116,49 @@ func psShows(t *testing.T, out string, pid int, state string) bool {
 		}
 	}
 	return false
+}
+
+// TestClaimSocketBeforeCommand: with --allow-daemons, the socket on which
+// contain run -d claims its daemon is there from COMMAND's first instant,
+// so that a contain run -d that COMMAND runs at once finds it. It was
+// bound only once the run had started: with four runs at a time, COMMAND
+// found no socket in 41 runs of 240, and the daemon of such a run went
+// unclaimed and was ended with the group (TestReapSpared, one subtest in
+// a hundred).
+func TestClaimSocketBeforeCommand(t *testing.T) {
+	t.Parallel()
+	users := []runOpts{{}}
+	if os.Geteuid() == 0 {
+		users = append(users, runOpts{asNobody: true})
+	}
+	script := `grep -q "@contain-daemons-${RUNNING_PROCESS_ORIGINATOR##*:}" /proc/net/unix`
+	for _, o := range users {
+		t.Run(fmt.Sprintf("nobody=%v", o.asNobody), func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			missed, runs := 0, 0
+			var wg sync.WaitGroup
+			for range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range 25 {
+						res := run(t, o, "run", "--allow-daemons", "--", "sh", "-c", script)
+						mu.Lock()
+						runs++
+						if res.code != 0 {
+							missed++
+						}
+						mu.Unlock()
+					}
+				}()
+			}
+			wg.Wait()
+			if missed > 0 {
+				t.Errorf("COMMAND found no claim socket in %d runs of %d", missed, runs)
+			}
+		})
+	}
 }
 
 // TestDaemonsNotAllowed: without --allow-daemons nothing survives, and -v

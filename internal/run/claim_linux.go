@@ -192,8 +192,13 @@ type claims struct {
 	toldBusy bool
 }
 
-// listenClaims starts taking claims; the returned function stops it.
-func (r *runner) listenClaims() (stop func()) {
+// bindClaims binds and listens on the claim socket before COMMAND starts:
+// a contain run -d that COMMAND runs at once connects then, and its claim
+// waits in the backlog until listenClaims serves it. Bound only once the
+// run had started, the socket was not there yet for a contain run -d that
+// came first on a loaded machine (about one run in a hundred of
+// TestReapSpared): its daemon, unclaimed, was ended with the group.
+func (r *runner) bindClaims() {
 	name := claimAddr(r.self).Name
 	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
 	if err == nil {
@@ -208,10 +213,24 @@ func (r *runner) listenClaims() (stop func()) {
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(Stderr(), "contain: cannot listen for contain run -d's daemons on %s: %v (they are judged by their environment alone)\n", name, err)
+		r.claimErr = err
+		return
+	}
+	r.claimLn = os.NewFile(uintptr(fd), name)
+}
+
+// listenClaims starts taking claims on the socket bindClaims bound; the
+// returned function stops it.
+func (r *runner) listenClaims() (stop func()) {
+	if r.claimLn == nil && r.claimErr == nil {
+		r.bindClaims()
+	}
+	name := claimAddr(r.self).Name
+	if r.claimErr != nil {
+		fmt.Fprintf(Stderr(), "contain: cannot listen for contain run -d's daemons on %s: %v (they are judged by their environment alone)\n", name, r.claimErr)
 		return func() {}
 	}
-	s := &claims{r: r, l: os.NewFile(uintptr(fd), name), done: make(chan struct{}),
+	s := &claims{r: r, l: r.claimLn, done: make(chan struct{}),
 		conns: map[*claimConn]bool{}, byUser: map[uint32]int{}}
 	rc, err := s.l.SyscallConn()
 	if err != nil {

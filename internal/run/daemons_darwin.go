@@ -13,5 +13,8 @@ func (r *runner) onlySpared() bool { return false }
 // judges a daemon by the environment it is first seen with alone.
 func claimDaemon(int, Logger) {}
 
+// bindClaims: see claimDaemon.
+func (r *runner) bindClaims() {}
+
 // listenClaims: see claimDaemon.
 func (r *runner) listenClaims() (stop func()) { return func() {} }

@@ -57,6 +57,10 @@ type runnerOS struct {
 	noShim    bool                  // the shim could not be started
 	shimLost  bool                  // the shim ended before COMMAND: tracking alone holds the session
 	limitWhy  map[limit.Kind]string // why the kernel does not hold a limit
+	// claimLn is the claim socket, bound before COMMAND starts (with
+	// --allow-daemons); claimErr, why it could not be.
+	claimLn  *os.File
+	claimErr error
 }
 
 // disabledLayer reports whether CONTAIN_DISABLE (a comma-separated list)

@@ -208,6 +208,9 @@ func (r *runner) run() (Result, error) {
 	// from the fork until the last child is reaped.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	if r.o.AllowDaemons {
+		r.bindClaims() // before COMMAND can run contain run -d
+	}
 	if err := r.start(); err != nil {
 		r.grp.remove()
 		return Result{}, err
