@@ -365,10 +365,17 @@ func TestLibraryReap(t *testing.T) {
 			for _, p := range killed {
 				argvs = append(argvs, fmt.Sprintf("%d %q", p, procArgv(p)))
 			}
-			for _, sig := range []syscall.Signal{syscall.SIGSTOP, syscall.SIGKILL} {
-				for _, p := range killed {
-					syscall.Kill(p, sig)
-				}
+			// All stopped first, then killed, the host last: the copy,
+			// guard and shim are in the host's process group, and the
+			// host's end would orphan that group while they are stopped,
+			// so the kernel would send them SIGHUP and SIGCONT, and the
+			// copy, running again, would forward the SIGHUP to what is
+			// left (the test then found nothing to reap, under load).
+			for _, p := range killed {
+				syscall.Kill(p, syscall.SIGSTOP)
+			}
+			for _, p := range slices.Backward(killed) {
+				syscall.Kill(p, syscall.SIGKILL)
 			}
 			waitFor(t, "host, copy, guard and shim to be gone", 5*time.Second, func() bool {
 				return !slices.ContainsFunc(killed, alive)

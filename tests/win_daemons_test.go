@@ -228,8 +228,12 @@ func TestWinAllowDaemonsUnmarked(t *testing.T) {
 	path := filepath.Join(dir, "report.json")
 	wait := startContain(t, append(helperEnv("", dir), "CONTAIN_DAEMON_HELPER=breaker"), "run", "-v", "-g", "1s", "--allow-daemons", "--report", path, "--", self(t), "x")
 	e := readRecord(t, dir, "escapee")
-	waitFile(filepath.Join(dir, "broke"))
-	broke, _ := os.ReadFile(filepath.Join(dir, "broke"))
+	// Read until it has its content: under Wine a file written and
+	// renamed can be seen empty for a moment (as readRecord knows).
+	var broke []byte
+	for deadline := time.Now().Add(30 * time.Second); len(broke) == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		broke, _ = os.ReadFile(filepath.Join(dir, "broke"))
+	}
 	os.WriteFile(filepath.Join(dir, "exit"), nil, 0o644)
 	res := wait()
 	wantCode(t, res, 0)
