@@ -217,6 +217,7 @@ func crashRound(t *testing.T, m crashMode, d crashDaemon, uid int, delay time.Du
 	cmd.Env = env
 	// No pipe: a survivor holding it would keep Wait waiting.
 	cmd.Stdout, cmd.Stderr = nil, nil
+	since := uptimeTicks(t)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +234,7 @@ func crashRound(t *testing.T, m crashMode, d crashDaemon, uid int, delay time.Du
 	var left []int
 	var cgLeft bool
 	for {
-		left = roundProcesses(m, d, uid, dir, fmt.Sprintf("CONTAIN:%d", pid))
+		left = roundProcesses(m, d, uid, dir, fmt.Sprintf("CONTAIN:%d", pid), since)
 		_, err := os.Stat(cg)
 		cgLeft = cg != "" && err == nil
 		if len(left) == 0 && !cgLeft || time.Since(killed) > 1500*time.Millisecond || m.control && time.Since(killed) > 300*time.Millisecond {
@@ -262,10 +263,17 @@ func crashRound(t *testing.T, m crashMode, d crashDaemon, uid int, delay time.Du
 // roundProcesses lists the live processes of a round: every process of
 // its own user, or, as root, those that carry its tag or name its
 // directory (the cgroup holds the rest).
-func roundProcesses(m crashMode, d crashDaemon, uid int, dir, value string) []int {
+func roundProcesses(m crashMode, d crashDaemon, uid int, dir, value string, since uint64) []int {
 	var out []int
 	if !m.unpriv || d.passwd {
-		out = tagged(value)
+		// A tag names contain by PID alone, and PIDs come round within
+		// seconds here: what carries it and started before this round
+		// is an earlier contain's (another test's daemon, once).
+		for _, p := range tagged(value) {
+			if proc.StartOf(p) >= since {
+				out = append(out, p)
+			}
+		}
 	}
 	byUID := m.unpriv && !d.passwd
 	marker := []byte("D=" + dir + "\x00")

@@ -222,6 +222,7 @@ func normalRound(t *testing.T, m crashMode, d crashDaemon, uid int, late bool) (
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
 	cmd.WaitDelay = 5 * time.Second
+	since := uptimeTicks(t)
 	out, _ := cmd.CombinedOutput()
 	var r report.Report
 	b, err := os.ReadFile(rep)
@@ -243,7 +244,7 @@ func normalRound(t *testing.T, m crashMode, d crashDaemon, uid int, late bool) (
 		}
 	}
 	time.Sleep(200 * time.Millisecond) // a daemon's last child may still be starting
-	left = roundProcesses(m, d, uid, dir, fmt.Sprintf("CONTAIN:%d", cmd.Process.Pid))
+	left = roundProcesses(m, d, uid, dir, fmt.Sprintf("CONTAIN:%d", cmd.Process.Pid), since)
 	// ended in clock ticks since boot, the unit of a start time: both
 	// clocks read at once give the offset, each to 10 ms, so a process
 	// that started in the tick before ended counts as after it.

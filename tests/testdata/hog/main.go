@@ -5,6 +5,7 @@
 //	hog spin                    use one CPU, forever
 //	hog fork                    start itself as "hog sleep" again and again
 //	hog sleep                   sleep forever
+//	hog claimsocket             exit 0 if contain run's claim socket takes a connection
 package main
 
 import (
@@ -45,6 +46,8 @@ func main() {
 			}
 			go cmd.Wait()
 		}
+	case "claimsocket":
+		claimSocket()
 	case "sleep":
 		// Not select {}: with no other goroutine the runtime takes that
 		// for a deadlock and exits at once.
