@@ -4,6 +4,7 @@ package tests
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -123,16 +124,25 @@ func runUnderWine(t *testing.T, exe, pkg, run string) (skips []string) {
 	t.Helper()
 	testtool.Need(t, "script", "bsdutils")
 	skips, failed, wineFault, err := wineAttempt(t, exe, pkg, run)
-	if err != nil && wineFault && len(failed) > 0 {
+	switch {
+	case err != nil && wineFault && len(failed) > 0:
 		t.Logf("Wine could not start a program (Internal error.): running %s of %s once more", strings.Join(failed, ", "), pkg)
 		again := "^(" + strings.Join(failed, "|") + ")$"
 		_, _, _, err = wineAttempt(t, exe, pkg, again)
+	case errors.Is(err, errNothingRan):
+		// The test binary itself did not start under Wine (it printed
+		// nothing at all, once in some thirty full runs): once more.
+		t.Logf("%s printed nothing under Wine: running it once more", exe)
+		skips, _, _, err = wineAttempt(t, exe, pkg, run)
 	}
 	if err != nil {
 		t.Fatalf("the Windows tests of %s failed under Wine: %v", pkg, err)
 	}
 	return skips
 }
+
+// errNothingRan: a Windows test binary printed nothing under Wine.
+var errNothingRan = errors.New("it printed nothing: Wine did not start it")
 
 // wineAttempt is one run of a Windows test binary: the tests that
 // skipped, the top-level tests that failed, whether Wine failed to start
@@ -160,9 +170,10 @@ func wineAttempt(t *testing.T, exe, pkg, run string) (skips, failed []string, wi
 	// must not hold this test until go test's own timeout.
 	watchdog := time.AfterFunc(8*time.Minute, func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
 	defer watchdog.Stop()
-	passed := 0
+	passed, lines := 0, 0
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
+		lines++
 		line := strings.TrimRight(sc.Text(), "\r")
 		line = strings.NewReplacer("\x1b[?25l", "", "\x1b[?25h", "").Replace(line)
 		t.Log(line)
@@ -179,7 +190,13 @@ func wineAttempt(t *testing.T, exe, pkg, run string) (skips, failed []string, wi
 	}
 	io.Copy(io.Discard, out)
 	if err := cmd.Wait(); err != nil {
+		if lines == 0 {
+			return skips, failed, wineFault, fmt.Errorf("%w: %v", errNothingRan, err)
+		}
 		return skips, failed, wineFault, err
+	}
+	if lines == 0 {
+		return skips, failed, wineFault, errNothingRan
 	}
 	if passed == 0 {
 		return skips, failed, wineFault, fmt.Errorf("no Windows test passed")
