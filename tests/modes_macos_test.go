@@ -144,7 +144,7 @@ func TestModesMacOSDaemons(t *testing.T) {
 					survived, counted := 0, 0
 					for i := range normal {
 						uid++
-						left, untold, shown, late, daemons := normalRound(t, m, d, uid, i%2 == 1)
+						left, untold, shown, late, daemons, said := normalRound(t, m, d, uid, i%2 == 1)
 						if len(left) > 0 {
 							survived++
 						}
@@ -162,7 +162,7 @@ func TestModesMacOSDaemons(t *testing.T) {
 								t.Logf("round %d: %d (%s) started after contain's last look; its parent, the same daemon, is counted in untold[]", i, p, cmdlineOf(p))
 							}
 							if !shown[p] && !late[p] && !daemons[cmdlineOf(p)] {
-								hidden = append(hidden, fmt.Sprintf("round %d: %d (%s) survived, and the report neither counts it in untold[] nor lists it", i, p, cmdlineOf(p)))
+								hidden = append(hidden, fmt.Sprintf("round %d: %d (%s, started %d) survived, and the report neither counts it in untold[] nor lists it; contain -v said:\n%s", i, p, cmdlineOf(p), proc.StartOf(p), said))
 							}
 						}
 						killWithDescendants(left)
@@ -198,7 +198,7 @@ func TestModesMacOSDaemons(t *testing.T) {
 // the command lines of the processes counted in untold[]: a survivor with
 // one of them is that daemon's child, forked after the last look, of a
 // daemon the report did count.
-func normalRound(t *testing.T, m crashMode, d crashDaemon, uid int, late bool) (left, untold []int, shown, after map[int]bool, daemons map[string]bool) {
+func normalRound(t *testing.T, m crashMode, d crashDaemon, uid int, late bool) (left, untold []int, shown, after map[int]bool, daemons map[string]bool, said string) {
 	t.Helper()
 	dir := sharedDir(t)
 	rep := filepath.Join(dir, "report.json")
@@ -206,7 +206,8 @@ func normalRound(t *testing.T, m crashMode, d crashDaemon, uid int, late bool) (
 	if late {
 		script = "sleep 1; " + script
 	}
-	argv := []string{bin, "run", "-g", "0.5", "--report", rep, "--", "sh", "-c", script}
+	// -v: what contain saw and looked at, for a round that fails.
+	argv := []string{bin, "run", "-v", "-g", "0.5", "--report", rep, "--", "sh", "-c", script}
 	env := append(os.Environ(), "D="+dir, "HOME="+dir, "XDG_RUNTIME_DIR="+dir, "CONTAIN_DISABLE="+m.disabled)
 	if m.unpriv && d.passwd {
 		uid = 65534
@@ -255,7 +256,7 @@ func normalRound(t *testing.T, m crashMode, d crashDaemon, uid int, late bool) (
 			after[p] = true
 		}
 	}
-	return left, untold, shown, after, daemons
+	return left, untold, shown, after, daemons, string(out)
 }
 
 // uptimeTicks is the time since boot in clock ticks (USER_HZ, 100 on
