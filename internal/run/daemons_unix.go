@@ -50,6 +50,11 @@ var emptyDigest = proc.MarkOfEnv(nil).Digest
 // of the cgroup, and out of what the guard and the shim would end.
 func (r *runner) spare(ps []proc.Entry) {
 	for _, p := range ps {
+		// Its name now: the scan may have seen it between fork and exec,
+		// under its parent's name (contain, for contain run -d's daemon).
+		if c := commOf(p.PID); c != "?" {
+			p.Comm = c
+		}
 		why := "started by a daemon contain spared"
 		if m, err := proc.MarkOf(p.PID, nil); err == nil && m.Daemon {
 			why = "marked RUNNING_PROCESS_IS_DAEMON=1 when first seen"
