@@ -171,13 +171,16 @@ func wineAttempt(t *testing.T, exe, pkg, run string) (skips, failed []string, wi
 	watchdog := time.AfterFunc(8*time.Minute, func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
 	defer watchdog.Stop()
 	passed, lines := 0, 0
+	var joined strings.Builder
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
 		lines++
 		line := strings.TrimRight(sc.Text(), "\r")
 		line = strings.NewReplacer("\x1b[?25l", "", "\x1b[?25h", "").Replace(line)
 		t.Log(line)
-		wineFault = wineFault || strings.Contains(line, "Internal error.")
+		// The console wraps long lines ("... I" / "nternal error."): the
+		// lines are looked at joined.
+		joined.WriteString(line)
 		switch {
 		case strings.HasPrefix(line, "--- PASS"):
 			passed++
@@ -189,6 +192,7 @@ func wineAttempt(t *testing.T, exe, pkg, run string) (skips, failed []string, wi
 		}
 	}
 	io.Copy(io.Discard, out)
+	wineFault = strings.Contains(strings.ReplaceAll(joined.String(), "\x1b[K", ""), "Internal error.")
 	if err := cmd.Wait(); err != nil {
 		if lines == 0 {
 			return skips, failed, wineFault, fmt.Errorf("%w: %v", errNothingRan, err)
