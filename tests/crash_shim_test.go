@@ -31,13 +31,7 @@ func TestCrashShimAlone(t *testing.T) {
 		t.Run(modeName(o), func(t *testing.T) {
 			dir := sharedDir(t)
 			rep := filepath.Join(dir, "report.json")
-			script := fmt.Sprintf(`D=%s
-sleep 300 & echo $! > $D/background
-setsid sh -c 'echo $$ > '$D'/setsid; exec sleep 300' &
-while [ ! -s $D/setsid ]; do sleep 0.01; done
-sleep 0.3 # the scans see both
-echo $$ > $D/ready
-wait`, dir)
+			script := escapeeTree(dir, "background", "setsid") + "sleep 0.3 # the scans see both\necho $$ > $D/ready\nwait\n"
 			cmd, wait := startContain(t, o, "run", "--report", rep, "--", "sh", "-c", script)
 			pids := map[string]int{}
 			for _, k := range []string{"background", "setsid", "ready"} {

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,26 +20,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// crashTree starts what must not survive a crash, writes their PIDs, then
-// waits, as a long-running COMMAND does.
-func crashTree(dir string) string {
-	return fmt.Sprintf(`
-D=%s
-sleep 300 & echo $! > $D/background
-setsid sh -c 'echo $$ > '$D'/setsid; exec sleep 300' &
-sh -c 'sleep 300 & echo $! > '$D'/doublefork' &
-sh -c 'trap "" TERM; echo $$ > '$D'/ignoresterm; exec sleep 300' &
-env -u RUNNING_PROCESS_ORIGINATOR sh -c 'echo $$ > '$D'/untagged; exec sleep 300' &
-for f in background setsid doublefork ignoresterm untagged; do
-	while [ ! -s $D/$f ]; do sleep 0.01; done
-done
-echo $$ > $D/ready
-wait
-`, dir)
-}
-
-// untagged dropped the tag but stayed in COMMAND's process group.
+// crashKinds are what must not survive a crash; untagged dropped the tag
+// but stayed in COMMAND's process group.
 var crashKinds = []string{"background", "setsid", "doublefork", "ignoresterm", "untagged"}
+
+// crashTree starts crashKinds and more, writes their PIDs, then COMMAND's
+// to dir/ready, and waits, as a long-running COMMAND does.
+func crashTree(dir string, more ...string) string {
+	return escapeeTree(dir, slices.Concat(crashKinds, more)...) + "echo $$ > $D/ready\nwait\n"
+}
 
 // guardPID finds the guard's PID in contain's verbose output.
 func guardPID(t *testing.T, stderr func() string) int {

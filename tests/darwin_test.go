@@ -30,41 +30,28 @@ import (
 
 var bin string
 
-func TestMain(m *testing.M) {
+// runTests builds contain and runs the tests (TestMain).
+func runTests(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "contain-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return 1
 	}
 	bin = filepath.Join(dir, "contain")
 	build := exec.Command("go", "build", "-o", bin, "..")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building contain:", err)
-		os.Exit(1)
+		return 1
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
-	os.Exit(code)
+	return code
 }
 
-// setsid(1) is not on macOS; perl is.
+// setsid runs its arguments in a new session (escapeeLine): setsid(1) is
+// not on macOS; perl is.
 const setsid = `perl -MPOSIX -e 'POSIX::setsid() or die; exec @ARGV or die' `
-
-// darwinTree starts escapees of every kind and writes their PIDs into D.
-const darwinTree = `
-sleep 300 & echo $! > $D/background
-` + setsid + `sh -c 'echo $$ > '$D'/setsid; exec sleep 300' &
-sh -c 'sleep 300 & echo $! > '$D'/doublefork' &
-` + setsid + `env -i /bin/sh -c 'sleep 300 & echo $! > '$D'/cleared; sleep 0.5' &
-sh -c 'trap "" TERM; echo $$ > '$D'/ignoresterm; exec sleep 300' &
-for f in background setsid doublefork cleared ignoresterm; do
-	while [ ! -s $D/$f ]; do sleep 0.01; done
-done
-sleep 0.5 # scans see every escapee while COMMAND is their ancestor
-`
-
-var darwinKinds = []string{"background", "setsid", "doublefork", "cleared", "ignoresterm"}
 
 // alive: kill(pid, 0) finds it and ps does not show it as a zombie.
 func alive(pid int) bool {
@@ -92,13 +79,13 @@ func readPIDs(t *testing.T, dir string, kinds []string) map[string]int {
 
 func TestDarwinRunLeavesNothing(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command(bin, "run", "-v", "-g", "0.5", "--", "sh", "-c", "D="+dir+"\n"+darwinTree)
+	cmd := exec.Command(bin, "run", "-v", "-g", "0.5", "--", "sh", "-c", escapees(dir))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("contain run: %v\n%s", err, stderr.String())
 	}
-	for kind, pid := range readPIDs(t, dir, darwinKinds) {
+	for kind, pid := range readPIDs(t, dir, escapeeKinds) {
 		if alive(pid) {
 			t.Errorf("%s %d survived contain run", kind, pid)
 		}
@@ -127,7 +114,7 @@ func TestDarwinRunLeavesNothing(t *testing.T) {
 // apart from what survives: the test waits 5 s more for the report.
 func TestDarwinCrash(t *testing.T) {
 	dir := t.TempDir()
-	script := "D=" + dir + "\n" + darwinTree + "echo $$ > $D/ready\nwait\n"
+	script := escapees(dir) + "echo $$ > $D/ready\nwait\n"
 	cmd := exec.Command(bin, "run", "-v", "--", "sh", "-c", script)
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
@@ -143,7 +130,7 @@ func TestDarwinCrash(t *testing.T) {
 			t.Fatalf("the tree did not get ready:\n%s", stderr.String())
 		}
 	}
-	pids := readPIDs(t, dir, append(darwinKinds, "ready"))
+	pids := readPIDs(t, dir, append(escapeeKinds, "ready"))
 	m := regexp.MustCompile(`crash guard: PID (\d+)`).FindStringSubmatch(stderr.String())
 	if m == nil {
 		t.Fatalf("no crash guard:\n%s", stderr.String())
@@ -272,13 +259,13 @@ func TestDarwinDiesOfCommandsSignal(t *testing.T) {
 func TestDarwinReport(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "report.json")
-	cmd := exec.Command(bin, "run", "-g", "0.5", "--report", path, "--", "sh", "-c", "D="+dir+"\n"+darwinTree+"exit 3\n")
+	cmd := exec.Command(bin, "run", "-g", "0.5", "--report", path, "--", "sh", "-c", escapees(dir)+"exit 3\n")
 	err := cmd.Run()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
 		t.Fatalf("contain run: %v, want exit status 3", err)
 	}
-	pids := readPIDs(t, dir, darwinKinds)
+	pids := readPIDs(t, dir, escapeeKinds)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

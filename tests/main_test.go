@@ -31,7 +31,9 @@ var bin string
 // hog is the tests' resource hog (testdata/hog), built beside contain.
 var hog string
 
-func TestMain(m *testing.M) {
+// runTests builds contain, hog and, where it is missing, setsid, then
+// runs the tests (TestMain).
+func runTests(m *testing.M) int {
 	// Most of these tests wait (on timeouts, grace periods, processes
 	// ending), few use a core: by default they run eight at a time, not
 	// one per core (-parallel, given, wins).
@@ -41,7 +43,7 @@ func TestMain(m *testing.M) {
 	if !given {
 		flag.Set("test.parallel", "8")
 	}
-	os.Exit(buildAndRun(m))
+	return buildAndRun(m)
 }
 
 func buildAndRun(m *testing.M) int {
@@ -95,6 +97,10 @@ func buildAndRun(m *testing.M) int {
 	}
 	return m.Run()
 }
+
+// setsid runs its arguments in a new session (escapeeLine): setsid(1),
+// util-linux's or its stand-in.
+const setsid = "setsid "
 
 // standInSetsid: setsid(1) is testdata/setsid, util-linux's is not
 // installed.

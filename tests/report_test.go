@@ -147,13 +147,7 @@ func TestReportLeftovers(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			dir := sharedDir(t)
 			path := filepath.Join(dir, "report.json")
-			script := fmt.Sprintf(`D=%s
-sleep 300 > /dev/null 2>&1 & echo $! > $D/quiet
-sleep 300 & echo $! > $D/holder
-setsid sh -c 'trap "" TERM; echo $$ > '$D'/stubborn; exec sleep 300' > /dev/null 2>&1 &
-while [ ! -s $D/stubborn ]; do sleep 0.01; done
-sleep 0.3
-exit 3`, dir)
+			script := escapeeTree(dir, "quiet", "holder", "stubborn") + "sleep 0.3\nexit 3\n"
 			begin := time.Now()
 			res := run(t, m.o, "run", "-v", "-g", "0.4", "--report", path, "--", "sh", "-c", script)
 			wantCode(t, res, 3)

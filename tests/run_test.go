@@ -198,24 +198,10 @@ func TestTag(t *testing.T) {
 
 // leftovers is a command that leaves one process of each kind behind and
 // records their PIDs: a background job, a setsid escapee, a double fork, a
-// child that ignores SIGTERM, and a real daemonizing program (ssh-agent).
-// It checks that each is alive before it exits, so an empty PID file can
-// never pass for a cleaned-up process.
+// child that ignores SIGTERM, and a real daemonizing program (ssh-agent);
+// and the cgroup the setsid escapee was in.
 func leftovers(dir string) string {
-	return fmt.Sprintf(`
-D=%s
-sleep 300 & echo $! > $D/background
-setsid sh -c 'echo $$ > '$D'/setsid; exec sleep 300' &
-sh -c 'sleep 300 & echo $! > '$D'/doublefork' &
-sh -c 'trap "" TERM; echo $$ > '$D'/ignoresterm; exec sleep 300' &
-eval "$(ssh-agent -s -a $D/agent.sock)" > /dev/null && echo $SSH_AGENT_PID > $D/daemon
-for f in background setsid doublefork ignoresterm daemon; do
-	while [ ! -s $D/$f ]; do sleep 0.01; done
-	kill -0 "$(cat $D/$f)" || exit 99
-done
-cat /proc/$(cat $D/setsid)/cgroup > $D/setsid.cgroup
-exit 0
-`, dir)
+	return escapeeTree(dir, leftoverKinds...) + "cat /proc/$(cat $D/setsid)/cgroup > $D/setsid.cgroup\nexit 0\n"
 }
 
 var leftoverKinds = []string{"background", "setsid", "doublefork", "ignoresterm", "daemon"}

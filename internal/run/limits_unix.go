@@ -425,10 +425,10 @@ func (r *runner) overLimits() <-chan overLimit {
 	return r.lim.over
 }
 
-// limitExceeded acts on a limit that a sample found exceeded: memory or
-// processes kill the tree; CPU time acts as the timeout. It reports
-// whether the timeout's --kill-after should start.
-func (r *runner) limitExceeded(o overLimit) (timedOut bool) {
+// limitExceeded acts on a limit that a sample found exceeded, unless a
+// limit already ended the run: memory or processes kill the tree; CPU time
+// times the run out, through the loop's timeOut. It reports whether it did.
+func (r *runner) limitExceeded(o overLimit, timeOut func(string) string) (timedOut bool) {
 	l := r.lim
 	said := limit.Said(o.kind, o.sample)
 	switch o.kind {
@@ -436,7 +436,7 @@ func (r *runner) limitExceeded(o overLimit) (timedOut bool) {
 		if !l.setEnd(func() *LimitEnd { return endBy(l.w, o.kind, "sent the timeout signal "+signals.Name(r.o.Signal), said) }) {
 			return false
 		}
-		r.timeout(fmt.Sprintf("%s %s reached (%s)", o.kind.Words(), r.o.Limits.Show(o.kind), said))
+		timeOut(fmt.Sprintf("%s %s reached (%s)", o.kind.Words(), r.o.Limits.Show(o.kind), said))
 		return true
 	default:
 		if !l.setEnd(func() *LimitEnd { return endBy(l.w, o.kind, "killed the tree", said) }) {

@@ -441,17 +441,18 @@ func (r *winRunner) limitHits() <-chan limitHit {
 	return r.lim.hits
 }
 
-// limitExceeded acts on an exceeded limit while COMMAND runs: memory or
-// processes end the tree (COMMAND counts as killed: 137); CPU time acts
-// as the timeout (the timeout signal, then --kill-after). It reports
-// whether the timeout was started.
-func (r *winRunner) limitExceeded(h limitHit) (timedOut bool) {
+// limitExceeded acts on an exceeded limit, unless a limit already ended
+// the run: memory or processes end the tree (COMMAND counts as killed:
+// 137); CPU time times the run out through the loop's timeOut (the
+// timeout signal, then --kill-after). It reports whether it timed out.
+func (r *winRunner) limitExceeded(h limitHit, timeOut func(string) string) (timedOut bool) {
 	l := r.lim
 	if l.end != nil {
 		return false
 	}
 	if h.kind == limit.CPUTime {
-		did := r.deliver(r.o.Signal)
+		l.end = endBy(l.w, h.kind, "timed out", h.what) // claimed before the hook runs
+		did := timeOut(fmt.Sprintf("%s %s reached (%s)", h.kind.Words(), r.o.Limits.Show(h.kind), h.what))
 		l.end = endBy(l.w, h.kind, "timed out: "+did, h.what)
 		r.log("%s", l.end.Message)
 		return true
@@ -475,7 +476,7 @@ func (r *winRunner) lateLimits() {
 		select {
 		case h := <-r.lim.hits:
 			if h.kind != limit.CPUTime {
-				r.limitExceeded(h)
+				r.limitExceeded(h, nil)
 			}
 		default:
 			return

@@ -13,17 +13,6 @@ import (
 	"github.com/contain-cli/contain/internal/proc"
 )
 
-// runOnTimeout runs --on-timeout's command, if any, when the timeout has
-// fired and before the timeout signal (ontimeout.go): once, whatever fires
-// after (the timer after the CPU time limit, or the reverse), as on Unix.
-func (r *winRunner) runOnTimeout() {
-	if r.o.OnTimeout == "" || r.hookRan {
-		return
-	}
-	r.hookRan = true
-	runHook(&r.o, os.Environ(), r.cmd.Process.Pid, os.Getpid(), startHook)
-}
-
 // winHook is the hook on Windows: cmd.exe in a kill-on-close job of its
 // own, outside COMMAND's, so that terminating that job ends it and all it
 // started, and so does contain's end, however it ends.

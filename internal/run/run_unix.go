@@ -18,9 +18,11 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/reap"
 	"github.com/contain-cli/contain/internal/signals"
+	"github.com/contain-cli/contain/internal/supervise"
 	"github.com/contain-cli/contain/report"
 )
 
@@ -58,7 +60,6 @@ type runner struct {
 	more     bool // when COMMAND ended, some other child was still alive
 	stopped  bool // COMMAND is stopped (Ctrl-Z) and so is contain
 	timedOut bool
-	hookRan  bool // the --on-timeout command has run
 	// selfStopped: contain has stopped the tree itself by SIGSTOP, to
 	// end it (still, killGroup): a SIGSTOP of COMMAND from then on is
 	// taken for contain's own (Ctrl-Z, SIGTSTP, still is followed).
@@ -556,115 +557,124 @@ func reapEnded(wait func(*unix.WaitStatus, *unix.Rusage) (int, error), ended fun
 	}
 }
 
-// waitMain runs until COMMAND has ended and is reaped: it follows COMMAND's
-// stops, forwards signals, and runs the timeout.
+// waitMain runs until COMMAND has ended and is reaped. The portable loop
+// (package supervise) decides what to do about the timeout, a request to
+// stop and a limit; here are its events (COMMAND's stops and end, the
+// signals, the limits found exceeded) and, in loopSys, its acts.
 func (r *runner) waitMain() {
-	var timeoutC, killC, stopC <-chan time.Time
-	if r.o.Timeout > 0 {
-		t := time.NewTimer(r.o.Timeout)
-		defer t.Stop()
-		timeoutC = t.C
+	l := &supervise.Loop[overLimit]{Timeout: r.o.Timeout, KillAfter: r.o.KillAfter, Grace: r.o.Grace,
+		Hook: r.o.OnTimeout != "", Sys: loopSys{r}}
+	l.Run(supervise.From(r.events, r.waitEvent), supervise.From(r.sigs, r.signalEvent),
+		supervise.From(r.overLimits(), func(o overLimit) supervise.Event[overLimit] {
+			return supervise.Event[overLimit]{Kind: supervise.Limit, CPUTime: o.kind == limit.CPUTime, Hit: o}
+		}))
+	r.timedOut = l.TimedOut
+	if l.ToldToStop != "" {
+		r.rec.toldToStop(l.ToldToStop)
 	}
-	for !r.mainDone {
-		select {
-		case ev := <-r.events:
-			if stoppedStatus(ev.status) {
-				if sig := syscall.Signal(ev.status >> 8 & 0xff); !r.throttleStop(sig) {
-					r.commandStopped(sig)
-				}
-			} else {
-				r.status, r.more, r.mainDone = ev.status, ev.more, true
-				r.rec.commandEnded()
-			}
-		case s := <-r.sigs:
-			sig := s.(syscall.Signal)
-			switch {
-			case stopRequest(sig):
-				r.rec.toldToStop(signals.Name(sig))
-				r.phase = report.PhaseStop
-				r.log("received %s: forwarding it to the group", signals.Name(sig))
-				r.endGroup(sig)
-				switch {
-				case stopC != nil || r.o.Grace == 0:
-					r.log("killing the group")
-					r.killGroup()
-				default:
-					stopC = time.After(r.o.Grace)
-				}
-			case sig == unix.SIGCONT:
-				r.resumed()
-			case sig == unix.SIGALRM:
-				r.phase = report.PhaseTimeout
-				r.timeout("received SIGALRM: timing out now")
-				if r.o.KillAfter > 0 && killC == nil {
-					killC = time.After(r.o.KillAfter)
-				}
-			default:
-				r.log("received %s: forwarding it to the group", signals.Name(sig))
-				r.signalGroup(sig)
-			}
-		case <-timeoutC:
-			r.phase = report.PhaseTimeout
-			r.timeout(fmt.Sprintf("timeout after %v", r.o.Timeout))
-			if r.o.KillAfter > 0 && killC == nil {
-				killC = time.After(r.o.KillAfter)
-			}
-		case o := <-r.overLimits():
-			r.phase = report.PhaseLimit
-			if r.limitExceeded(o) && r.o.KillAfter > 0 && killC == nil {
-				killC = time.After(r.o.KillAfter)
-			}
-		case <-killC:
-			r.rec.killedAfterTimeout()
-			r.log("still running %v after the timeout signal: sending SIGKILL to the group", r.o.KillAfter)
-			r.killGroup()
-		case <-stopC:
-			r.log("still running %v after being told to stop: sending SIGKILL to the group", r.o.Grace)
-			r.killGroup()
-		}
+	if l.KilledAfterTimeout {
+		r.rec.killedAfterTimeout()
 	}
 }
 
-// timeout sends the timeout signal to the group: the timer fired,
-// contain got SIGALRM ("time out now", as GNU timeout takes it, so that
-// nested runs cascade), or the CPU time limit was reached; why says which.
-func (r *runner) timeout(why string) {
-	r.timedOut = true
-	if r.o.OnTimeout != "" && !r.hookRan {
-		// Once: a second SIGALRM, or the CPU time limit after the
-		// timer, sends the signal again but runs no second hook.
-		r.hookRan = true
-		r.log("%s: running the --on-timeout command before the timeout signal", why)
-		runHook(&r.o, os.Environ(), r.pid, r.self, func(command string, env []string) (hookProcess, error) {
-			return startHook(command, env, func(pid int, start uint64) {
-				// contain's child, yet no member: the tracker's rule for
-				// the orphans contain adopts must not take it.
-				r.trackMu.Lock()
-				r.track.Skip[pid] = true
-				r.trackMu.Unlock()
-				// Should contain die while it runs, the guard ends it:
-				// told before the hook goes past its gate.
-				if r.guard != nil {
-					if err := r.guard.hook(pid, start); err != nil {
-						r.log("on-timeout: cannot tell the crash guard of it: %v", err)
-					}
-				}
-			})
-		})
-		if r.guard != nil {
-			r.guard.hookEnded()
-		}
+// waitEvent is what the reaper says of COMMAND, for the loop: a stop
+// (followed, or not, by commandStopped), or its end.
+func (r *runner) waitEvent(ev waitEvent) supervise.Event[overLimit] {
+	if stoppedStatus(ev.status) {
+		return supervise.Event[overLimit]{Kind: supervise.Other, Do: func() {
+			if sig := syscall.Signal(ev.status >> 8 & 0xff); !r.throttleStop(sig) {
+				r.commandStopped(sig)
+			}
+		}}
 	}
-	r.log("%s: sending %s to the group", why, signals.Name(r.o.Signal))
+	return supervise.Event[overLimit]{Kind: supervise.Ended, Do: func() {
+		r.status, r.more, r.mainDone = ev.status, ev.more, true
+		r.rec.commandEnded()
+	}}
+}
+
+// signalEvent is a signal contain received, for the loop: the stop
+// requests are forwarded and end the group a grace period later, SIGALRM
+// times out now, SIGCONT resumes, anything else is forwarded.
+func (r *runner) signalEvent(s os.Signal) supervise.Event[overLimit] {
+	sig := s.(syscall.Signal)
+	name := signals.Name(sig)
+	switch {
+	case stopRequest(sig):
+		return supervise.Event[overLimit]{Kind: supervise.Stop, Name: name, Do: func() {
+			r.log("received %s: forwarding it to the group", name)
+			r.endGroup(sig)
+		}}
+	case sig == unix.SIGCONT:
+		return supervise.Event[overLimit]{Kind: supervise.Other, Do: r.resumed}
+	case sig == unix.SIGALRM:
+		return supervise.Event[overLimit]{Kind: supervise.TimeOutNow, Name: "received SIGALRM: timing out now"}
+	default:
+		return supervise.Event[overLimit]{Kind: supervise.Other, Do: func() {
+			r.log("received %s: forwarding it to the group", name)
+			r.signalGroup(sig)
+		}}
+	}
+}
+
+// loopSys carries out what the loop decides, on the group.
+type loopSys struct{ r *runner }
+
+func (s loopSys) SetPhase(phase string) { s.r.phase = phase }
+
+func (s loopSys) Kill(why string) {
+	if why == "" {
+		s.r.log("killing the group")
+	} else {
+		s.r.log("%s: sending SIGKILL to the group", why)
+	}
+	s.r.killGroup()
+}
+
+// Hook runs the --on-timeout command: contain's child, yet no member of
+// the group, and known to the crash guard while it runs.
+func (s loopSys) Hook(why string) {
+	r := s.r
+	r.log("%s: running the --on-timeout command before the timeout signal", why)
+	runHook(&r.o, os.Environ(), r.pid, r.self, func(command string, env []string) (hookProcess, error) {
+		return startHook(command, env, func(pid int, start uint64) {
+			// The tracker's rule for the orphans contain adopts must
+			// not take it.
+			r.trackMu.Lock()
+			r.track.Skip[pid] = true
+			r.trackMu.Unlock()
+			// Should contain die while it runs, the guard ends it:
+			// told before the hook goes past its gate.
+			if r.guard != nil {
+				if err := r.guard.hook(pid, start); err != nil {
+					r.log("on-timeout: cannot tell the crash guard of it: %v", err)
+				}
+			}
+		})
+	})
+	if r.guard != nil {
+		r.guard.hookEnded()
+	}
+}
+
+// Signal sends the timeout signal to the group. A stopped process would
+// not act on it until continued, as in GNU timeout: SIGCONT follows.
+func (s loopSys) Signal(why string) string {
+	r := s.r
+	name := signals.Name(r.o.Signal)
+	r.log("%s: sending %s to the group", why, name)
 	if r.o.Signal == 0 {
-		return
+		return "sent no signal (-s 0)"
 	}
 	r.endGroup(r.o.Signal)
-	// A stopped process would not act on the signal until continued, as
-	// in GNU timeout.
 	if r.o.Signal != unix.SIGKILL && r.o.Signal != unix.SIGCONT {
 		r.signalGroup(unix.SIGCONT)
 	}
+	return "sent the timeout signal " + name
+}
+
+func (s loopSys) Exceeded(o overLimit, timeOut func(string) string) bool {
+	return s.r.limitExceeded(o, timeOut)
 }
 
 // commandStopped follows COMMAND into a stop (Ctrl-Z) on a terminal: take

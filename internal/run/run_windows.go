@@ -17,6 +17,7 @@ import (
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/signals"
+	"github.com/contain-cli/contain/internal/supervise"
 	"github.com/contain-cli/contain/report"
 	"github.com/contain-cli/contain/tag"
 )
@@ -58,7 +59,6 @@ type winRunner struct {
 	// terminated the job while it ran: SIGKILL (137 after a timeout), or
 	// the timeout signal when its event could not be delivered.
 	killedBy syscall.Signal
-	hookRan  bool // the --on-timeout command has run: once, as on Unix
 
 	facts *Facts // with RunOptions.Collect
 	left  []*winLeftover
@@ -147,67 +147,72 @@ func (r *winRunner) run() (Result, error) {
 	return res, nil
 }
 
-// waitMain runs until COMMAND has ended: it runs the timeout, acts on
-// the limits found exceeded and answers the console's events. It reports
-// whether the timeout fired (or a CPU time limit acted as it).
+// waitMain runs until COMMAND has ended. The portable loop (package
+// supervise) decides what to do about the timeout, a request to stop and
+// a limit, as on Linux and macOS; here are its events (COMMAND's end, the
+// console's events, the limits found exceeded) and, in loopSys, its acts.
+// It reports whether the run timed out (or a CPU time limit acted as the
+// timeout).
 func (r *winRunner) waitMain(waited <-chan error, events <-chan uint32) (timedOut bool) {
-	var timeoutC, killC, stopC <-chan time.Time
-	if r.o.Timeout > 0 {
-		t := time.NewTimer(r.o.Timeout)
-		defer t.Stop()
-		timeoutC = t.C
-	}
-	for {
-		select {
-		case <-waited:
-			return timedOut
-		case ev := <-events:
-			if !r.stopRequest(ev) {
-				continue
-			}
-			r.phase = report.PhaseStop
-			if r.facts != nil && r.facts.ToldToStop == "" {
-				r.facts.ToldToStop = consoleEventName(ev)
-			}
-			if stopC != nil || r.o.Grace == 0 {
-				r.log("killing the job")
-				r.terminate(syscall.SIGKILL)
-			} else {
-				stopC = time.After(r.o.Grace)
-			}
-		case <-timeoutC:
-			timedOut, timeoutC = true, nil
-			r.phase = report.PhaseTimeout
-			r.runOnTimeout()
-			r.log("timeout after %v: %s", r.o.Timeout, r.deliver(r.o.Signal))
-			if r.o.KillAfter > 0 {
-				killC = time.After(r.o.KillAfter)
-			}
-		case h := <-r.limitHits():
-			if h.kind == limit.CPUTime && timedOut {
-				continue // the timeout came first
-			}
-			r.phase = report.PhaseLimit
-			if h.kind == limit.CPUTime && r.lim.end == nil {
-				r.runOnTimeout() // the CPU time limit acts as the timeout
-			}
-			if r.limitExceeded(h) {
-				timedOut, timeoutC = true, nil
-				if r.o.KillAfter > 0 {
-					killC = time.After(r.o.KillAfter)
-				}
-			}
-		case <-killC:
-			if r.facts != nil {
-				r.facts.KilledAfterTimeout = true
-			}
-			r.log("still running %v after the timeout signal: terminating the job", r.o.KillAfter)
-			r.terminate(syscall.SIGKILL)
-		case <-stopC:
-			r.log("still running %v after being told to stop: terminating the job", r.o.Grace)
-			r.terminate(syscall.SIGKILL)
+	l := &supervise.Loop[limitHit]{Timeout: r.o.Timeout, KillAfter: r.o.KillAfter, Grace: r.o.Grace,
+		Hook: r.o.OnTimeout != "", Sys: loopSys{r}}
+	l.Run(supervise.From(waited, func(error) supervise.Event[limitHit] {
+		return supervise.Event[limitHit]{Kind: supervise.Ended}
+	}), supervise.From(events, r.consoleEvent), supervise.From(r.limitHits(), func(h limitHit) supervise.Event[limitHit] {
+		return supervise.Event[limitHit]{Kind: supervise.Limit, CPUTime: h.kind == limit.CPUTime, Hit: h}
+	}))
+	if r.facts != nil {
+		if r.facts.ToldToStop == "" {
+			r.facts.ToldToStop = l.ToldToStop
 		}
+		r.facts.KilledAfterTimeout = r.facts.KilledAfterTimeout || l.KilledAfterTimeout
 	}
+	return l.TimedOut
+}
+
+// consoleEvent is a console event contain received, for the loop: Ctrl-C
+// is COMMAND's to decide on (stopRequest), any other asks contain to stop;
+// the console closing, a log-off or a shutdown leave at most closeGrace.
+func (r *winRunner) consoleEvent(ev uint32) supervise.Event[limitHit] {
+	do := func() { r.stopRequest(ev) }
+	switch ev {
+	case windows.CTRL_C_EVENT:
+		return supervise.Event[limitHit]{Kind: supervise.Other, Do: do}
+	case windows.CTRL_BREAK_EVENT, ctrlStop:
+		return supervise.Event[limitHit]{Kind: supervise.Stop, Name: consoleEventName(ev), Do: do}
+	default:
+		return supervise.Event[limitHit]{Kind: supervise.Stop, Name: consoleEventName(ev), Do: do, Grace: closeGrace}
+	}
+}
+
+// loopSys carries out what the loop decides, on the job.
+type loopSys struct{ r *winRunner }
+
+func (s loopSys) SetPhase(phase string) { s.r.phase = phase }
+
+func (s loopSys) Kill(why string) {
+	if why == "" {
+		s.r.log("killing the job")
+	} else {
+		s.r.log("%s: terminating the job", why)
+	}
+	s.r.terminate(syscall.SIGKILL)
+}
+
+func (s loopSys) Hook(why string) {
+	r := s.r
+	r.log("%s: running the --on-timeout command before the timeout signal", why)
+	runHook(&r.o, os.Environ(), r.cmd.Process.Pid, os.Getpid(), startHook)
+}
+
+func (s loopSys) Signal(why string) string {
+	did := s.r.deliver(s.r.o.Signal)
+	s.r.log("%s: %s", why, did)
+	return did
+}
+
+func (s loopSys) Exceeded(h limitHit, timeOut func(string) string) bool {
+	return s.r.limitExceeded(h, timeOut)
 }
 
 // stopRequest answers a console event received by contain and reports
