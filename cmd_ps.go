@@ -15,7 +15,7 @@ import (
 
 	"github.com/contain-cli/contain/containment"
 	"github.com/contain-cli/contain/internal/proc"
-	"github.com/contain-cli/contain/internal/runcmd"
+	"github.com/contain-cli/contain/internal/status"
 	"github.com/contain-cli/contain/internal/text"
 	"github.com/contain-cli/contain/session"
 	"github.com/contain-cli/contain/tag"
@@ -56,7 +56,7 @@ Exit status 0, 1 if the scan failed.`,
 }
 
 func badUsage(format string, args ...any) error {
-	return &runcmd.ExitError{Code: 2, Err: fmt.Errorf(format, args...)}
+	return &status.Error{Code: 2, Err: fmt.Errorf(format, args...)}
 }
 
 // outputFormat checks --format.
@@ -102,7 +102,7 @@ func doPs(c *cli.Context) error {
 	}
 	all, err := containment.Sessions(session.Filter{})
 	if err != nil {
-		return &runcmd.ExitError{Code: 1, Err: err}
+		return &status.Error{Code: 1, Err: err}
 	}
 	sessions, unreadable := all.Sessions, all.Unreadable
 	f := session.Filter{Tools: tools, Orphaned: c.Bool("orphans")}
@@ -260,7 +260,7 @@ func writeJSON(w io.Writer, v any) error {
 	// shows it indented.
 	enc := json.NewEncoder(w)
 	if err := enc.Encode(v); err != nil {
-		return &runcmd.ExitError{Code: 1, Err: fmt.Errorf("cannot write the output: %w", err)}
+		return &status.Error{Code: 1, Err: fmt.Errorf("cannot write the output: %w", err)}
 	}
 	return nil
 }

@@ -15,9 +15,8 @@ import (
 	"github.com/contain-cli/contain/internal/cgroup"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/reap"
-	"github.com/contain-cli/contain/internal/run"
-	"github.com/contain-cli/contain/internal/runcmd"
 	"github.com/contain-cli/contain/internal/signals"
+	"github.com/contain-cli/contain/internal/status"
 	"github.com/contain-cli/contain/internal/watch"
 	"github.com/contain-cli/contain/session"
 	"github.com/contain-cli/contain/tag"
@@ -93,7 +92,7 @@ type reapRequest struct {
 	dryRun  bool
 	verbose bool
 	format  string
-	log     run.Logger
+	log     func(format string, args ...any)
 }
 
 func parseReap(c *cli.Context) (reapRequest, error) {
@@ -142,7 +141,7 @@ func doReap(c *cli.Context) error {
 	}
 	sv, err := reap.Look(rq.opts)
 	if err != nil {
-		return &runcmd.ExitError{Code: 1, Err: fmt.Errorf("cannot list processes: %w", err)}
+		return &status.Error{Code: 1, Err: fmt.Errorf("cannot list processes: %w", err)}
 	}
 	if sv.RegistryErr != nil {
 		fmt.Fprintf(c.App.ErrWriter, "contain: some registries of contain's sessions cannot be read: %v\n", oneLine(sv.RegistryErr))
@@ -220,10 +219,10 @@ func doReap(c *cli.Context) error {
 		return err
 	}
 	if failed := rep.failed(); failed > 0 {
-		return &runcmd.ExitError{Code: 1, Err: fmt.Errorf("reap: %s could not be killed (see the report)", plural(failed, "process or cgroup", "processes or cgroups"))}
+		return &status.Error{Code: 1, Err: fmt.Errorf("reap: %s could not be killed (see the report)", plural(failed, "process or cgroup", "processes or cgroups"))}
 	}
 	if unsure > 0 {
-		return &runcmd.ExitError{Code: 1, Err: fmt.Errorf("reap: %s could not be told (see above): not signalled, and maybe left of a session", plural(unsure, "process", "processes"))}
+		return &status.Error{Code: 1, Err: fmt.Errorf("reap: %s could not be told (see above): not signalled, and maybe left of a session", plural(unsure, "process", "processes"))}
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/contain-cli/contain/internal/runcmd"
+	"github.com/contain-cli/contain/internal/status"
 )
 
 var runCommand = &cli.Command{
@@ -45,7 +46,7 @@ func doRun(c *cli.Context) error {
 		return cli.ShowCommandHelp(c, "run")
 	}
 	if code != 0 {
-		return &runcmd.ExitError{Code: code}
+		return &status.Error{Code: code}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/contain-cli/contain/internal/runcmd"
+	"github.com/contain-cli/contain/internal/status"
 )
 
 // TestRunThroughCLI: urfave/cli hands contain run's arguments, untouched,
@@ -18,9 +19,9 @@ func TestRunThroughCLI(t *testing.T) {
 	}{
 		{[]string{"run", "--", "sh", "-c", "exit 3"}, 3, ""},
 		{[]string{"run", "-o", "X_1", "--", "sh", "-c", `test "$RUNNING_PROCESS_ORIGINATOR" = "X_1:$PPID"`}, 0, ""},
-		{[]string{"run", "-t", "abc", "true"}, runcmd.ExitFailed, "contain: --timeout: "},
-		{[]string{"run", "--bogus", "true"}, runcmd.ExitFailed, "contain: run: unknown option --bogus"},
-		{[]string{"run", "contain-no-such-command"}, runcmd.ExitNotFound, "contain: cannot run contain-no-such-command"},
+		{[]string{"run", "-t", "abc", "true"}, status.Failed, "contain: --timeout: "},
+		{[]string{"run", "--bogus", "true"}, status.Failed, "contain: run: unknown option --bogus"},
+		{[]string{"run", "contain-no-such-command"}, status.NotFound, "contain: cannot run contain-no-such-command"},
 	} {
 		argv := append([]string{"contain"}, c.args...)
 		var direct, viaCLI strings.Builder
@@ -28,7 +29,7 @@ func TestRunThroughCLI(t *testing.T) {
 		if !ok {
 			t.Fatalf("%q: taken for help", c.args)
 		}
-		got := runcmd.ExitCode(newApp(&strings.Builder{}, &viaCLI).Run(argv), &viaCLI)
+		got := status.Of(newApp(&strings.Builder{}, &viaCLI).Run(argv), &viaCLI)
 		if code != c.code || got != c.code || direct.String() != viaCLI.String() || !strings.HasPrefix(viaCLI.String(), c.err) {
 			t.Errorf("%q: Main %d %q, through urfave/cli %d %q; want %d, %q", c.args, code, direct.String(), got, viaCLI.String(), c.code, c.err)
 		}
@@ -38,7 +39,7 @@ func TestRunThroughCLI(t *testing.T) {
 			t.Errorf("%q was run; it asks for help", help)
 		}
 		var out strings.Builder
-		if code := runcmd.ExitCode(newApp(&out, &out).Run(help), &out); code != 0 {
+		if code := status.Of(newApp(&out, &out).Run(help), &out); code != 0 {
 			t.Errorf("%q: exit %d: %s", help, code, out.String())
 		}
 		for _, o := range runcmd.Options {

@@ -11,8 +11,8 @@ import (
 
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/reap"
-	"github.com/contain-cli/contain/internal/runcmd"
 	"github.com/contain-cli/contain/internal/signals"
+	"github.com/contain-cli/contain/internal/status"
 	"github.com/contain-cli/contain/internal/stop"
 	"github.com/contain-cli/contain/internal/watch"
 	"github.com/contain-cli/contain/session"
@@ -199,12 +199,12 @@ func (st *stopRun) exit(done bool) error {
 		} else {
 			fmt.Fprintf(st.Stderr, "contain: stop: %s still running after %v (--kill ends them)\n", left, st.Rq.Timeout)
 			if code == 0 {
-				code = runcmd.ExitTimedOut
+				code = status.TimedOut
 			}
 		}
 	}
 	if code != 0 {
-		return &runcmd.ExitError{Code: code}
+		return &status.Error{Code: code}
 	}
 	return nil
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/reap"
-	"github.com/contain-cli/contain/internal/runcmd"
+	"github.com/contain-cli/contain/internal/status"
 	"github.com/contain-cli/contain/internal/stop"
 	"github.com/contain-cli/contain/internal/watch"
 	"github.com/contain-cli/contain/session"
@@ -119,7 +119,7 @@ func TestStopExitTimedOut(t *testing.T) {
 // exitCode is the status runApp gives err.
 func exitCode(err error) int {
 	var discard strings.Builder
-	return runcmd.ExitCode(err, &discard)
+	return status.Of(err, &discard)
 }
 
 // TestStopExitNotAsked: a session whose originator is not plausibly its

@@ -4,6 +4,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/contain-cli/contain/internal/runcmd"
+	"github.com/contain-cli/contain/internal/status"
 )
 
 var timeoutCommand = &cli.Command{
@@ -36,7 +37,7 @@ func doTimeout(c *cli.Context) error {
 		return cli.ShowCommandHelp(c, runcmd.TimeoutCommand)
 	}
 	if code != 0 {
-		return &runcmd.ExitError{Code: code}
+		return &status.Error{Code: code}
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ import (
 
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/reap"
-	"github.com/contain-cli/contain/internal/runcmd"
+	"github.com/contain-cli/contain/internal/status"
 	"github.com/contain-cli/contain/internal/watch"
 	"github.com/contain-cli/contain/session"
 	"github.com/contain-cli/contain/tag"
@@ -252,11 +252,11 @@ func doWait(c *cli.Context) error {
 		for _, v := range slices.Sorted(maps.Keys(unseen)) {
 			fmt.Fprintf(c.App.ErrWriter, "contain: wait: cannot see session %s: %s\n", shorten(printable(v)), printable(unseen[v]))
 		}
-		return &runcmd.ExitError{Code: 1}
+		return &status.Error{Code: 1}
 	}
 	if !done {
 		err := fmt.Errorf("wait: %s still running after %v", plural(rep.left(), "process", "processes"), timeout)
-		return &runcmd.ExitError{Code: runcmd.ExitTimedOut, Err: err}
+		return &status.Error{Code: status.TimedOut, Err: err}
 	}
 	// Nothing to wait for is done waiting (SPEC: 0), said once above:
 	// contain wait SESSION && next goes on after a run that has ended.

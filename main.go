@@ -14,8 +14,9 @@ import (
 	// function, before urfave/cli and regexp, text/template and the like
 	// are initialised (start-up: bench/README.md), except on Windows.
 	_ "github.com/contain-cli/contain/internal/earlyrun"
-	"github.com/contain-cli/contain/internal/run"
+	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/runcmd"
+	"github.com/contain-cli/contain/internal/status"
 )
 
 // version is stamped at release time with -ldflags "-X main.version=...".
@@ -28,13 +29,13 @@ var version = ""
 func main() {
 	runcmd.Dispatch(os.Args)
 	// runcmd.Exit: contain run taken by urfave/cli ends as Dispatch's does.
-	runcmd.Exit(runApp(os.Args, os.Stdout, run.Stderr()))
+	runcmd.Exit(runApp(os.Args, os.Stdout, nosigpipe.Stderr()))
 }
 
 // runApp runs the app and turns its error into one line on stderr and an
 // exit status.
 func runApp(args []string, stdout, stderr io.Writer) int {
-	return runcmd.ExitCode(newApp(stdout, stderr).Run(args), stderr)
+	return status.Of(newApp(stdout, stderr).Run(args), stderr)
 }
 
 func newApp(stdout, stderr io.Writer) *cli.App {

@@ -6,13 +6,14 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/contain-cli/contain/internal/runcmd"
+	"github.com/contain-cli/contain/internal/status"
 )
 
 // usageError turns a bad option of a command (or of contain itself) into
 // status 2 and one line that names the option as typed.
 func usageError(c *cli.Context, err error, _ bool) error {
 	cmd, args := typedArgs(c)
-	return &runcmd.ExitError{Code: 2, Err: runcmd.OptionError(cmd, args, err)}
+	return &status.Error{Code: 2, Err: runcmd.OptionError(cmd, args, err)}
 }
 
 // typedArgs is the command that c runs and the arguments typed after its

@@ -6,8 +6,10 @@ import (
 	"os"
 	"sync"
 
+	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/run"
 	"github.com/contain-cli/contain/internal/runcmd"
+	"github.com/contain-cli/contain/internal/status"
 )
 
 // supervisorCommand is the first argument of a copy of the program that
@@ -48,8 +50,8 @@ func supervise(args []string) {
 	os.Unsetenv(pipesVar)
 	stop, out, err := openPipes(v)
 	if err != nil {
-		fmt.Fprintf(run.Stderr(), "contain: a copy of this program run by package containment without its pipes (%v)\n", err)
-		os.Exit(runcmd.ExitFailed)
+		fmt.Fprintf(nosigpipe.Stderr(), "contain: a copy of this program run by package containment without its pipes (%v)\n", err)
+		os.Exit(status.Failed)
 	}
 	// Held to the end: a pipe the garbage collector closed would tell the
 	// program this copy had ended (QuietPipe writes to the descriptor).
@@ -58,10 +60,10 @@ func supervise(args []string) {
 		io.Copy(io.Discard, stop)
 		requestStop()
 	}()
-	w := &lineWriter{w: run.QuietPipe(out)}
+	w := &lineWriter{w: nosigpipe.Pipe(out)}
 	code, ok := runcmd.Main(append([]string{"contain"}, args...), prepared, w.prefixed("pid "), w.prefixed("log "))
 	if !ok {
-		code = runcmd.ExitFailed
+		code = status.Failed
 	}
 	runcmd.Exit(code)
 }

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/tag"
 )
@@ -227,7 +228,7 @@ func (r *runner) listenClaims() (stop func()) {
 	}
 	name := claimAddr(r.self).Name
 	if r.claimErr != nil {
-		fmt.Fprintf(Stderr(), "contain: cannot listen for contain run -d's daemons on %s: %v (they are judged by their environment alone)\n", name, r.claimErr)
+		fmt.Fprintf(nosigpipe.Stderr(), "contain: cannot listen for contain run -d's daemons on %s: %v (they are judged by their environment alone)\n", name, r.claimErr)
 		return func() {}
 	}
 	s := &claims{r: r, l: r.claimLn, done: make(chan struct{}),
@@ -235,7 +236,7 @@ func (r *runner) listenClaims() (stop func()) {
 	rc, err := s.l.SyscallConn()
 	if err != nil {
 		s.l.Close()
-		fmt.Fprintf(Stderr(), "contain: cannot listen for contain run -d's daemons on %s: %v (they are judged by their environment alone)\n", name, err)
+		fmt.Fprintf(nosigpipe.Stderr(), "contain: cannot listen for contain run -d's daemons on %s: %v (they are judged by their environment alone)\n", name, err)
 		return func() {}
 	}
 	go s.accept(rc)
@@ -449,7 +450,7 @@ func claimDaemon(pid int, log Logger) {
 		if err == nil {
 			who = fmt.Sprintf("PID %d (uid %d)", cred.Pid, cred.Uid)
 		}
-		fmt.Fprintf(Stderr(), "contain: %s is held by %s, not session %s's contain: no claim sent for %d\n", addr.Name, who, outer, pid)
+		fmt.Fprintf(nosigpipe.Stderr(), "contain: %s is held by %s, not session %s's contain: no claim sent for %d\n", addr.Name, who, outer, pid)
 		return
 	}
 	c, err := newClaimConn(fd)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
 )
 
@@ -13,7 +14,7 @@ func (r *runner) releaseFromShim(p proc.Entry) {
 	if r.shim == nil {
 		return
 	}
-	if _, err := fmt.Fprintf(guardPipe(r.shim.orders), "%s %d %d\n", shimRelease, p.PID, p.Start); err != nil {
+	if _, err := fmt.Fprintf(nosigpipe.Writer(r.shim.orders), "%s %d %d\n", shimRelease, p.PID, p.Start); err != nil {
 		r.log("cannot tell the shim to spare %d (%s): %v", p.PID, p.Comm, err)
 	}
 }

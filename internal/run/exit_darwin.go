@@ -7,8 +7,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/contain-cli/contain/internal/signals"
 	"golang.org/x/sys/unix"
+
+	"github.com/contain-cli/contain/internal/signals"
 )
 
 // ExitBySignal ends contain with sig, as COMMAND ended, for the signals

@@ -5,6 +5,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/contain-cli/contain/internal/signals"
 )
 
 // ExitBySignal ends contain with sig, the signal that killed COMMAND, as
@@ -26,7 +28,7 @@ func ExitBySignal(sig syscall.Signal) error {
 			unsafe.Sizeof(set.Val[0]), 0, 0); errno != 0 {
 			return errno
 		}
-		addSignal(&set, sig)
+		signals.AddTo(&set, sig)
 		if err := unix.PthreadSigmask(unix.SIG_UNBLOCK, &set, nil); err != nil {
 			return err
 		}

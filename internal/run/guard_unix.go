@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/contain-cli/contain/internal/cgroup"
+	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/reap"
 	"github.com/contain-cli/contain/internal/signals"
@@ -81,7 +82,7 @@ func startWaiter(inShell bool) (*guard, error) {
 		return nil, err
 	}
 	defer r.Close()
-	quietPipe(w)
+	nosigpipe.Quiet(w)
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
 		w.Close()
@@ -228,7 +229,7 @@ func (g *guard) reportTo(o guardReportOrder) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(guardPipe(g.w), "%s %s\n", guardReport, b)
+	_, err = fmt.Fprintf(nosigpipe.Writer(g.w), "%s %s\n", guardReport, b)
 	return err
 }
 
@@ -241,13 +242,13 @@ func (g *guard) watch(value string, grace time.Duration, verbose bool, sig sysca
 	if err := g.confirm(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(guardPipe(g.w), "%s %s %s %t %d\n", guardSession, value, grace, verbose, int(sig))
+	_, err := fmt.Fprintf(nosigpipe.Writer(g.w), "%s %s %s %t %d\n", guardSession, value, grace, verbose, int(sig))
 	return err
 }
 
 // command tells the guard COMMAND's process group and its start time.
 func (g *guard) command(pgrp int, since uint64) error {
-	_, err := fmt.Fprintf(guardPipe(g.w), "%s %d %d\n", guardCommand, pgrp, since)
+	_, err := fmt.Fprintf(nosigpipe.Writer(g.w), "%s %d %d\n", guardCommand, pgrp, since)
 	return err
 }
 
@@ -255,21 +256,21 @@ func (g *guard) command(pgrp int, since uint64) error {
 // contain dies, and the guard waits for it to end before it looks for
 // what is left.
 func (g *guard) shimAt(pid int, start uint64) error {
-	_, err := fmt.Fprintf(guardPipe(g.w), "%s %d %d\n", guardShim, pid, start)
+	_, err := fmt.Fprintf(nosigpipe.Writer(g.w), "%s %d %d\n", guardShim, pid, start)
 	return err
 }
 
 // member tells the guard of a process the tracker found, so that it is
 // found after a crash even where no link to the session is left.
 func (g *guard) member(pid int, start uint64) error {
-	_, err := fmt.Fprintf(guardPipe(g.w), "%s %d %d\n", guardMember, pid, start)
+	_, err := fmt.Fprintf(nosigpipe.Writer(g.w), "%s %d %d\n", guardMember, pid, start)
 	return err
 }
 
 // release tells the guard of a daemon that left the session
 // (--allow-daemons): the guard spares it, and what it starts.
 func (g *guard) release(pid int, start uint64) error {
-	_, err := fmt.Fprintf(guardPipe(g.w), "%s %d %d\n", guardRelease, pid, start)
+	_, err := fmt.Fprintf(nosigpipe.Writer(g.w), "%s %d %d\n", guardRelease, pid, start)
 	return err
 }
 
@@ -278,12 +279,12 @@ func (g *guard) release(pid int, start uint64) error {
 // while it runs, the guard ends it and what it started, as contain would
 // have; hookEnded, that contain has ended them itself.
 func (g *guard) hook(pid int, start uint64) error {
-	_, err := fmt.Fprintf(guardPipe(g.w), "%s %d %d\n", guardHook, pid, start)
+	_, err := fmt.Fprintf(nosigpipe.Writer(g.w), "%s %d %d\n", guardHook, pid, start)
 	return err
 }
 
 func (g *guard) hookEnded() error {
-	_, err := fmt.Fprintf(guardPipe(g.w), "%s\n", guardHookEnd)
+	_, err := fmt.Fprintf(nosigpipe.Writer(g.w), "%s\n", guardHookEnd)
 	return err
 }
 

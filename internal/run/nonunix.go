@@ -4,8 +4,6 @@ package run
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"runtime"
 	"syscall"
 
@@ -22,10 +20,3 @@ func (p *Prepared) Drop() {}
 func ExitBySignal(syscall.Signal) error {
 	return fmt.Errorf("exit by signal on %s: %w", runtime.GOOS, proc.ErrUnsupported)
 }
-
-// Stderr is where contain writes its messages: os.Stderr. (Windows has
-// no SIGPIPE.)
-func Stderr() io.Writer { return os.Stderr }
-
-// QuietPipe is w: no SIGPIPE here.
-func QuietPipe(w *os.File) io.Writer { return w }

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/contain-cli/contain/internal/limit"
+	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/reap"
 	"github.com/contain-cli/contain/internal/signals"
@@ -30,7 +31,7 @@ import (
 // group: SIGTERM to everything left, SIGKILL after the grace period. It
 // returns only when nothing of the group is left.
 func Run(o Options) (Result, error) {
-	warnHookSkipped(&o, Stderr())
+	warnHookSkipped(&o, nosigpipe.Stderr())
 	if o.Detach {
 		return runDetached(o)
 	}

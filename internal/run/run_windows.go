@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/windows"
 
 	"github.com/contain-cli/contain/internal/limit"
+	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/internal/supervise"
@@ -28,7 +29,7 @@ import (
 // job is empty. If contain itself is ended however hard, the kernel closes
 // its handle to the job and ends every process in it: no guard is needed.
 func Run(o Options) (Result, error) {
-	warnHookSkipped(&o, Stderr())
+	warnHookSkipped(&o, nosigpipe.Stderr())
 	if o.Detach {
 		return runDetached(o)
 	}

@@ -15,9 +15,11 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/signals"
-	"golang.org/x/sys/unix"
 )
 
 // ShimCommand is argv[1] of the shim: contain itself, run again.
@@ -144,7 +146,7 @@ func forkShim() (*shim, error) {
 		return nil, err
 	}
 	defer sw.Close()
-	quietPipe(ow)
+	nosigpipe.Quiet(ow)
 	// The shim runs the binary that runs now (/proc/self/exe in the child
 	// is contain's: an upgrade may have replaced the file since), with
 	// contain's own environment, not COMMAND's: it is no member of the
@@ -200,7 +202,7 @@ func (r *runner) startShim(path string, foreground bool) error {
 	if err != nil {
 		return err
 	}
-	if _, err := guardPipe(s.orders).Write(append(b, '\n')); err != nil {
+	if _, err := nosigpipe.Writer(s.orders).Write(append(b, '\n')); err != nil {
 		return fmt.Errorf("cannot brief the shim: %w", err)
 	}
 	line, err := s.lines.ReadString('\n')
@@ -318,7 +320,7 @@ func ShimMain(args []string) int {
 	s := &shimRun{o: o, out: out, self: os.Getpid(), statuses: map[int]unix.WaitStatus{}}
 	if o.Verbose {
 		s.log = func(format string, a ...any) {
-			fmt.Fprintf(Stderr(), "contain[%d]: shim: "+format+"\n", append([]any{containPID}, a...)...)
+			fmt.Fprintf(nosigpipe.Stderr(), "contain[%d]: shim: "+format+"\n", append([]any{containPID}, a...)...)
 		}
 	} else {
 		s.log = nopLog

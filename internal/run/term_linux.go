@@ -5,6 +5,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/contain-cli/contain/internal/signals"
 )
 
 // setForeground makes pgrp the terminal's foreground group. A process outside
@@ -16,7 +18,7 @@ func (t *terminal) setForeground(pgrp int) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var set, old unix.Sigset_t
-	addSignal(&set, unix.SIGTTOU)
+	signals.AddTo(&set, unix.SIGTTOU)
 	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &set, &old); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/report"
 )
@@ -106,7 +107,7 @@ func (r *runner) containmentFailed(what string) {
 	if r.o.Log != nil {
 		r.log("%s", what) // -v's lines go to stderr: once
 	} else {
-		Stderr().Write([]byte("contain: " + what + "\n"))
+		nosigpipe.Stderr().Write([]byte("contain: " + what + "\n"))
 	}
 	if r.rec != nil {
 		r.rec.mu.Lock()

@@ -19,8 +19,10 @@ import (
 	"time"
 
 	"github.com/contain-cli/contain/internal/limit"
+	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/run"
 	"github.com/contain-cli/contain/internal/signals"
+	"github.com/contain-cli/contain/internal/status"
 	"github.com/contain-cli/contain/report"
 	"github.com/contain-cli/contain/tag"
 )
@@ -44,7 +46,7 @@ func Dispatch(args []string) {
 		// Subscribing to the forwarded signals is the slowest step of
 		// contain run's set-up; it runs while the options are parsed.
 		prepared := run.PrepareRun()
-		if code, ok := Main(args, prepared, os.Stdout, run.Stderr()); ok {
+		if code, ok := Main(args, prepared, os.Stdout, nosigpipe.Stderr()); ok {
 			Exit(code)
 		}
 		// help: urfave/cli's to show
@@ -60,14 +62,9 @@ func Exit(code int) {
 	os.Exit(code)
 }
 
-// Exit statuses of contain run, as GNU timeout's.
-const (
-	ExitTimedOut    = 124
-	ExitFailed      = 125
-	ExitCannotExec  = 126
-	ExitNotFound    = 127
-	exitKilledAfter = 128 + 9
-)
+// exitKilledAfter: COMMAND killed by --kill-after's SIGKILL, as GNU
+// timeout says it (the others are package status's).
+const exitKilledAfter = 128 + 9
 
 // Option is one option of contain run.
 type Option struct {
@@ -104,45 +101,12 @@ var Options = []Option{
 // Names are the option's name and aliases.
 func (o Option) Names() []string { return append([]string{o.Name}, o.Aliases...) }
 
-// ExitError carries the exit status contain wants; Err, if set, is printed
-// as "contain: Err".
-type ExitError struct {
-	Code int
-	Err  error
-}
-
-func (e *ExitError) Error() string {
-	if e.Err == nil {
-		return fmt.Sprintf("exit status %d", e.Code)
-	}
-	return e.Err.Error()
-}
-
-func (e *ExitError) Unwrap() error { return e.Err }
-
-// ExitCode prints err, if any, as one line and returns the exit status: an
-// ExitError's, else 2.
-func ExitCode(err error, stderr io.Writer) int {
-	if err == nil {
-		return 0
-	}
-	var ee *ExitError
-	if errors.As(err, &ee) {
-		if ee.Err != nil {
-			fmt.Fprintf(stderr, "contain: %v\n", ee.Err)
-		}
-		return ee.Code
-	}
-	fmt.Fprintf(stderr, "contain: %v\n", err)
-	return 2
-}
-
 // ParseDuration reads a DURATION of contain's options (see parseDuration).
 func ParseDuration(s string) (time.Duration, error) { return parseDuration(s) }
 
 // runFailed is an error of contain itself: status 125.
 func runFailed(format string, args ...any) error {
-	return &ExitError{Code: ExitFailed, Err: fmt.Errorf(format, args...)}
+	return &status.Error{Code: status.Failed, Err: fmt.Errorf(format, args...)}
 }
 
 // runParsed runs `contain run` with its options parsed and args the
@@ -236,11 +200,11 @@ func runParsed(c parsedOptions, prepared *run.Prepared, args []string, stdout, s
 	res, err := run.Run(opts)
 	if err != nil {
 		code := startStatus(err)
-		if code == ExitNotFound && c.cmd == "run" && !c.IsSet("timeout") && len(args) > 1 {
+		if code == status.NotFound && c.cmd == "run" && !c.IsSet("timeout") && len(args) > 1 {
 			err = timeoutHabit(err, args)
 		}
 		finishReport(reportPath, opts, began, nil, code, err, stderr)
-		return &ExitError{Code: code, Err: err}
+		return &status.Error{Code: code, Err: err}
 	}
 	if opts.Detach {
 		fmt.Fprintln(stdout, res.Pid)
@@ -256,7 +220,7 @@ func runParsed(c parsedOptions, prepared *run.Prepared, args []string, stdout, s
 	code := exitStatus(res, c.Bool("preserve-status"))
 	finishReport(reportPath, opts, began, &res, code, nil, stderr)
 	if code != 0 {
-		return &ExitError{Code: code}
+		return &status.Error{Code: code}
 	}
 	return nil
 }
@@ -286,19 +250,19 @@ func Main(args []string, prepared *run.Prepared, stdout, stderr io.Writer) (code
 	var se *optionSyntaxError
 	switch {
 	case errors.As(err, &se):
-		return ExitCode(runFailed("%s: %v (see contain %s --help)", cmd, err, cmd), stderr), true
+		return status.Of(runFailed("%s: %v (see contain %s --help)", cmd, err, cmd), stderr), true
 	case err != nil:
-		return ExitCode(runFailed("%v", err), stderr), true
+		return status.Of(runFailed("%v", err), stderr), true
 	case p.help:
 		return 0, false
 	}
 	p.cmd = cmd
 	if cmd == TimeoutCommand {
 		if err := timeoutDuration(&p); err != nil {
-			return ExitCode(err, stderr), true
+			return status.Of(err, stderr), true
 		}
 	}
-	return ExitCode(runParsed(p, prepared, p.args, stdout, stderr), stderr), true
+	return status.Of(runParsed(p, prepared, p.args, stdout, stderr), stderr), true
 }
 
 // exitStatus maps how COMMAND ended to contain's status, as GNU timeout
@@ -316,7 +280,7 @@ func exitStatus(res run.Result, preserve bool) int {
 		}
 	}
 	if res.TimedOut && !preserve {
-		return ExitTimedOut
+		return status.TimedOut
 	}
 	return code
 }
@@ -367,10 +331,10 @@ func parseLimits(c parsedOptions) (limit.Set, error) {
 func startStatus(err error) int {
 	var se *run.StartError
 	if !errors.As(err, &se) {
-		return ExitFailed
+		return status.Failed
 	}
 	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
-		return ExitNotFound
+		return status.NotFound
 	}
-	return ExitCannotExec
+	return status.CannotExec
 }

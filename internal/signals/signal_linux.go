@@ -4,6 +4,9 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // glibc reserves signals 32 and 33 for itself, so user programs (and GNU
@@ -51,4 +54,10 @@ func realtimeName(sig syscall.Signal) (string, bool) {
 		return "SIGRTMIN", true
 	}
 	return "SIGRTMIN+" + strconv.Itoa(int(sig)-RTMin), true
+}
+
+// AddTo adds sig to set, as sigaddset(3).
+func AddTo(set *unix.Sigset_t, sig unix.Signal) {
+	bit, width := uint(sig)-1, uint(unsafe.Sizeof(set.Val[0])*8)
+	set.Val[bit/width] |= 1 << (bit % width)
 }

@@ -15,7 +15,7 @@ import (
 
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/reap"
-	"github.com/contain-cli/contain/internal/runcmd"
+	"github.com/contain-cli/contain/internal/status"
 	"github.com/contain-cli/contain/session"
 )
 
@@ -87,7 +87,7 @@ func (w *Watch) Spared(p session.Process) string {
 func (w *Watch) Scan() ([]session.Session, error) {
 	l, err := w.List()
 	if err != nil {
-		return nil, &runcmd.ExitError{Code: 1, Err: fmt.Errorf("cannot list processes: %w", err)}
+		return nil, &status.Error{Code: 1, Err: fmt.Errorf("cannot list processes: %w", err)}
 	}
 	if w.Scans++; w.Scans == 1 {
 		w.Unreadable = l.Unreadable

@@ -1,4 +1,4 @@
-package run
+package nosigpipe
 
 import (
 	"io"
@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/contain-cli/contain/internal/signals"
 )
 
 // Stderr is where contain writes its messages. On Linux a write to a closed
@@ -25,7 +27,7 @@ func (fd pipeSafe) Write(b []byte) (int, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var set, old unix.Sigset_t
-	addSignal(&set, unix.SIGPIPE)
+	signals.AddTo(&set, unix.SIGPIPE)
 	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &set, &old); err != nil {
 		return 0, err
 	}
@@ -51,14 +53,8 @@ func (fd pipeSafe) Write(b []byte) (int, error) {
 	return n, nil
 }
 
-// addSignal adds sig to set, as sigaddset(3).
-func addSignal(set *unix.Sigset_t, sig unix.Signal) {
-	bit, width := uint(sig)-1, uint(unsafe.Sizeof(set.Val[0])*8)
-	set.Val[bit/width] |= 1 << (bit % width)
-}
+// Writer writes to the pipe w without a SIGPIPE if its reader is gone.
+func Writer(w *os.File) io.Writer { return pipeSafe(w.Fd()) }
 
-// guardPipe writes to the guard without a SIGPIPE if it is gone.
-func guardPipe(w *os.File) io.Writer { return pipeSafe(w.Fd()) }
-
-// quietPipe: on Linux, guardPipe handles SIGPIPE per write.
-func quietPipe(*os.File) {}
+// Quiet: on Linux, Writer handles SIGPIPE per write.
+func Quiet(*os.File) {}

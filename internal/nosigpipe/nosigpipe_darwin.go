@@ -1,4 +1,4 @@
-package run
+package nosigpipe
 
 import (
 	"io"
@@ -29,13 +29,13 @@ func (fd fdWriter) Write(b []byte) (int, error) {
 		func() { unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}, -1) }, b)
 }
 
-// guardPipe: the pipe to the guard does not raise SIGPIPE (quietPipe).
-func guardPipe(w *os.File) io.Writer { return w }
+// Writer: the pipe w does not raise SIGPIPE once made Quiet.
+func Writer(w *os.File) io.Writer { return w }
 
-// quietPipe makes a write to the guard's pipe fail with EPIPE, without
+// Quiet makes a write to the pipe w (the guard's, the shim's) fail with EPIPE, without
 // SIGPIPE, if the guard is gone (F_SETNOSIGPIPE): contain would forward a
 // SIGPIPE of its own to the group as if it came from outside. The pipe is
 // contain's alone, so nothing else changes.
-func quietPipe(w *os.File) {
+func Quiet(w *os.File) {
 	unix.FcntlInt(w.Fd(), unix.F_SETNOSIGPIPE, 1)
 }
