@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/contain-cli/contain/internal/guard"
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/run"
 	"github.com/contain-cli/contain/internal/runcmd"
@@ -29,8 +30,8 @@ func Main() {
 		return
 	}
 	switch os.Args[1] {
-	case run.GuardCommand:
-		os.Exit(run.GuardMain(os.Args[2:]))
+	case guard.Arg:
+		os.Exit(guard.Main(os.Args[2:]))
 	case run.ShimCommand:
 		os.Exit(run.ShimMain(os.Args[2:]))
 	case supervisorCommand:

@@ -17,9 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/contain-cli/contain/internal/testtool"
 	"github.com/contain-cli/contain/session"
-	"golang.org/x/sys/unix"
 )
 
 // sleeper runs long, for the tests that find it (testtool.Sleeper).

@@ -286,7 +286,7 @@ func (s *claims) serve(fd int) {
 		unix.SendmsgN(fd, []byte("no busy\n"), nil, nil, unix.MSG_NOSIGNAL|unix.MSG_DONTWAIT)
 		unix.Close(fd)
 		if !told {
-			s.r.log("turned away a claim from %d (%s) of uid %d: too many at once (said once)", cred.Pid, commOf(int(cred.Pid)), cred.Uid)
+			s.r.log("turned away a claim from %d (%s) of uid %d: too many at once (said once)", cred.Pid, proc.CommOf(int(cred.Pid)), cred.Uid)
 		}
 		return
 	}
@@ -467,9 +467,9 @@ func claimDaemon(pid int, log Logger) {
 	}
 	switch answer = strings.TrimSpace(answer); {
 	case err != nil:
-		log("session %s: no answer to the claim for %d (%s): %v", outer, pid, commOf(pid), err)
+		log("session %s: no answer to the claim for %d (%s): %v", outer, pid, proc.CommOf(pid), err)
 	case answer == "ok":
-		log("session %s lets %d (%s) outlive it (--allow-daemons)", outer, pid, commOf(pid))
+		log("session %s lets %d (%s) outlive it (--allow-daemons)", outer, pid, proc.CommOf(pid))
 	case answer != "":
 		log("session %s: %s", outer, strings.TrimPrefix(answer, "no "))
 	}

@@ -59,7 +59,7 @@ func (r *runner) onlySpared() bool {
 	r.trackMu.Unlock()
 	var skip []int
 	if r.guard != nil {
-		skip = append(skip, r.guard.pid)
+		skip = append(skip, r.guard.PID())
 	}
 	return onlySpared(r.self, spared, skip...)
 }

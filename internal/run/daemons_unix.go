@@ -52,7 +52,7 @@ func (r *runner) spare(ps []proc.Entry) {
 	for _, p := range ps {
 		// Its name now: the scan may have seen it between fork and exec,
 		// under its parent's name (contain, for contain run -d's daemon).
-		if c := commOf(p.PID); c != "?" {
+		if c := proc.CommOf(p.PID); c != "?" {
 			p.Comm = c
 		}
 		why := "started by a daemon contain spared"
@@ -74,7 +74,7 @@ func (r *runner) spare(ps []proc.Entry) {
 			r.log("moved %d (%s) into %s", p.PID, p.Comm, dir)
 		}
 		if r.guard != nil {
-			if err := r.guard.release(p.PID, p.Start); err != nil {
+			if err := r.guard.Release(p.PID, p.Start); err != nil {
 				r.log("cannot tell the crash guard to spare %d (%s): %v", p.PID, p.Comm, err)
 			}
 		}

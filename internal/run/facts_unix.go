@@ -3,7 +3,6 @@
 package run
 
 import (
-	"fmt"
 	"runtime"
 	"slices"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/contain-cli/contain/internal/proc"
-	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/report"
 )
 
@@ -166,27 +164,6 @@ func (r *runner) noteGone(live []member) {
 	}
 }
 
-// endedBy says how a leftover ended: the signal it died of; or, when it
-// exited, its status, after the signal contain had sent it if any
-// ("SIGTERM, then exited 0": it exited because it was told to); or, when
-// neither contain nor its shim reaped it (re-parented out of their
-// reach), that its status is unknown.
-func endedBy(sent string, ws unix.WaitStatus, reaped bool) string {
-	var how string
-	switch {
-	case reaped && ws.Signaled():
-		return signals.Name(ws.Signal())
-	case reaped && ws.Exited():
-		how = fmt.Sprintf("exited %d", ws.ExitStatus())
-	default:
-		how = "ended, status unknown"
-	}
-	if sent != "" {
-		return sent + ", then " + how
-	}
-	return how
-}
-
 // finishFacts completes the facts once the group is closed.
 func (r *runner) finishFacts() *Facts {
 	if r.rec == nil {
@@ -201,7 +178,7 @@ func (r *runner) finishFacts() *Facts {
 			l.out.EndedBy = sparedEnding
 		} else if l.done {
 			ws, reaped := r.rec.reaped[l.id.PID]
-			l.out.EndedBy = endedBy(l.signal, ws, reaped)
+			l.out.EndedBy = proc.EndedBy(l.signal, ws, reaped)
 		} else {
 			l.out.EndedBy = "still running"
 		}
@@ -217,7 +194,7 @@ func (r *runner) finishFacts() *Facts {
 		case !reaped && proc.Lives(e.id):
 			o.EndedBy = "still running"
 		default:
-			o.EndedBy = endedBy(o.Signal, ws, reaped)
+			o.EndedBy = proc.EndedBy(o.Signal, ws, reaped)
 		}
 		if len(o.Absent) == 0 {
 			o.Absent = nil

@@ -4,7 +4,6 @@ package run
 
 import (
 	"errors"
-	"os"
 	"syscall"
 	"time"
 
@@ -22,32 +21,6 @@ type member struct {
 	comm  string
 	start uint64     // 0: found only through the cgroup
 	entry proc.Entry // as the scan saw it (zero for the cgroup's)
-}
-
-// tagReader reads processes' tags for the tracker. A tag is a claim any
-// process can make of itself: it makes a process a member only when the
-// process is also contain's own user's (its real uid is contain's), so
-// that no other user's process joins the session by carrying the tag:
-// none is counted in its limits, spared, moved or signalled for it. (A
-// member that switches users, su or a setuid program, is still found by
-// its parentage, process group or cgroup: those no other user can forge.)
-func tagReader(value string) func(int) proc.TagRead {
-	uid := os.Getuid()
-	return func(pid int) proc.TagRead {
-		v, ok, err := proc.ReadTag(pid, nil)
-		switch {
-		case err != nil:
-			return proc.TagUnknown
-		case ok && v == value:
-			if owner, err := proc.UIDOf(pid); err != nil {
-				return proc.TagUnknown
-			} else if owner != uid {
-				return proc.TagOther
-			}
-			return proc.TagOurs
-		}
-		return proc.TagOther
-	}
 }
 
 // cpuTime is the CPU time contain has used.
@@ -469,7 +442,7 @@ func (r *runner) scanAll() (live, added []proc.Entry) {
 			continue
 		}
 		r.told[id] = true
-		if err := r.guard.member(p.PID, p.Start); err != nil {
+		if err := r.guard.Member(p.PID, p.Start); err != nil {
 			r.log("cannot tell the crash guard of %d (%s): %v", p.PID, p.Comm, err)
 		}
 	}

@@ -30,7 +30,7 @@ func (r *runner) reapWait(ws *unix.WaitStatus, flags int, ru *unix.Rusage) (int,
 		if pid == 0 {
 			return 0, "", nil // WNOHANG: none has ended
 		}
-		name := commOf(pid)
+		name := proc.CommOf(pid)
 		// WNOHANG: a stopped child continued since it was looked at has
 		// nothing to report any more; then look again.
 		wpid, err := unix.Wait4(pid, ws, flags|unix.WNOHANG|r.waitFlags, ru)
@@ -49,12 +49,4 @@ func siginfoPID(info *unix.Siginfo) int {
 		off = 16
 	}
 	return int(*(*int32)(unsafe.Add(unsafe.Pointer(info), off)))
-}
-
-// commOf is pid's name (comm), read now; "?" when it cannot be read.
-func commOf(pid int) string {
-	if e, ok := proc.EntryOf(pid); ok && e.Comm != "" {
-		return e.Comm
-	}
-	return "?"
 }

@@ -9,18 +9,9 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
-)
 
-// unixFirst and unixLater are the forwarded signals Linux and macOS share
-// (see run_linux.go for why some come first); each OS adds its own.
-// WINCH and CONT come first among the later ones: the guard does not
-// ignore them.
-var (
-	unixFirst = []os.Signal{unix.SIGALRM, unix.SIGINT, unix.SIGQUIT, unix.SIGHUP, unix.SIGTERM,
-		unix.SIGPIPE, unix.SIGUSR1, unix.SIGUSR2, unix.SIGABRT,
-		// Without a round trip: the runtime handles these itself.
-		unix.SIGILL, unix.SIGTRAP, unix.SIGBUS, unix.SIGFPE, unix.SIGSEGV, unix.SIGSYS}
-	unixLater = []os.Signal{unix.SIGWINCH, unix.SIGCONT, unix.SIGXCPU, unix.SIGXFSZ, unix.SIGVTALRM}
+	"github.com/contain-cli/contain/internal/guard"
+	"github.com/contain-cli/contain/internal/signals"
 )
 
 // notIgnored drops the signals contain was started with ignored: nohup
@@ -73,7 +64,7 @@ func PrepareRun() *Prepared {
 	runtime.LockOSThread()
 	p := &Prepared{guardDone: make(chan struct{})}
 	go func() {
-		p.guard, p.guardErr = startGuard()
+		p.guard, p.guardErr = guard.Start()
 		close(p.guardDone)
 	}()
 	p.prepareShim()
@@ -92,7 +83,7 @@ func PrepareRun() *Prepared {
 // changes nothing.
 type Prepared struct {
 	guardDone chan struct{} // closed once guard or guardErr is set
-	guard     *guard
+	guard     *guard.Guard
 	guardErr  error
 	taken     bool // a Run took it, or Drop dropped it
 	preparedOS
@@ -103,14 +94,14 @@ type Prepared struct {
 // nothing.
 func (p *Prepared) Drop() {
 	if g := p.takeGuard(nopLog); g != nil {
-		g.stop()
+		g.Stop()
 	}
 	p.dropShim()
 }
 
 // takeGuard waits for the guard that PrepareRun started and hands it to
 // one Run; nil when there is none.
-func (p *Prepared) takeGuard(log Logger) *guard {
+func (p *Prepared) takeGuard(log Logger) *guard.Guard {
 	if p == nil || p.taken {
 		return nil
 	}
@@ -132,7 +123,7 @@ func subscribe() {
 	sigs, done := make(chan os.Signal, 64), make(chan struct{})
 	subscription.sigs, subscription.done = sigs, done
 	go func() {
-		signal.Notify(sigs, notIgnored(forwardedFirst)...)
+		signal.Notify(sigs, notIgnored(signals.ForwardedFirst)...)
 		close(done)
 	}()
 }

@@ -1,19 +1,9 @@
 package run
 
 import (
-	"slices"
 	"syscall"
 
 	"golang.org/x/sys/unix"
-)
-
-// forwarded are the signals contain passes on to the whole group, as on
-// Linux (see run_linux.go): every signal whose default action ends a
-// process, WINCH and CONT, and SIGINFO (Ctrl-T), which asks a program for
-// its status. SIGALRM among them means "time out now".
-var (
-	forwardedFirst = append(slices.Clone(unixFirst), unix.SIGEMT)
-	forwardedLater = append(slices.Clone(unixLater), unix.SIGINFO)
 )
 
 // runnerOS: macOS has nothing beyond the process group, the tracking and

@@ -17,9 +17,3 @@ func Run(o Options) (Result, error) {
 
 // PrepareRun does nothing where Run is not written yet.
 func PrepareRun() *Prepared { return &Prepared{} }
-
-// GuardCommand is argv[1] of the crash guard, which this OS has not.
-const GuardCommand = "__guard"
-
-// GuardMain: there is no guard on this OS yet.
-func GuardMain([]string) int { return 125 }

@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/contain-cli/contain/internal/guard"
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
@@ -49,7 +50,7 @@ type runner struct {
 	gaveTTY bool // COMMAND's group was given the terminal at some point
 
 	grp   group          // the kernel's hold on the session (noGroup: none)
-	guard *guard         // the crash guard, a child of contain but no member of the group; nil: none
+	guard *guard.Guard   // the crash guard, a child of contain but no member of the group; nil: none
 	reg   *reap.Registry // the session's members for contain reap, without a cgroup, and the daemons it spared; nil: none
 	// regTried: a registry was asked for (at the start without a cgroup,
 	// at the first daemon spared with one); under trackMu after begin.
@@ -77,7 +78,7 @@ type runner struct {
 	watched chan struct{}    // closed when the watcher, if any, has stopped
 
 	sigs      chan os.Signal
-	laterDone chan struct{}  // closed once forwardedLater is subscribed too
+	laterDone chan struct{}  // closed once signals.ForwardedLater is subscribed too
 	events    chan waitEvent // from the reaper: COMMAND stopped or ended
 	noKids    chan struct{}  // closed by the reaper once contain has no child left
 
@@ -251,7 +252,7 @@ func (r *runner) prepare(undo *cleanups) []string {
 		})
 	}
 	if g := r.takeGuard(); g != nil {
-		undo.add(g.stop)
+		undo.add(g.Stop)
 		r.guard = g
 	}
 	r.rec = newRecorder(r.o.Collect)
@@ -270,7 +271,7 @@ func (r *runner) begin(layers []string, undo *cleanups) {
 	// The guard learns COMMAND first: should contain die now, COMMAND is
 	// the one the guard leaves its -s signal to act on.
 	if r.guard != nil {
-		if err := r.guard.command(r.pid, since); err != nil {
+		if err := r.guard.Command(r.pid, since); err != nil {
 			r.log("cannot tell the crash guard COMMAND's process group: %v", err)
 		}
 	}
@@ -285,14 +286,14 @@ func (r *runner) begin(layers []string, undo *cleanups) {
 		r.openRegistry()
 	}
 	undo.add(r.closeRegistry)
-	r.track.TagOf, r.track.SidOf = tagReader(r.o.Tag), proc.SessionOf
+	r.track.TagOf, r.track.SidOf = proc.TagReader(r.o.Tag), proc.SessionOf
 	if r.o.AllowDaemons {
 		r.track.Daemon = daemonVerdict()
 	}
 	r.told = map[proc.ID]bool{}
 	if r.guard != nil {
-		r.track.Skip[r.guard.pid] = true
-		r.log("crash guard: PID %d", r.guard.pid)
+		r.track.Skip[r.guard.PID()] = true
+		r.log("crash guard: PID %d", r.guard.PID())
 	}
 	if g := r.grp.name(); g != "" {
 		layers = append(layers, g)
@@ -311,7 +312,7 @@ func (r *runner) supervise() {
 	closed := make(chan struct{})
 	r.laterDone = make(chan struct{})
 	go func() {
-		signal.Notify(r.sigs, forwardedLater...)
+		signal.Notify(r.sigs, signals.ForwardedLater...)
 		close(r.laterDone)
 	}()
 	stopWatch := r.watch()
@@ -352,7 +353,7 @@ func (r *runner) result() Result {
 
 // takeGuard takes the crash guard that PrepareRun started and tells it the
 // session, before anything of the session exists (cgroup, COMMAND).
-func (r *runner) takeGuard() *guard {
+func (r *runner) takeGuard() *guard.Guard {
 	if r.o.Prepared == nil {
 		r.log("run from another program than contain: no crash guard")
 		return nil
@@ -363,16 +364,16 @@ func (r *runner) takeGuard() *guard {
 	}
 	if err := r.guardable(); err != nil {
 		r.log("%v: no crash guard (if contain is killed, run contain reap)", err)
-		g.stop()
+		g.Stop()
 		return nil
 	}
-	if err := g.watch(r.o.Tag, r.o.Grace, r.o.Log != nil, r.o.Signal); err != nil {
+	if err := g.Watch(r.o.Tag, r.o.Grace, r.o.Log != nil, r.o.Signal, guardSignalsCommand()); err != nil {
 		r.log("cannot brief the crash guard: %v (if contain is killed, run contain reap)", err)
-		g.stop()
+		g.Stop()
 		return nil
 	}
 	if r.o.Report != "" {
-		if err := g.reportTo(guardReportOrder{Path: r.o.Report, Command: r.o.Args, Started: time.Now()}); err != nil {
+		if err := g.ReportTo(guard.ReportOrder{Path: r.o.Report, Command: r.o.Args, Started: time.Now()}); err != nil {
 			r.log("cannot tell the crash guard where the report goes: %v", err)
 		}
 	}
@@ -647,14 +648,14 @@ func (s loopSys) Hook(why string) {
 			// Should contain die while it runs, the guard ends it:
 			// told before the hook goes past its gate.
 			if r.guard != nil {
-				if err := r.guard.hook(pid, start); err != nil {
+				if err := r.guard.Hook(pid, start); err != nil {
 					r.log("on-timeout: cannot tell the crash guard of it: %v", err)
 				}
 			}
 		})
 	})
 	if r.guard != nil {
-		r.guard.hookEnded()
+		r.guard.HookEnded()
 	}
 }
 

@@ -41,15 +41,6 @@ func Run(o Options) (Result, error) {
 // so that contain cannot be ended by one before it has closed the job.
 func PrepareRun() *Prepared { consoleEvents(); return &Prepared{} }
 
-// GuardCommand is argv[1] of the crash guard, which Windows does not need.
-const GuardCommand = "__guard"
-
-// GuardMain: the job object does the guard's work on Windows.
-func GuardMain([]string) int {
-	fmt.Fprintln(os.Stderr, "contain: there is no crash guard on Windows: the job object ends the group when contain ends")
-	return 2
-}
-
 type winRunner struct {
 	o    Options
 	log  Logger

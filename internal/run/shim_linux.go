@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/contain-cli/contain/internal/guard"
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/signals"
@@ -44,7 +44,7 @@ const ShimCommand = "__shim"
 // empty. When contain dies first (EOF on its pipe), the shim does what the
 // crash guard does, from the top of the tree: COMMAND gets the timeout
 // signal (-s), every other process SIGTERM, SIGKILL after the grace period
-// (at most guardGrace), and the shim writes the guard's report.
+// (at most guard.Grace), and the shim writes the guard's report.
 //
 // Its descriptors: 0-2 contain's (COMMAND's), 3 the orders (JSON, then
 // EOF when contain ends), 4 the shim's reports to contain. When COMMAND is
@@ -57,16 +57,16 @@ const (
 
 // shimOrders is what contain tells the shim, as one line of JSON.
 type shimOrders struct {
-	Path       string            `json:"path"`
-	Argv       []string          `json:"argv"`
-	Env        []string          `json:"env"`
-	Foreground bool              `json:"foreground"`
-	Pdeathsig  int               `json:"pdeathsig"` // COMMAND's, should the shim die
-	Signal     int               `json:"signal"`    // COMMAND's when contain dies (-s)
-	Tag        string            `json:"tag"`
-	Grace      time.Duration     `json:"grace"`
-	Verbose    bool              `json:"verbose"`
-	Report     *guardReportOrder `json:"report,omitempty"`
+	Path       string             `json:"path"`
+	Argv       []string           `json:"argv"`
+	Env        []string           `json:"env"`
+	Foreground bool               `json:"foreground"`
+	Pdeathsig  int                `json:"pdeathsig"` // COMMAND's, should the shim die
+	Signal     int                `json:"signal"`    // COMMAND's when contain dies (-s)
+	Tag        string             `json:"tag"`
+	Grace      time.Duration      `json:"grace"`
+	Verbose    bool               `json:"verbose"`
+	Report     *guard.ReportOrder `json:"report,omitempty"`
 	// AllowDaemons: contain may release daemons (lines "release PID
 	// START" after this one); the shim then exits once only they are
 	// left of its children, rather than wait for them.
@@ -184,7 +184,7 @@ func (r *runner) startShim(path string, foreground bool) error {
 	// guard stopped and sent SIGTERM to a COMMAND that had just started,
 	// 1 round in 80 with the CPUs busy.)
 	if r.guard != nil {
-		if err := r.guard.shimAt(s.pid, s.start); err != nil {
+		if err := r.guard.Shim(s.pid, s.start); err != nil {
 			r.log("cannot tell the crash guard of the shim: %v", err)
 		}
 	}
@@ -196,7 +196,7 @@ func (r *runner) startShim(path string, foreground bool) error {
 		Pdeathsig: int(pdeath), Signal: int(r.o.Signal), Tag: r.o.Tag, Grace: r.o.Grace, Verbose: r.o.Log != nil,
 		AllowDaemons: r.o.AllowDaemons}
 	if r.o.Report != "" {
-		o.Report = &guardReportOrder{Path: r.o.Report, Command: r.o.Args, Started: time.Now()}
+		o.Report = &guard.ReportOrder{Path: r.o.Report, Command: r.o.Args, Started: time.Now()}
 	}
 	b, err := json.Marshal(o)
 	if err != nil {
@@ -342,7 +342,7 @@ func ShimMain(args []string) int {
 	// Pdeathsig and to contain, its subreaper, as if it had never been.)
 	go func() {
 		drop := make(chan os.Signal, 16)
-		signal.Notify(drop, notIgnored(append(append(slices.Clone(forwardedFirst), forwardedLater[2:]...),
+		signal.Notify(drop, notIgnored(append(signals.Fatal(),
 			unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU))...)
 		for range drop {
 		}
@@ -546,9 +546,9 @@ func (s *shimRun) closeAfterCrash(containPID int) {
 			s.log("sent %s to COMMAND %d", signals.Name(syscall.Signal(s.o.Signal)), s.cmd)
 		}
 	}
-	o := guardOrders{value: s.o.Tag, grace: s.o.Grace, verbose: s.o.Verbose, pgrp: s.cmd, since: s.since,
-		report: s.o.Report, signal: syscall.Signal(s.o.Signal), writer: "shim", spared: s.sparedIDs()}
-	guardReap(o, containPID, min(o.grace, guardGrace), s.log, s.statusOf)
+	o := guard.Orders{Value: s.o.Tag, Grace: s.o.Grace, Verbose: s.o.Verbose, Pgrp: s.cmd, Since: s.since,
+		Report: s.o.Report, Signal: syscall.Signal(s.o.Signal), Writer: "shim", Spared: s.sparedIDs()}
+	guard.Reap(o, containPID, min(o.Grace, guard.Grace), s.log, s.statusOf)
 }
 
 // shimPoll is how often contain reads the shim's children while COMMAND

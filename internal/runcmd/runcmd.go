@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/contain-cli/contain/internal/guard"
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/run"
@@ -38,8 +39,8 @@ func Dispatch(args []string) {
 	}
 	dispatched = true
 	switch args[1] {
-	case run.GuardCommand:
-		os.Exit(run.GuardMain(args[2:]))
+	case guard.Arg:
+		os.Exit(guard.Main(args[2:]))
 	case run.ShimCommand:
 		os.Exit(run.ShimMain(args[2:]))
 	case "run", TimeoutCommand:

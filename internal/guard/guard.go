@@ -1,6 +1,13 @@
 //go:build linux || darwin
 
-package run
+// Package guard is contain run's crash guard: a process that ends the
+// session if contain dies without closing it (SIGKILL, the OOM killer).
+// contain starts it before COMMAND (Start) and tells it, over a pipe only
+// contain holds open, what it guards (Guard's methods; Orders); the pipe's
+// EOF is contain's death, and the guard (Main, run as `contain __guard`)
+// then ends what is left (Reap) and writes the report. The shim (Linux),
+// which outlives contain above COMMAND, closes the session the same way.
+package guard
 
 import (
 	"cmp"
@@ -27,14 +34,14 @@ import (
 	"github.com/contain-cli/contain/session"
 )
 
-// GuardCommand is argv[1] of the guard: contain itself, run again.
-const GuardCommand = "__guard"
+// Arg is argv[1] of the guard: contain itself, run again.
+const Arg = "__guard"
 
-// guardGrace caps the guard's grace period: nothing of the group may
+// Grace caps the guard's grace period: nothing of the group may
 // outlive contain by more than a second.
-const guardGrace = 500 * time.Millisecond
+const Grace = 500 * time.Millisecond
 
-// guard is the process that kills the group if contain dies without closing
+// Guard is the process that kills the group if contain dies without closing
 // it (SIGKILL, OOM). It runs in its own session, so that a kill of contain's
 // process group spares it, and it carries contain's own environment, not
 // the session's tag, so that it is no member of the session. It waits for
@@ -46,7 +53,7 @@ const guardGrace = 500 * time.Millisecond
 // guards is told through the pipe: the session (before COMMAND starts, and
 // before the cgroup is made), then COMMAND's process group (once started).
 // An EOF before the session line means no COMMAND was ever started.
-type guard struct {
+type Guard struct {
 	pid int
 	w   *os.File
 	// ready is the waiter shell's word that it runs its script (see
@@ -54,12 +61,12 @@ type guard struct {
 	ready *os.File
 }
 
-// startGuard starts the guard. It is called off the main thread: the
+// Start starts the guard. It is called off the main thread: the
 // reaper (main thread, __WNOTHREAD) must not see it among its children.
 // The guard's stderr is contain's; it writes there only when told to be
 // verbose. It waits in the shell where there is one that can be executed,
 // else as contain __guard itself.
-func startGuard() (*guard, error) {
+func Start() (*Guard, error) {
 	if unix.Access(waiterShell, unix.X_OK) == nil {
 		if g, err := startWaiter(true); err == nil {
 			return g, nil
@@ -72,7 +79,7 @@ func startGuard() (*guard, error) {
 
 // startWaiter starts the guard waiting in the shell, or as contain
 // __guard itself.
-func startWaiter(inShell bool) (*guard, error) {
+func startWaiter(inShell bool) (*Guard, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -90,7 +97,7 @@ func startWaiter(inShell bool) (*guard, error) {
 	}
 	defer null.Close()
 	files := []uintptr{null.Fd(), null.Fd(), os.Stderr.Fd(), r.Fd()}
-	path, argv := exe, []string{"contain", GuardCommand, strconv.Itoa(os.Getpid())}
+	path, argv := exe, []string{"contain", Arg, strconv.Itoa(os.Getpid())}
 	var ready *os.File
 	if inShell {
 		// The shell says on its fd 4 that it runs the script, so that one
@@ -127,7 +134,7 @@ func startWaiter(inShell bool) (*guard, error) {
 		}
 		return nil, err
 	}
-	return &guard{pid: pid, w: w, ready: ready}, nil
+	return &Guard{pid: pid, w: w, ready: ready}, nil
 }
 
 // confirm makes sure that the guard waits, before the first order: the
@@ -136,7 +143,7 @@ func startWaiter(inShell bool) (*guard, error) {
 // no shell) or kept silent for readyWait, and contain __guard, started
 // in its place, waits itself. Called by the reaper's thread, it starts
 // that guard from another one.
-func (g *guard) confirm() error {
+func (g *Guard) confirm() error {
 	ready := g.ready
 	if ready == nil {
 		return nil
@@ -148,7 +155,7 @@ func (g *guard) confirm() error {
 	if n, _ := ready.Read(b[:]); n == 1 {
 		return nil
 	}
-	g.stop()
+	g.Stop()
 	started := make(chan error)
 	go func() {
 		ng, err := startWaiter(false)
@@ -181,7 +188,7 @@ const waiterShell = "/bin/sh"
 // The orders go to contain __guard on its standard input (a here-document),
 // not as an argument: with a line per tracked process they can outgrow
 // what one argument may hold.
-var waiterScript = `trap '' ` + signalNumbers(append(slices.Clone(forwardedFirst), forwardedLater[2:]...)) + `
+var waiterScript = `trap '' ` + signalNumbers(signals.Fatal()) + `
 echo >&4
 exec 4>&-
 o=
@@ -189,7 +196,7 @@ while IFS= read -r l; do o="$o$l
 "; done <&3
 g="$1"
 if [ -e /proc/self/fd/5 ]; then g=/proc/self/fd/5; fi
-exec "$g" ` + GuardCommand + ` "$2" - <<EOF
+exec "$g" ` + Arg + ` "$2" - <<EOF
 $o
 EOF`
 
@@ -215,16 +222,16 @@ const (
 	guardHookEnd = "hook-end" // it and what it started have been ended
 )
 
-// guardReportOrder is what the guard needs to write the report after a
+// ReportOrder is what the guard needs to write the report after a
 // crash, sent as one line of JSON.
-type guardReportOrder struct {
+type ReportOrder struct {
 	Path    string    `json:"path"`
 	Command []string  `json:"command"`
 	Started time.Time `json:"started"`
 }
 
-// reportTo tells the guard where to write the report if contain dies.
-func (g *guard) reportTo(o guardReportOrder) error {
+// ReportTo tells the guard where to write the report if contain dies.
+func (g *Guard) ReportTo(o ReportOrder) error {
 	b, err := json.Marshal(o)
 	if err != nil {
 		return err
@@ -233,63 +240,67 @@ func (g *guard) reportTo(o guardReportOrder) error {
 	return err
 }
 
-// watch tells the guard the session it guards: its tag value, the grace
+// Watch tells the guard the session it guards: its tag value, the grace
 // period and whether to be verbose. A line this short is written at once
 // (PIPE_BUF), and a pipe nobody reads yet holds it. The pipe-safe writer:
 // if the guard is gone, the write fails (EPIPE) without a SIGPIPE that
 // contain would forward to the group as if it came from outside.
-func (g *guard) watch(value string, grace time.Duration, verbose bool, sig syscall.Signal) error {
+//
+// signalCommand: COMMAND has no Pdeathsig (macOS; Linux with
+// CONTAIN_DISABLE=pdeathsig or macos), so the guard sends it sig when
+// contain dies, unless the shim does.
+func (g *Guard) Watch(value string, grace time.Duration, verbose bool, sig syscall.Signal, signalCommand bool) error {
 	if err := g.confirm(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(nosigpipe.Writer(g.w), "%s %s %s %t %d\n", guardSession, value, grace, verbose, int(sig))
+	_, err := fmt.Fprintf(nosigpipe.Writer(g.w), "%s %s %s %t %d %t\n", guardSession, value, grace, verbose, int(sig), signalCommand)
 	return err
 }
 
-// command tells the guard COMMAND's process group and its start time.
-func (g *guard) command(pgrp int, since uint64) error {
+// Command tells the guard COMMAND's process group and its start time.
+func (g *Guard) Command(pgrp int, since uint64) error {
 	_, err := fmt.Fprintf(nosigpipe.Writer(g.w), "%s %d %d\n", guardCommand, pgrp, since)
 	return err
 }
 
-// shimAt tells the guard of the shim: it closes the session itself if
+// Shim tells the guard of the shim: it closes the session itself if
 // contain dies, and the guard waits for it to end before it looks for
 // what is left.
-func (g *guard) shimAt(pid int, start uint64) error {
+func (g *Guard) Shim(pid int, start uint64) error {
 	_, err := fmt.Fprintf(nosigpipe.Writer(g.w), "%s %d %d\n", guardShim, pid, start)
 	return err
 }
 
-// member tells the guard of a process the tracker found, so that it is
+// Member tells the guard of a process the tracker found, so that it is
 // found after a crash even where no link to the session is left.
-func (g *guard) member(pid int, start uint64) error {
+func (g *Guard) Member(pid int, start uint64) error {
 	_, err := fmt.Fprintf(nosigpipe.Writer(g.w), "%s %d %d\n", guardMember, pid, start)
 	return err
 }
 
-// release tells the guard of a daemon that left the session
+// Release tells the guard of a daemon that left the session
 // (--allow-daemons): the guard spares it, and what it starts.
-func (g *guard) release(pid int, start uint64) error {
+func (g *Guard) Release(pid int, start uint64) error {
 	_, err := fmt.Fprintf(nosigpipe.Writer(g.w), "%s %d %d\n", guardRelease, pid, start)
 	return err
 }
 
-// hook tells the guard that the --on-timeout command runs, leading a
+// Hook tells the guard that the --on-timeout command runs, leading a
 // process group of its own (PID and start time): should contain die
 // while it runs, the guard ends it and what it started, as contain would
-// have; hookEnded, that contain has ended them itself.
-func (g *guard) hook(pid int, start uint64) error {
+// have; HookEnded, that contain has ended them itself.
+func (g *Guard) Hook(pid int, start uint64) error {
 	_, err := fmt.Fprintf(nosigpipe.Writer(g.w), "%s %d %d\n", guardHook, pid, start)
 	return err
 }
 
-func (g *guard) hookEnded() error {
+func (g *Guard) HookEnded() error {
 	_, err := fmt.Fprintf(nosigpipe.Writer(g.w), "%s\n", guardHookEnd)
 	return err
 }
 
-// stop ends the guard of a run that closed its group itself.
-func (g *guard) stop() {
+// Stop ends the guard of a run that closed its group itself.
+func (g *Guard) Stop() {
 	unix.Kill(g.pid, unix.SIGKILL) // a child not yet waited for: the PID is still its
 	for {
 		if _, err := unix.Wait4(g.pid, nil, 0, nil); err != unix.EINTR {
@@ -303,81 +314,87 @@ func (g *guard) stop() {
 	}
 }
 
-// guardOrders is what contain told its guard.
-type guardOrders struct {
-	value   string         // "": no session was started
-	signal  syscall.Signal // the timeout signal (-s), COMMAND's when contain dies
-	grace   time.Duration
-	verbose bool
-	pgrp    int // 0: unknown
-	since   uint64
-	members []proc.ID
-	spared  []proc.ID // daemons that left the session (--allow-daemons)
-	report  *guardReportOrder
-	shim    proc.ID // pid 0: none
-	hook    proc.ID // the --on-timeout command, while it runs; pid 0: none
-	writer  string  // who writes the report: "guard" (""), or "shim"
+// Orders is what contain told its guard.
+type Orders struct {
+	Value   string         // "": no session was started
+	Signal  syscall.Signal // the timeout signal (-s), COMMAND's when contain dies
+	Grace   time.Duration
+	Verbose bool
+	Pgrp    int // 0: unknown
+	Since   uint64
+	Members []proc.ID
+	Spared  []proc.ID // daemons that left the session (--allow-daemons)
+	Report  *ReportOrder
+	Shim    proc.ID // pid 0: none
+	Hook    proc.ID // the --on-timeout command, while it runs; pid 0: none
+	Writer  string  // who writes the report: "guard" (""), or "shim"
+	// SignalCommand: COMMAND has no Pdeathsig; the guard sends it Signal
+	// when contain dies, unless the shim does (see Watch).
+	SignalCommand bool
 }
 
-// parseGuardOrders reads the lines contain wrote to its guard. A line cut
+// ParseOrders reads the lines contain wrote to its guard. A line cut
 // short by contain's death is ignored.
-func parseGuardOrders(b []byte) (guardOrders, error) {
-	var o guardOrders
+func ParseOrders(b []byte) (Orders, error) {
+	var o Orders
 	lines := strings.Split(string(b), "\n")
 	for _, line := range lines[:len(lines)-1] { // the last is "" or cut short
 		f := strings.Fields(line)
 		switch {
 		case len(f) == 0:
-		case f[0] == guardSession && (len(f) == 4 || len(f) == 5):
+		case f[0] == guardSession && len(f) >= 4 && len(f) <= 6:
 			grace, err1 := time.ParseDuration(f[2])
 			verbose, err2 := strconv.ParseBool(f[3])
 			var sig int
-			var err3 error
-			if len(f) == 5 {
+			var err3, err4 error
+			if len(f) >= 5 {
 				sig, err3 = strconv.Atoi(f[4])
 			}
-			if err := errors.Join(err1, err2, err3); err != nil {
+			if len(f) == 6 {
+				o.SignalCommand, err4 = strconv.ParseBool(f[5])
+			}
+			if err := errors.Join(err1, err2, err3, err4); err != nil {
 				return o, err
 			}
-			o.value, o.grace, o.verbose, o.signal = f[1], grace, verbose, syscall.Signal(sig)
+			o.Value, o.Grace, o.Verbose, o.Signal = f[1], grace, verbose, syscall.Signal(sig)
 		case f[0] == guardCommand && len(f) == 3:
 			id, err := proc.ParseID(f[1], f[2])
 			if err != nil {
 				return o, err
 			}
-			o.pgrp, o.since = id.PID, id.Start
+			o.Pgrp, o.Since = id.PID, id.Start
 		case f[0] == guardReport && len(f) >= 2:
-			var ro guardReportOrder
+			var ro ReportOrder
 			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, guardReport+" ")), &ro); err != nil {
 				return o, err
 			}
-			o.report = &ro
+			o.Report = &ro
 		case f[0] == guardShim && len(f) == 3:
 			id, err := proc.ParseID(f[1], f[2])
 			if err != nil {
 				return o, err
 			}
-			o.shim = id
+			o.Shim = id
 		case f[0] == guardHook && len(f) == 3:
 			id, err := proc.ParseID(f[1], f[2])
 			if err != nil {
 				return o, err
 			}
-			o.hook = id
+			o.Hook = id
 		case f[0] == guardHookEnd && len(f) == 1:
-			o.hook = proc.ID{}
+			o.Hook = proc.ID{}
 		case f[0] == guardMember && len(f) == 3:
 			id, err := proc.ParseID(f[1], f[2])
 			if err != nil {
 				return o, err
 			}
-			o.members = append(o.members, id)
+			o.Members = append(o.Members, id)
 		case f[0] == guardRelease && len(f) == 3:
 			id, err := proc.ParseID(f[1], f[2])
 			if err != nil {
 				return o, err
 			}
-			o.spared = append(o.spared, id)
+			o.Spared = append(o.Spared, id)
 		default:
 			return o, fmt.Errorf("unexpected line %q", line)
 		}
@@ -385,11 +402,11 @@ func parseGuardOrders(b []byte) (guardOrders, error) {
 	return o, nil
 }
 
-// GuardMain is the guard's main: args are contain's PID and, when the
+// Main is the guard's main: args are contain's PID and, when the
 // shell waited and read them, "-" for the orders on standard input (or the
 // orders themselves); otherwise fd 3 is the pipe, read here. It returns
 // the exit status.
-func GuardMain(args []string) int {
+func Main(args []string) int {
 	if len(args) != 1 && len(args) != 2 {
 		fmt.Fprintln(os.Stderr, "contain: the guard is started by contain run, not by hand")
 		return 2
@@ -403,8 +420,7 @@ func GuardMain(args []string) int {
 	// Nothing but contain's SIGKILL ends the guard halfway: not a verbose
 	// line to a closed pipe, nor a signal forwarded to the group of an
 	// outer contain run that the guard's contain is part of.
-	signal.Ignore(forwardedFirst...)
-	signal.Ignore(forwardedLater[2:]...) // not WINCH and CONT: harmless
+	signal.Ignore(signals.Fatal()...)
 	// Nothing is read until contain's end closes, that is when contain
 	// has exited, however it exited.
 	var b []byte
@@ -416,29 +432,29 @@ func GuardMain(args []string) int {
 	default:
 		b, err = io.ReadAll(os.NewFile(3, "contain"))
 	}
-	o, perr := parseGuardOrders(b)
-	log := nopLog
-	if o.verbose {
+	o, perr := ParseOrders(b)
+	log := func(string, ...any) {}
+	if o.Verbose {
 		log = func(format string, a ...any) { fmt.Fprintf(os.Stderr, "contain: guard: "+format+"\n", a...) }
 	}
 	if err := errors.Join(err, perr); err != nil {
 		log("reading contain's orders: %v", err)
 	}
-	if o.value == "" {
+	if o.Value == "" {
 		return 0 // contain ended before it started anything
 	}
-	if o.hook.PID != 0 {
-		endHook(o.hook, log)
+	if o.Hook.PID != 0 {
+		endHook(o.Hook, log)
 	}
-	if o.shim.PID != 0 {
+	if o.Shim.PID != 0 {
 		// The shim, above every process of the session, closes it; what
 		// the guard finds afterwards is what the shim could not end.
-		log("contain %d has ended without closing its group: the shim %d closes it", pid, o.shim.PID)
-		waitGone(o.shim, shimWait)
+		log("contain %d has ended without closing its group: the shim %d closes it", pid, o.Shim.PID)
+		waitGone(o.Shim, shimWait)
 	} else {
-		log("contain %d has ended without closing its group: reaping session %s", pid, o.value)
+		log("contain %d has ended without closing its group: reaping session %s", pid, o.Value)
 	}
-	guardReap(o, pid, min(o.grace, guardGrace), log, nil)
+	Reap(o, pid, min(o.Grace, Grace), log, nil)
 	return 0
 }
 
@@ -449,7 +465,7 @@ func GuardMain(args []string) int {
 // it after the grace period; again until a scan finds nothing, at most
 // hookEndWait. The hook is no member of the session: the reap after it
 // does not look for it.
-func endHook(hook proc.ID, log Logger) {
+func endHook(hook proc.ID, log func(string, ...any)) {
 	track := proc.NewTracker(os.Getpid(), hook.PID, hook.Start, "")
 	deadline := time.Now().Add(hookEndWait)
 	b := proc.NewBackoff()
@@ -479,7 +495,7 @@ func endHook(hook proc.ID, log Logger) {
 const hookEndWait = 2 * time.Second
 
 // shimWait bounds how long the guard leaves the session to the shim: its
-// grace period, at most guardGrace, and the kills after it.
+// grace period, at most Grace, and the kills after it.
 const shimWait = 5 * time.Second
 
 // waitGone waits until process id has ended, at most limit.
@@ -491,29 +507,29 @@ func waitGone(id proc.ID, limit time.Duration) {
 	}
 }
 
-// guardReap does what reap does, for one session: its tagged processes,
+// Reap does what reap does, for one session: its tagged processes,
 // daemons included (kill-on-close spares none), its cgroup, and what the
 // tracker finds from what contain saw: COMMAND's process group, the
 // members contain told of, and what they started since.
 //
 // statusOf, if not nil, gives the wait status of a process of the session
 // that ended (the shim reaps them); the guard has none.
-func guardReap(o guardOrders, pid int, grace time.Duration, log Logger, statusOf func(int) (unix.WaitStatus, bool)) {
+func Reap(o Orders, pid int, grace time.Duration, log func(string, ...any), statusOf func(int) (unix.WaitStatus, bool)) {
 	if statusOf == nil {
 		statusOf = func(int) (unix.WaitStatus, bool) { return 0, false }
 	}
 	me := reap.Me()
-	track := proc.NewTracker(os.Getpid(), o.pgrp, o.since, o.value)
-	track.TagOf, track.SidOf = tagReader(o.value), proc.SessionOf
-	for _, m := range o.members {
+	track := proc.NewTracker(os.Getpid(), o.Pgrp, o.Since, o.Value)
+	track.TagOf, track.SidOf = proc.TagReader(o.Value), proc.SessionOf
+	for _, m := range o.Members {
 		track.Remember(m.PID, m.Start)
 	}
 	// The daemons contain spared (--allow-daemons) are spared still,
 	// tagged or not.
-	for _, id := range o.spared {
+	for _, id := range o.Spared {
 		track.Release(id.PID, id.Start)
 	}
-	opts := session.Options{Filter: session.Filter{Values: []string{o.value}}, IncludeDaemons: true}
+	opts := session.Options{Filter: session.Filter{Values: []string{o.Value}}, IncludeDaemons: true}
 	// A process that carries the tag is the session's only when it is
 	// also contain's user's, or one contain told of: a tag is a claim any
 	// process can make, and root's guard must not end another user's
@@ -530,8 +546,8 @@ func guardReap(o guardOrders, pid int, grace time.Duration, log Logger, statusOf
 	if err != nil {
 		log("%v", err)
 	}
-	if o.shim.PID != 0 {
-		track.Adopt(o.shim.PID, o.shim.Start)
+	if o.Shim.PID != 0 {
+		track.Adopt(o.Shim.PID, o.Shim.Start)
 	}
 	began := time.Now()
 	// COMMAND has been sent its timeout signal (-s) as contain died: by
@@ -539,10 +555,10 @@ func guardReap(o guardOrders, pid int, grace time.Duration, log Logger, statusOf
 	// now. It is left the grace period to act on that signal alone; the
 	// others get SIGTERM; SIGKILL ends what is left of all.
 	plan := reap.Plan{Targets: targets, Rescan: scan, Cgroups: cgroup.OfRun(pid), Track: track,
-		Signal: unix.SIGTERM, Grace: grace, Log: log, Spare: proc.ID{PID: o.pgrp, Start: o.since}}
+		Signal: unix.SIGTERM, Grace: grace, Log: log, Spare: proc.ID{PID: o.Pgrp, Start: o.Since}}
 	commandSignal(o, log)
 	var accounted *report.Resources
-	if o.report != nil && len(plan.Cgroups) > 0 {
+	if o.Report != nil && len(plan.Cgroups) > 0 {
 		accounted = &report.Resources{Sources: map[string]string{}}
 		plan.Accounted = accounted
 	}
@@ -560,9 +576,9 @@ func guardReap(o guardOrders, pid int, grace time.Duration, log Logger, statusOf
 	}
 	// After the shim, whose own report has every process it ended, the
 	// guard's replaces it only when the guard found something more.
-	if o.report != nil && (o.shim.PID == 0 || len(r.Processes) > 0 || len(r.Cgroups) > 0) {
+	if o.Report != nil && (o.Shim.PID == 0 || len(r.Processes) > 0 || len(r.Cgroups) > 0) {
 		rep := guardedReport(o, pid, began, r, accounted, statusOf)
-		if err := report.Write(o.report.Path, rep, os.Stderr); err != nil {
+		if err := report.Write(o.Report.Path, rep, os.Stderr); err != nil {
 			fmt.Fprintf(os.Stderr, "contain: guard: cannot write the report: %v\n", err)
 		}
 	}
@@ -572,23 +588,23 @@ func guardReap(o guardOrders, pid int, grace time.Duration, log Logger, statusOf
 // did as contain died: on macOS, which has no Pdeathsig (and on Linux
 // with CONTAIN_DISABLE=macos or pdeathsig). On Linux the kernel sent it
 // (Pdeathsig), or the shim, COMMAND's parent, did.
-func commandSignal(o guardOrders, log Logger) {
-	if !guardSignalsCommand() || o.shim.PID != 0 || o.signal == 0 || o.pgrp == 0 {
+func commandSignal(o Orders, log func(string, ...any)) {
+	if !o.SignalCommand || o.Shim.PID != 0 || o.Signal == 0 || o.Pgrp == 0 {
 		return
 	}
-	if err := proc.SignalMember(o.pgrp, o.since, o.signal, nil); err == nil {
-		log("sent %s to COMMAND %d (%s)", signals.Name(o.signal), o.pgrp, commOf(o.pgrp))
+	if err := proc.SignalMember(o.Pgrp, o.Since, o.Signal, nil); err == nil {
+		log("sent %s to COMMAND %d (%s)", signals.Name(o.Signal), o.Pgrp, proc.CommOf(o.Pgrp))
 	}
 }
 
 // guardedReport is the report of a run whose contain died: what the guard
 // found and did; what only contain knew is absent, with the reason.
-func guardedReport(o guardOrders, pid int, began time.Time, rr reap.Report, accounted *report.Resources, statusOf func(int) (unix.WaitStatus, bool)) *report.Report {
+func guardedReport(o Orders, pid int, began time.Time, rr reap.Report, accounted *report.Resources, statusOf func(int) (unix.WaitStatus, bool)) *report.Report {
 	const onlyContainKnew = "contain was killed: only it knew"
-	r := report.New(cmp.Or(o.writer, "guard"))
-	r.Command, r.ContainPID, r.Tag = o.report.Command, pid, o.value
-	r.Started, r.Ended = report.Time{Time: o.report.Started}, report.Time{Time: time.Now()}
-	r.WallSeconds = r.Ended.Sub(o.report.Started).Seconds()
+	r := report.New(cmp.Or(o.Writer, "guard"))
+	r.Command, r.ContainPID, r.Tag = o.Report.Command, pid, o.Value
+	r.Started, r.Ended = report.Time{Time: o.Report.Started}, report.Time{Time: time.Now()}
+	r.WallSeconds = r.Ended.Sub(o.Report.Started).Seconds()
 	r.Absent = map[string]string{"containment": onlyContainKnew + " the layers it had"}
 	r.Ending.Absent = map[string]string{
 		"exit_code":            onlyContainKnew + " how COMMAND ended, if it had",
@@ -626,7 +642,7 @@ func guardedReport(o guardOrders, pid int, began time.Time, rr reap.Report, acco
 			l.FoundBy = "registry"
 		case p.Found == reap.FoundInCgroup:
 			l.FoundBy = "cgroup"
-		case p.Found == reap.FoundByTag && p.Session == o.value:
+		case p.Found == reap.FoundByTag && p.Session == o.Value:
 			l.FoundBy = "tag"
 		}
 		// What was sent, then how it ended: known where the shim reaped
@@ -637,14 +653,14 @@ func guardedReport(o guardOrders, pid int, began time.Time, rr reap.Report, acco
 			sent = signals.Name(unix.SIGKILL)
 		case reap.EndedByFirst:
 			sent = signals.Name(unix.SIGTERM)
-			if p.PID == o.pgrp && o.signal != 0 {
-				sent = signals.Name(o.signal) // COMMAND's own, as contain died
+			if p.PID == o.Pgrp && o.Signal != 0 {
+				sent = signals.Name(o.Signal) // COMMAND's own, as contain died
 			}
 		case reap.WasGone:
-			if p.PID == o.pgrp && o.signal != 0 {
+			if p.PID == o.Pgrp && o.Signal != 0 {
 				// COMMAND, spared the guard's first signal: it was sent
 				// its own as contain died (Pdeathsig, the shim, the guard).
-				sent = signals.Name(o.signal)
+				sent = signals.Name(o.Signal)
 			}
 		}
 		switch {
@@ -653,7 +669,7 @@ func guardedReport(o guardOrders, pid int, began time.Time, rr reap.Report, acco
 		case p.Ending == reap.LeftAlone || p.Ending == reap.CannotSignal:
 		default:
 			ws, reaped := statusOf(p.PID)
-			l.EndedBy = endedBy(sent, ws, reaped)
+			l.EndedBy = proc.EndedBy(sent, ws, reaped)
 		}
 		if !p.Started.IsZero() {
 			l.Started = &report.Time{Time: p.Started}
@@ -670,7 +686,7 @@ func guardedReport(o guardOrders, pid int, began time.Time, rr reap.Report, acco
 		}
 		r.Leftovers = append(r.Leftovers, l)
 		if sent != "" {
-			r.EndedByContain = append(r.EndedByContain, crashEnded(l, sent, p.PID == o.pgrp))
+			r.EndedByContain = append(r.EndedByContain, crashEnded(l, sent, p.PID == o.Pgrp))
 		}
 	}
 	return r
@@ -693,3 +709,6 @@ func crashEnded(l report.Leftover, sent string, command bool) report.Ended {
 	}
 	return e
 }
+
+// PID is the guard's process ID.
+func (g *Guard) PID() int { return g.pid }

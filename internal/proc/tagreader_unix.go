@@ -1,0 +1,31 @@
+//go:build linux || darwin
+
+package proc
+
+import "os"
+
+// TagReader reads processes' tags for the tracker. A tag is a claim any
+// process can make of itself: it makes a process a member only when the
+// process is also contain's own user's (its real uid is contain's), so
+// that no other user's process joins the session by carrying the tag:
+// none is counted in its limits, spared, moved or signalled for it. (A
+// member that switches users, su or a setuid program, is still found by
+// its parentage, process group or cgroup: those no other user can forge.)
+func TagReader(value string) func(int) TagRead {
+	uid := os.Getuid()
+	return func(pid int) TagRead {
+		v, ok, err := ReadTag(pid, nil)
+		switch {
+		case err != nil:
+			return TagUnknown
+		case ok && v == value:
+			if owner, err := UIDOf(pid); err != nil {
+				return TagUnknown
+			} else if owner != uid {
+				return TagOther
+			}
+			return TagOurs
+		}
+		return TagOther
+	}
+}

@@ -1,0 +1,28 @@
+//go:build linux || darwin
+
+package signals
+
+import (
+	"os"
+	"slices"
+
+	"golang.org/x/sys/unix"
+)
+
+// unixFirst and unixLater are the forwarded signals Linux and macOS share
+// (see forwarded_linux.go for why some come first); each OS adds its own.
+// WINCH and CONT come first among the later ones: the guard does not
+// ignore them.
+var (
+	unixFirst = []os.Signal{unix.SIGALRM, unix.SIGINT, unix.SIGQUIT, unix.SIGHUP, unix.SIGTERM,
+		unix.SIGPIPE, unix.SIGUSR1, unix.SIGUSR2, unix.SIGABRT,
+		// Without a round trip: the runtime handles these itself.
+		unix.SIGILL, unix.SIGTRAP, unix.SIGBUS, unix.SIGFPE, unix.SIGSEGV, unix.SIGSYS}
+	unixLater = []os.Signal{unix.SIGWINCH, unix.SIGCONT, unix.SIGXCPU, unix.SIGXFSZ, unix.SIGVTALRM}
+)
+
+// Fatal are the forwarded signals whose default action ends a process:
+// all but WINCH and CONT, the first two of ForwardedLater. The crash guard
+// and the shim ignore them, so that nothing but SIGKILL ends them halfway
+// (a signal forwarded by an outer contain run included).
+func Fatal() []os.Signal { return append(slices.Clone(ForwardedFirst), ForwardedLater[2:]...) }
