@@ -10,6 +10,7 @@ import (
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/run"
 	"github.com/contain-cli/contain/internal/runcmd"
+	"github.com/contain-cli/contain/internal/shim"
 	"github.com/contain-cli/contain/internal/status"
 )
 
@@ -32,8 +33,8 @@ func Main() {
 	switch os.Args[1] {
 	case guard.Arg:
 		os.Exit(guard.Main(os.Args[2:]))
-	case run.ShimCommand:
-		os.Exit(run.ShimMain(os.Args[2:]))
+	case shim.Arg:
+		os.Exit(shim.Main(os.Args[2:]))
 	case supervisorCommand:
 		supervise(os.Args[2:])
 	}

@@ -14,22 +14,6 @@ import (
 	"github.com/contain-cli/contain/internal/signals"
 )
 
-// notIgnored drops the signals contain was started with ignored: nohup
-// ignores HUP, a shell without job control ignores INT (and QUIT) in its
-// background jobs, and COMMAND inherits that, as it would without contain.
-// (Go reports an inherited SIG_IGN for HUP and INT only: for every other
-// signal it installs its own handler at start-up, and what was there
-// before is lost to contain and to COMMAND.)
-func notIgnored(sigs []os.Signal) []os.Signal {
-	var out []os.Signal
-	for _, s := range sigs {
-		if !signal.Ignored(s) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // stopRequest reports whether sig, sent to contain, means "stop": it is
 // forwarded, and the group is killed if COMMAND is still running a grace
 // period later.
@@ -123,7 +107,7 @@ func subscribe() {
 	sigs, done := make(chan os.Signal, 64), make(chan struct{})
 	subscription.sigs, subscription.done = sigs, done
 	go func() {
-		signal.Notify(sigs, notIgnored(signals.ForwardedFirst)...)
+		signal.Notify(sigs, signals.NotIgnored(signals.ForwardedFirst)...)
 		close(done)
 	}()
 }

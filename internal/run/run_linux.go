@@ -19,7 +19,7 @@ type runnerOS struct {
 	cg        *cgroupGroup // also the run's group; nil: none
 	subreaper bool
 	waitFlags int                   // WNOTHREAD: the guard, a child of another thread, is not waited for
-	shim      *shim                 // the subreaper between contain and COMMAND, where there is no cgroup
+	shim      *shimProc             // the subreaper between contain and COMMAND, where there is no cgroup
 	noShim    bool                  // the shim could not be started
 	shimLost  bool                  // the shim ended before COMMAND: tracking alone holds the session
 	limitWhy  map[limit.Kind]string // why the kernel does not hold a limit

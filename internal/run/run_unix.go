@@ -181,11 +181,6 @@ type leftover struct {
 	spared bool // a daemon --allow-daemons let go
 }
 
-// stoppedStatus reports whether ws says the process stopped. WaitStatus.Stopped
-// is false for a stop by SIGSTOP on the BSDs, macOS included (it takes
-// SIGSTOP for the marker of a continued process): the bits decide.
-func stoppedStatus(ws unix.WaitStatus) bool { return ws&0xff == 0x7f }
-
 // waitEvent is what the reaper reports about COMMAND.
 type waitEvent struct {
 	status unix.WaitStatus
@@ -484,7 +479,7 @@ func (r *runner) reap() {
 			flags |= unix.WNOHANG
 		}
 		wpid, name, err := r.reapWait(&ws, flags, &ru)
-		if err == nil && wpid > 0 && !stoppedStatus(ws) {
+		if err == nil && wpid > 0 && !proc.StoppedStatus(ws) {
 			r.reapedOne(wpid, ws, &ru)
 		}
 		switch {
@@ -499,7 +494,7 @@ func (r *runner) reap() {
 				poll = proc.NewBackoff()
 			}
 			time.Sleep(min(poll.Next(), 50*time.Millisecond))
-		case stoppedStatus(ws):
+		case proc.StoppedStatus(ws):
 			if wpid == pid {
 				r.events <- waitEvent{status: ws}
 			}
@@ -530,33 +525,13 @@ func (r *runner) reapedOne(pid int, ws unix.WaitStatus, ru *unix.Rusage) {
 // any is still alive.
 func (r *runner) reapReady() (alive bool) {
 	var name string
-	return reapEnded(func(ws *unix.WaitStatus, ru *unix.Rusage) (pid int, err error) {
+	return proc.ReapEnded(func(ws *unix.WaitStatus, ru *unix.Rusage) (pid int, err error) {
 		pid, name, err = r.reapWait(ws, unix.WNOHANG, ru)
 		return pid, err
 	}, func(pid int, ws unix.WaitStatus, ru *unix.Rusage) {
 		r.reapedOne(pid, ws, ru)
 		r.log("reaped adopted process %d (%s)", pid, name)
 	})
-}
-
-// reapEnded reaps, with wait (which must not block), every child that has
-// ended, handing each to ended, and reports whether any child is still
-// alive. contain's reaper and the shim's share it.
-func reapEnded(wait func(*unix.WaitStatus, *unix.Rusage) (int, error), ended func(int, unix.WaitStatus, *unix.Rusage)) bool {
-	for {
-		var ws unix.WaitStatus
-		var ru unix.Rusage
-		wpid, err := wait(&ws, &ru)
-		switch {
-		case err == unix.EINTR:
-		case err != nil:
-			return false
-		case wpid == 0:
-			return true
-		default:
-			ended(wpid, ws, &ru)
-		}
-	}
 }
 
 // waitMain runs until COMMAND has ended and is reaped. The portable loop
@@ -582,7 +557,7 @@ func (r *runner) waitMain() {
 // waitEvent is what the reaper says of COMMAND, for the loop: a stop
 // (followed, or not, by commandStopped), or its end.
 func (r *runner) waitEvent(ev waitEvent) supervise.Event[overLimit] {
-	if stoppedStatus(ev.status) {
+	if proc.StoppedStatus(ev.status) {
 		return supervise.Event[overLimit]{Kind: supervise.Other, Do: func() {
 			if sig := syscall.Signal(ev.status >> 8 & 0xff); !r.throttleStop(sig) {
 				r.commandStopped(sig)

@@ -22,6 +22,7 @@ import (
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/run"
+	"github.com/contain-cli/contain/internal/shim"
 	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/internal/status"
 	"github.com/contain-cli/contain/report"
@@ -41,8 +42,8 @@ func Dispatch(args []string) {
 	switch args[1] {
 	case guard.Arg:
 		os.Exit(guard.Main(args[2:]))
-	case run.ShimCommand:
-		os.Exit(run.ShimMain(args[2:]))
+	case shim.Arg:
+		os.Exit(shim.Main(args[2:]))
 	case "run", TimeoutCommand:
 		// Subscribing to the forwarded signals is the slowest step of
 		// contain run's set-up; it runs while the options are parsed.

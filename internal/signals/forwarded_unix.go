@@ -4,6 +4,7 @@ package signals
 
 import (
 	"os"
+	"os/signal"
 	"slices"
 
 	"golang.org/x/sys/unix"
@@ -26,3 +27,19 @@ var (
 // and the shim ignore them, so that nothing but SIGKILL ends them halfway
 // (a signal forwarded by an outer contain run included).
 func Fatal() []os.Signal { return append(slices.Clone(ForwardedFirst), ForwardedLater[2:]...) }
+
+// NotIgnored drops the signals contain was started with ignored: nohup
+// ignores HUP, a shell without job control ignores INT (and QUIT) in its
+// background jobs, and COMMAND inherits that, as it would without contain.
+// (Go reports an inherited SIG_IGN for HUP and INT only: for every other
+// signal it installs its own handler at start-up, and what was there
+// before is lost to contain and to COMMAND.)
+func NotIgnored(sigs []os.Signal) []os.Signal {
+	var out []os.Signal
+	for _, s := range sigs {
+		if !signal.Ignored(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
