@@ -72,7 +72,7 @@ import (
 // not write.
 //
 // Windows has no registry: a job object ends every process of the session
-// when contain ends, however it ends (registry_other.go).
+// when contain ends, however it ends (registry_none.go).
 type Registry struct {
 	mu      sync.Mutex
 	dir     int    // the directory, opened and checked once; -1 when closed

@@ -1,0 +1,89 @@
+//go:build linux || darwin
+
+package run
+
+import (
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/contain-cli/contain/internal/limit"
+	"github.com/contain-cli/contain/internal/proc"
+)
+
+// osHooks is what each Unix supplies to the runner that run_unix.go,
+// members_unix.go and limits_unix.go share: the contract that Linux
+// (run_linux.go, limits_linux.go, names_linux.go, daemons_linux.go,
+// claim_linux.go, shim_linux.go) and macOS (run_darwin.go and the files
+// beside it) each fill, checked by the compiler below. What a hook does
+// where the OS has no such thing is said at its macOS definition.
+type osHooks interface {
+	// The layers.
+
+	// setUp readies the OS's layers before COMMAND starts (subreaper,
+	// cgroup, Pdeathsig) and returns their names.
+	setUp() []string
+	// strong: the kernel keeps every process of the group in sight by
+	// itself (a cgroup), so contain need not scan while COMMAND runs.
+	strong() bool
+	// complete: contain's children and the cgroup alone hold every
+	// process of the group (a cgroup, a subreaper, the shim).
+	complete() bool
+	// guardable: what the crash guard needs of this run, or why not.
+	guardable() error
+
+	// The start.
+
+	// startUnder starts COMMAND under the shim where it is used (done:
+	// true, with the start's outcome); else startAttr adds to the start
+	// (Pdeathsig, the cgroup), and startRefused takes a start error the
+	// OS can retry without a layer (true: try again).
+	startUnder(path string, foreground bool) (done bool, err error)
+	startAttr(attr *syscall.SysProcAttr)
+	startRefused(err error) bool
+	// started finishes what the start began and returns the layers it
+	// adds.
+	started() []string
+
+	// The reaper.
+
+	// wait waits for a child of contain (not the guard); reapWait also
+	// names it, for -v.
+	wait(ws *unix.WaitStatus, flags int, ru *unix.Rusage) (int, error)
+	reapWait(ws *unix.WaitStatus, flags int, ru *unix.Rusage) (int, string, error)
+	// shimEnded: wpid, just reaped, was the shim (its end handled).
+	shimEnded(wpid int, ws unix.WaitStatus) bool
+	// shimReapedCPU: the CPU time of what the shim reaped.
+	shimReapedCPU() time.Duration
+
+	// The daemons (--allow-daemons).
+
+	// bindClaims binds the claim socket before COMMAND starts;
+	// listenClaims serves it until the returned stop.
+	bindClaims()
+	listenClaims() (stop func())
+	// onlySpared: contain's only children are daemons it spared.
+	onlySpared() bool
+	// releaseFromShim tells the shim that a daemon left the session.
+	releaseFromShim(p proc.Entry)
+
+	// The limits the kernel holds.
+
+	// kernelLimits sets what the kernel can hold of the limits (the
+	// cgroup's memory.max, pids.max, cpu.max); kernelWhy says why it
+	// does not hold one; kernelOutcome reads what it did once COMMAND
+	// ended (an OOM kill, refused forks).
+	kernelLimits(w *limit.Watch)
+	kernelWhy(k limit.Kind) string
+	kernelOutcome()
+	// sampleGroup measures the tree from its cgroup (false: none).
+	sampleGroup(s *limit.Sample) bool
+	// freezable: the tree can be stopped at once (cgroup.freeze), by
+	// freeze; frozen says whether it is.
+	freezable() bool
+	freeze(on bool) error
+	frozen() bool
+}
+
+var _ osHooks = (*runner)(nil)
