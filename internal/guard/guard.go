@@ -23,6 +23,7 @@ import (
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/reap"
 	"github.com/contain-cli/contain/internal/signals"
+	"github.com/contain-cli/contain/internal/track"
 	"github.com/contain-cli/contain/report"
 	"github.com/contain-cli/contain/session"
 )
@@ -459,7 +460,7 @@ func Main(args []string) int {
 // hookEndWait. The hook is no member of the session: the reap after it
 // does not look for it.
 func endHook(hook proc.ID, log func(string, ...any)) {
-	track := proc.NewTracker(os.Getpid(), hook.PID, hook.Start, "")
+	tr := track.New(os.Getpid(), hook.PID, hook.Start, "")
 	deadline := time.Now().Add(hookEndWait)
 	b := proc.NewBackoff()
 	for {
@@ -467,7 +468,7 @@ func endHook(hook proc.ID, log func(string, ...any)) {
 		if err != nil {
 			log("on-timeout: cannot list processes: %v", err)
 		}
-		live, _ := track.Update(procs)
+		live, _ := tr.Update(procs)
 		if len(live) == 0 {
 			return
 		}
@@ -512,15 +513,15 @@ func Reap(o Orders, pid int, grace time.Duration, log func(string, ...any), stat
 		statusOf = func(int) (unix.WaitStatus, bool) { return 0, false }
 	}
 	me := reap.Me()
-	track := proc.NewTracker(os.Getpid(), o.Pgrp, o.Since, o.Value)
-	track.TagOf, track.SidOf = proc.TagReader(o.Value), proc.SessionOf
+	tr := track.New(os.Getpid(), o.Pgrp, o.Since, o.Value)
+	tr.TagOf, tr.SidOf = track.TagReader(o.Value), proc.SessionOf
 	for _, m := range o.Members {
-		track.Remember(m.PID, m.Start)
+		tr.Remember(m.PID, m.Start)
 	}
 	// The daemons contain spared (--allow-daemons) are spared still,
 	// tagged or not.
 	for _, id := range o.Spared {
-		track.Release(id.PID, id.Start)
+		tr.Release(id.PID, id.Start)
 	}
 	opts := session.Options{Filter: session.Filter{Values: []string{o.Value}}, IncludeDaemons: true}
 	// A process that carries the tag is the session's only when it is
@@ -532,7 +533,7 @@ func Reap(o Orders, pid int, grace time.Duration, log func(string, ...any), stat
 		cs, err := reap.Choose(opts, me)
 		return slices.DeleteFunc(cs, func(c session.Choice) bool {
 			id := proc.ID{PID: c.PID, Start: c.Start}
-			return track.Released(id) || c.UID != uid && !c.Registered && !track.IsMember(id)
+			return tr.Released(id) || c.UID != uid && !c.Registered && !tr.IsMember(id)
 		}), err
 	}
 	targets, err := scan() // Reap leaves the ones to skip alone
@@ -540,14 +541,14 @@ func Reap(o Orders, pid int, grace time.Duration, log func(string, ...any), stat
 		log("%v", err)
 	}
 	if o.Shim.PID != 0 {
-		track.Adopt(o.Shim.PID, o.Shim.Start)
+		tr.Adopt(o.Shim.PID, o.Shim.Start)
 	}
 	began := time.Now()
 	// COMMAND has been sent its timeout signal (-s) as contain died: by
 	// the kernel (Pdeathsig), or by the shim, or, on macOS, by the guard
 	// now. It is left the grace period to act on that signal alone; the
 	// others get SIGTERM; SIGKILL ends what is left of all.
-	plan := reap.Plan{Targets: targets, Rescan: scan, Cgroups: cgroup.OfRun(pid), Track: track,
+	plan := reap.Plan{Targets: targets, Rescan: scan, Cgroups: cgroup.OfRun(pid), Track: tr,
 		Signal: unix.SIGTERM, Grace: grace, Log: log, Spare: proc.ID{PID: o.Pgrp, Start: o.Since}}
 	commandSignal(o, log)
 	var accounted *report.Resources

@@ -6,6 +6,7 @@ import (
 
 	"github.com/contain-cli/contain/internal/cgroup"
 	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/internal/track"
 	"github.com/contain-cli/contain/report"
 	"github.com/contain-cli/contain/session"
 )
@@ -23,7 +24,7 @@ type Plan struct {
 	// Track, if not nil, finds processes of the session whether tagged or
 	// not (the crash guard's: COMMAND's process group, what contain saw
 	// of the session, and what those started since).
-	Track *proc.Tracker
+	Track *track.Tracker
 	// Accounted, if not nil, gets what a leftover cgroup accounted, read
 	// just before it is removed (the crash guard's report).
 	Accounted *report.Resources

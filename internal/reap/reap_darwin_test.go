@@ -7,10 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/testtool"
+	"github.com/contain-cli/contain/internal/track"
 	"github.com/contain-cli/contain/session"
-	"golang.org/x/sys/unix"
 )
 
 // sleeper runs long, for the tests that reap it (testtool.Sleeper).
@@ -28,7 +30,7 @@ func TestDarwinReapProcessGroup(t *testing.T) {
 	if err != nil || !o.Exists {
 		t.Fatal(o, err)
 	}
-	r := Reap(Plan{Track: proc.NewTracker(os.Getpid(), pid, o.Start, ""), Signal: unix.SIGTERM, Grace: time.Second})
+	r := Reap(Plan{Track: track.New(os.Getpid(), pid, o.Start, ""), Signal: unix.SIGTERM, Grace: time.Second})
 	if len(r.Processes) != 1 || r.Processes[0].PID != pid || r.Processes[0].Alive {
 		t.Errorf("%+v", r.Processes)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/testtool"
+	"github.com/contain-cli/contain/internal/track"
 	"github.com/contain-cli/contain/session"
 )
 
@@ -117,7 +118,7 @@ func TestReapTrackedBeforeTag(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	track := proc.NewTracker(os.Getpid(), 0, 0, value)
+	track := track.New(os.Getpid(), 0, 0, value)
 	track.Remember(p.PID, p.Start)
 	r := Reap(Plan{Targets: []session.Choice{{Process: p, Session: p.Value}}, Track: track,
 		Signal: unix.SIGTERM, Grace: 100 * time.Millisecond})

@@ -5,8 +5,9 @@ package reap
 import (
 	"syscall"
 
-	"github.com/contain-cli/contain/internal/signals"
 	"golang.org/x/sys/unix"
+
+	"github.com/contain-cli/contain/internal/signals"
 )
 
 // firstSignalEnds: a first signal of STOP or CONT ends nothing.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/reap"
+	"github.com/contain-cli/contain/internal/track"
 	"github.com/contain-cli/contain/report"
 )
 
@@ -22,24 +23,24 @@ import (
 // mark stays a member whatever it execs later.
 
 // daemonVerdict is the tracker's Daemon question, for --allow-daemons.
-func daemonVerdict() func(p proc.Entry, parent *proc.Entry) proc.Verdict {
+func daemonVerdict() func(p proc.Entry, parent *proc.Entry) track.Verdict {
 	buf := make([]byte, 0, 4096)
-	return func(p proc.Entry, parent *proc.Entry) proc.Verdict {
+	return func(p proc.Entry, parent *proc.Entry) track.Verdict {
 		m, err := proc.MarkOf(p.PID, buf)
 		if err != nil || m.Digest == emptyDigest {
 			// Gone (the tracker forgets it), or in the middle of an exec,
 			// whose new environment is not there yet.
-			return proc.Undecided
+			return track.Undecided
 		}
 		if parent != nil {
 			if pm, err := proc.MarkOf(parent.PID, buf); err == nil && pm.Digest == m.Digest {
-				return proc.Undecided // its parent's environment: not exec'd yet
+				return track.Undecided // its parent's environment: not exec'd yet
 			}
 		}
 		if m.Daemon {
-			return proc.Daemon
+			return track.Daemon
 		}
-		return proc.NotDaemon
+		return track.NotDaemon
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/contain-cli/contain/internal/reap"
 	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/internal/supervise"
+	"github.com/contain-cli/contain/internal/track"
 	"github.com/contain-cli/contain/report"
 )
 
@@ -72,7 +73,7 @@ type runner struct {
 	phase string
 
 	trackMu sync.Mutex
-	track   *proc.Tracker    // every process COMMAND started, as scans see them
+	track   *track.Tracker   // every process COMMAND started, as scans see them
 	told    map[proc.ID]bool // members the guard was told of
 	spared  []proc.ID        // daemons let go (--allow-daemons)
 	watched chan struct{}    // closed when the watcher, if any, has stopped
@@ -276,12 +277,12 @@ func (r *runner) begin(layers []string, undo *cleanups) {
 	// With one, the registry is made when a daemon is first spared
 	// (--allow-daemons): the daemon leaves the cgroup, and the registry is
 	// where reap finds it.
-	r.track = proc.NewTracker(r.self, r.pid, since, r.o.Tag)
+	r.track = track.New(r.self, r.pid, since, r.o.Tag)
 	if !r.strong() {
 		r.openRegistry()
 	}
 	undo.add(r.closeRegistry)
-	r.track.TagOf, r.track.SidOf = proc.TagReader(r.o.Tag), proc.SessionOf
+	r.track.TagOf, r.track.SidOf = track.TagReader(r.o.Tag), proc.SessionOf
 	if r.o.AllowDaemons {
 		r.track.Daemon = daemonVerdict()
 	}

@@ -1,8 +1,12 @@
 //go:build linux || darwin
 
-package proc
+package track
 
-import "os"
+import (
+	"os"
+
+	"github.com/contain-cli/contain/internal/proc"
+)
 
 // TagReader reads processes' tags for the tracker. A tag is a claim any
 // process can make of itself: it makes a process a member only when the
@@ -14,12 +18,12 @@ import "os"
 func TagReader(value string) func(int) TagRead {
 	uid := os.Getuid()
 	return func(pid int) TagRead {
-		v, ok, err := ReadTag(pid, nil)
+		v, ok, err := proc.ReadTag(pid, nil)
 		switch {
 		case err != nil:
 			return TagUnknown
 		case ok && v == value:
-			if owner, err := UIDOf(pid); err != nil {
+			if owner, err := proc.UIDOf(pid); err != nil {
 				return TagUnknown
 			} else if owner != uid {
 				return TagOther

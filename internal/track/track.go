@@ -1,27 +1,11 @@
-package proc
+package track
 
 import (
 	"runtime"
 	"sort"
-	"time"
 
-	"github.com/contain-cli/contain/session"
+	"github.com/contain-cli/contain/internal/proc"
 )
-
-// Entry is one process as a scan of the whole system sees it: the
-// primitive that the tracker asks of each OS (/proc on Linux,
-// kern.proc.all on macOS).
-type Entry struct {
-	PID, PPID, Pgrp int
-	Sid             int    // 0: not in the scan (macOS); the tracker asks sidOf when it matters
-	Start           uint64 // in the OS's unit; with PID, the process's identity
-	Zombie          bool
-	Comm            string
-	// Usage is the process's own use; ChildCPU the CPU time of the
-	// children it has waited for (Linux; 0 elsewhere).
-	Usage    session.Usage
-	ChildCPU time.Duration
-}
 
 // Tracker follows every process that COMMAND started, by what a scan of
 // all processes shows, without help from the kernel: the layer that macOS
@@ -32,10 +16,10 @@ type Entry struct {
 //   - its parent is a member (the same PID and start time as remembered),
 //     or contain (which adopts orphans as subreaper);
 //   - its process group or session is led by a member, or was: a group or
-//     session ID cannot be handed out again while the group lives, so it
+//     session proc.ID cannot be handed out again while the group lives, so it
 //     stays the session's until a scan shows no process in the group, or
 //     its PID used by a process with another start time (PIDs are handed
-//     out in turn, so a stranger would have to take the ID between two
+//     out in turn, so a stranger would have to take the proc.ID between two
 //     scans after every other PID was used);
 //   - or it carries the session's tag.
 //
@@ -82,15 +66,15 @@ type Tracker struct {
 	SidOf    func(int) (int, error)
 
 	members  map[int]uint64 // PID → start time
-	groups   map[int]uint64 // process groups led by a member, or that were: ID → the leader's start
+	groups   map[int]uint64 // process groups led by a member, or that were: proc.ID → the leader's start
 	sessions map[int]uint64 // sessions, the same way
-	tags     map[ID]bool
-	sids     map[ID]sidRead
+	tags     map[proc.ID]bool
+	sids     map[proc.ID]sidRead
 	why      map[int]string // how each member was found, for the report
 	// Where start times are not ordered: whether a scan was taken, and
 	// the processes the first one showed started before COMMAND.
 	scanned bool
-	before  map[ID]bool
+	before  map[proc.ID]bool
 
 	// Daemon, when set (contain run --allow-daemons), is asked of each
 	// process as the tracker first finds it, parent the process's parent
@@ -99,10 +83,10 @@ type Tracker struct {
 	// again. Undecided (its environment is still its parent's: forked,
 	// not yet exec'd) makes it a member that is asked again at each scan
 	// until it answers; NotDaemon is final, whatever it execs later.
-	Daemon    func(p Entry, parent *Entry) Verdict
-	released  map[ID]bool
-	undecided map[ID]bool
-	spared    []Entry // released by the last Update
+	Daemon    func(p proc.Entry, parent *proc.Entry) Verdict
+	released  map[proc.ID]bool
+	undecided map[proc.ID]bool
+	spared    []proc.Entry // released by the last Update
 }
 
 // Verdict is what Tracker.Daemon says of a process.
@@ -123,14 +107,14 @@ const (
 	TagOurs
 )
 
-// NewTracker starts tracking from COMMAND (PID pid, started at since),
+// New starts tracking from COMMAND (PID pid, started at since),
 // which leads its own process group.
-func NewTracker(self, pid int, since uint64, value string) *Tracker {
+func New(self, pid int, since uint64, value string) *Tracker {
 	t := &Tracker{self: self, Skip: map[int]bool{}, adopters: map[int]uint64{self: 0}, Since: since,
 		ordered: runtime.GOOS == "linux", value: value,
 		members: map[int]uint64{}, groups: map[int]uint64{}, sessions: map[int]uint64{},
-		tags: map[ID]bool{}, sids: map[ID]sidRead{}, why: map[int]string{}, before: map[ID]bool{},
-		released: map[ID]bool{}, undecided: map[ID]bool{}}
+		tags: map[proc.ID]bool{}, sids: map[proc.ID]sidRead{}, why: map[int]string{}, before: map[proc.ID]bool{},
+		released: map[proc.ID]bool{}, undecided: map[proc.ID]bool{}}
 	if pid > 0 {
 		t.members[pid] = since
 		t.groups[pid] = since
@@ -155,7 +139,7 @@ func (t *Tracker) Remember(pid int, start uint64) { t.RememberAs(pid, start, "tr
 
 // RememberAs adds a process known to be a member, and how it was found.
 func (t *Tracker) RememberAs(pid int, start uint64, why string) {
-	if pid > 1 && pid != t.self && !t.Skip[pid] && !t.released[ID{pid, start}] {
+	if pid > 1 && pid != t.self && !t.Skip[pid] && !t.released[proc.ID{PID: pid, Start: start}] {
 		t.members[pid] = start
 		t.why[pid] = why
 	}
@@ -164,9 +148,9 @@ func (t *Tracker) RememberAs(pid int, start uint64, why string) {
 // Update takes a new scan and returns the live members (zombies left out),
 // oldest first, and those among them that this scan found for the first
 // time.
-func (t *Tracker) Update(procs []Entry) (live, added []Entry) {
-	byPID := make(map[int]*Entry, len(procs))
-	order := make([]*Entry, 0, len(procs))
+func (t *Tracker) Update(procs []proc.Entry) (live, added []proc.Entry) {
+	byPID := make(map[int]*proc.Entry, len(procs))
+	order := make([]*proc.Entry, 0, len(procs))
 	first := !t.scanned
 	t.scanned = true
 	for i := range procs {
@@ -180,13 +164,13 @@ func (t *Tracker) Update(procs []Entry) (live, added []Entry) {
 				continue // started before COMMAND
 			}
 			if _, member := t.members[p.PID]; first && !member {
-				t.before[ID{p.PID, p.Start}] = true
+				t.before[proc.ID{PID: p.PID, Start: p.Start}] = true
 			}
 		}
 		order = append(order, p)
 	}
 	// A member that is gone is forgotten; a PID seen with another start
-	// time also ends the group and session it led: the ID was free.
+	// time also ends the group and session it led: the proc.ID was free.
 	for pid, start := range t.members {
 		if p := byPID[pid]; p == nil || p.Start != start {
 			delete(t.members, pid)
@@ -220,7 +204,7 @@ func (t *Tracker) Update(procs []Entry) (live, added []Entry) {
 	for changed := true; changed; {
 		changed = false
 		for _, p := range order {
-			if t.released[ID{p.PID, p.Start}] {
+			if t.released[proc.ID{PID: p.PID, Start: p.Start}] {
 				continue
 			}
 			if t.releasedParent(p, byPID) {
@@ -242,7 +226,7 @@ func (t *Tracker) Update(procs []Entry) (live, added []Entry) {
 					changed = true
 					continue
 				case Undecided:
-					t.undecided[ID{p.PID, p.Start}] = true
+					t.undecided[proc.ID{PID: p.PID, Start: p.Start}] = true
 				}
 			}
 			t.members[p.PID] = p.Start
@@ -251,11 +235,11 @@ func (t *Tracker) Update(procs []Entry) (live, added []Entry) {
 			changed = true
 		}
 	}
-	// A process group no scanned process is in has ended: its ID is free
-	// for anyone, and a stranger's group of that ID must not count. (A
+	// A process group no scanned process is in has ended: its proc.ID is free
+	// for anyone, and a stranger's group of that proc.ID must not count. (A
 	// member could be in it only if the scan had shown it.) A session goes
 	// with the group of the same ID: while that group lives the session
-	// does, and no one else can have its ID; without the group, the
+	// does, and no one else can have its proc.ID; without the group, the
 	// session's other members are still found by the other rules.
 	inUse := make(map[int]bool, len(t.groups))
 	for i := range procs {
@@ -290,15 +274,15 @@ func (t *Tracker) Update(procs []Entry) (live, added []Entry) {
 
 // releasedParent reports whether p's parent, as this scan shows it, left
 // the session as a daemon (or as one's descendant).
-func (t *Tracker) releasedParent(p *Entry, byPID map[int]*Entry) bool {
+func (t *Tracker) releasedParent(p *proc.Entry, byPID map[int]*proc.Entry) bool {
 	par := byPID[p.PPID]
-	return par != nil && t.released[ID{par.PID, par.Start}] && (!t.ordered || par.Start <= p.Start)
+	return par != nil && t.released[proc.ID{PID: par.PID, Start: par.Start}] && (!t.ordered || par.Start <= p.Start)
 }
 
 // release takes p out of the session for good: it is no member, and
 // neither is what it starts.
-func (t *Tracker) release(p Entry) {
-	id := ID{p.PID, p.Start}
+func (t *Tracker) release(p proc.Entry) {
+	id := proc.ID{PID: p.PID, Start: p.Start}
 	t.released[id] = true
 	delete(t.undecided, id)
 	if start, ok := t.members[p.PID]; ok && start == p.Start {
@@ -314,7 +298,7 @@ func (t *Tracker) release(p Entry) {
 }
 
 // recheck asks Daemon again of the members it could not yet decide.
-func (t *Tracker) recheck(byPID map[int]*Entry) {
+func (t *Tracker) recheck(byPID map[int]*proc.Entry) {
 	for id := range t.undecided {
 		p := byPID[id.PID]
 		if p == nil || p.Start != id.Start || p.Zombie {
@@ -332,38 +316,38 @@ func (t *Tracker) recheck(byPID map[int]*Entry) {
 
 // Spared lists the processes that the last Update took out of the
 // session as daemons, or as their descendants.
-func (t *Tracker) Spared() []Entry { return t.spared }
+func (t *Tracker) Spared() []proc.Entry { return t.spared }
 
 // Released reports whether the process left the session as a daemon (or
 // as one's descendant).
-func (t *Tracker) Released(id ID) bool { return t.released[id] }
+func (t *Tracker) Released(id proc.ID) bool { return t.released[id] }
 
 // Release takes a process out of the session, as a daemon that contain
 // spared (the guard learns them from contain).
-func (t *Tracker) Release(pid int, start uint64) { t.ReleaseNow(Entry{PID: pid, Start: start}) }
+func (t *Tracker) Release(pid int, start uint64) { t.ReleaseNow(proc.Entry{PID: pid, Start: start}) }
 
 // ReleaseNow takes p, a member or not yet seen, out of the session, as
 // a daemon contain was told of.
-func (t *Tracker) ReleaseNow(p Entry) {
+func (t *Tracker) ReleaseNow(p proc.Entry) {
 	t.release(p)
 	t.spared = t.spared[:len(t.spared)-1]
 }
 
 // IsMember reports whether the process is a member.
-func (t *Tracker) IsMember(id ID) bool {
+func (t *Tracker) IsMember(id proc.ID) bool {
 	start, ok := t.members[id.PID]
 	return ok && start == id.Start
 }
 
 // belongs decides whether p, not yet a member, is one: how it was found,
 // or "".
-func (t *Tracker) belongs(p *Entry) string {
+func (t *Tracker) belongs(p *proc.Entry) string {
 	// The parent is the member remembered: update has dropped every member
 	// whose PID this scan shows with another start time, or not at all.
 	if start, ok := t.members[p.PPID]; ok && (!t.ordered || start <= p.Start) {
 		return "descendant"
 	}
-	before := t.before[ID{p.PID, p.Start}]
+	before := t.before[proc.ID{PID: p.PID, Start: p.Start}]
 	if _, ok := t.adopters[p.PPID]; ok && !before {
 		return "descendant" // COMMAND, or an orphan that contain or the shim adopted
 	}
@@ -388,7 +372,7 @@ func (t *Tracker) belongs(p *Entry) string {
 func (t *Tracker) FoundBy(pid int) string { return t.why[pid] }
 
 // leads records the group and session that member p leads.
-func (t *Tracker) leads(p *Entry) {
+func (t *Tracker) leads(p *proc.Entry) {
 	if p.Pgrp == p.PID {
 		t.groups[p.PID] = p.Start
 		// setsid makes a process lead both; only then can it lead a
@@ -400,13 +384,13 @@ func (t *Tracker) leads(p *Entry) {
 }
 
 // sid is p's session, from the scan or asked once per process.
-func (t *Tracker) sid(p *Entry) int {
+func (t *Tracker) sid(p *proc.Entry) int {
 	if p.Sid != 0 || t.SidOf == nil {
 		return p.Sid
 	}
 	// Only setsid changes a process's session, and it changes the
 	// process group too: an answer holds while the group is the same.
-	id := ID{p.PID, p.Start}
+	id := proc.ID{PID: p.PID, Start: p.Start}
 	if s, ok := t.sids[id]; ok && s.pgrp == p.Pgrp {
 		return s.sid
 	}
@@ -425,11 +409,11 @@ type sidRead struct{ sid, pgrp int }
 // tagged reports whether p carries the session's tag. Each process is
 // read once: only an exec changes an environment, and whatever a member
 // execs stays a member.
-func (t *Tracker) tagged(p *Entry) bool {
+func (t *Tracker) tagged(p *proc.Entry) bool {
 	if t.value == "" || t.TagOf == nil {
 		return false
 	}
-	id := ID{p.PID, p.Start}
+	id := proc.ID{PID: p.PID, Start: p.Start}
 	if ours, ok := t.tags[id]; ok {
 		return ours
 	}
@@ -442,13 +426,13 @@ func (t *Tracker) tagged(p *Entry) bool {
 
 // forget drops the cached reads of processes no longer seen, so that a
 // long run does not grow without bound.
-func (t *Tracker) forget(procs []Entry) {
+func (t *Tracker) forget(procs []proc.Entry) {
 	if len(t.tags)+len(t.sids)+len(t.before) < 4*len(procs)+1024 {
 		return
 	}
-	seen := make(map[ID]bool, len(procs))
+	seen := make(map[proc.ID]bool, len(procs))
 	for _, p := range procs {
-		seen[ID{p.PID, p.Start}] = true
+		seen[proc.ID{PID: p.PID, Start: p.Start}] = true
 	}
 	for id := range t.before {
 		if !seen[id] {

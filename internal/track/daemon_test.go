@@ -1,8 +1,10 @@
-package proc
+package track
 
 import (
 	"slices"
 	"testing"
+
+	"github.com/contain-cli/contain/internal/proc"
 )
 
 // The daemon rules (--allow-daemons): Daemon's verdict when a process is
@@ -12,15 +14,15 @@ func TestTrackDaemons(t *testing.T) {
 	verdicts := map[int]Verdict{}
 	asked := map[int]int{}
 	tr := newTestTracker(nil)
-	tr.Daemon = func(p Entry, _ *Entry) Verdict { asked[p.PID]++; return verdicts[p.PID] }
+	tr.Daemon = func(p proc.Entry, _ *proc.Entry) Verdict { asked[p.PID]++; return verdicts[p.PID] }
 
 	// 200: a daemon from its first sight; 300: first seen unmarked; 400:
 	// forked, not yet exec'd.
 	verdicts[200], verdicts[300], verdicts[400] = Daemon, NotDaemon, Undecided
 	s1 := scan(
-		Entry{PID: 200, PPID: tCmd, Pgrp: 200, Sid: 200, Start: 1001},
-		Entry{PID: 300, PPID: tCmd, Pgrp: tCmd, Sid: 5, Start: 1002},
-		Entry{PID: 400, PPID: tCmd, Pgrp: tCmd, Sid: 5, Start: 1003},
+		proc.Entry{PID: 200, PPID: tCmd, Pgrp: 200, Sid: 200, Start: 1001},
+		proc.Entry{PID: 300, PPID: tCmd, Pgrp: tCmd, Sid: 5, Start: 1002},
+		proc.Entry{PID: 400, PPID: tCmd, Pgrp: tCmd, Sid: 5, Start: 1003},
 	)
 	live, _ := tr.Update(s1)
 	if got := pids(live); !slices.Equal(got, []int{tCmd, 300, 400}) {
@@ -35,8 +37,8 @@ func TestTrackDaemons(t *testing.T) {
 	// the child of 400, leave with their parents.
 	verdicts[300], verdicts[400] = Daemon, Daemon
 	s2 := append(s1,
-		Entry{PID: 201, PPID: 200, Pgrp: 200, Sid: 200, Start: 1004},
-		Entry{PID: 401, PPID: 400, Pgrp: tCmd, Sid: 5, Start: 1005},
+		proc.Entry{PID: 201, PPID: 200, Pgrp: 200, Sid: 200, Start: 1004},
+		proc.Entry{PID: 401, PPID: 400, Pgrp: tCmd, Sid: 5, Start: 1005},
 	)
 	live, _ = tr.Update(s2)
 	if got := pids(live); !slices.Equal(got, []int{tCmd, 300}) {
@@ -59,8 +61,8 @@ func TestTrackDaemons(t *testing.T) {
 	if got := pids(live); !slices.Equal(got, []int{tCmd, 300}) || len(tr.Spared()) != 0 {
 		t.Fatalf("members %v spared %v after a rescan", got, pids(tr.Spared()))
 	}
-	if !tr.Released(ID{200, 1001}) || tr.Released(ID{300, 1002}) {
-		t.Errorf("Released: 200 %v, 300 %v", tr.Released(ID{200, 1001}), tr.Released(ID{300, 1002}))
+	if !tr.Released(proc.ID{PID: 200, Start: 1001}) || tr.Released(proc.ID{PID: 300, Start: 1002}) {
+		t.Errorf("Released: 200 %v, 300 %v", tr.Released(proc.ID{PID: 200, Start: 1001}), tr.Released(proc.ID{PID: 300, Start: 1002}))
 	}
 }
 
@@ -69,14 +71,14 @@ func TestTrackDaemons(t *testing.T) {
 func TestTrackReleaseNow(t *testing.T) {
 	tr := newTestTracker(nil)
 	s := scan(
-		Entry{PID: 200, PPID: tCmd, Pgrp: 200, Sid: 200, Start: 1001},
-		Entry{PID: 201, PPID: 200, Pgrp: 201, Sid: 201, Start: 1002},
+		proc.Entry{PID: 200, PPID: tCmd, Pgrp: 200, Sid: 200, Start: 1001},
+		proc.Entry{PID: 201, PPID: 200, Pgrp: 201, Sid: 201, Start: 1002},
 	)
 	live, _ := tr.Update(s)
 	if got := pids(live); !slices.Equal(got, []int{tCmd, 200, 201}) {
 		t.Fatalf("members %v", got)
 	}
-	tr.ReleaseNow(Entry{PID: 200, Start: 1001})
+	tr.ReleaseNow(proc.Entry{PID: 200, Start: 1001})
 	live, _ = tr.Update(s)
 	if got := pids(live); !slices.Equal(got, []int{tCmd}) {
 		t.Fatalf("members %v after 200 was released, want COMMAND alone", got)

@@ -1,8 +1,10 @@
-package proc
+package track
 
 import (
 	"slices"
 	"testing"
+
+	"github.com/contain-cli/contain/internal/proc"
 )
 
 // The tracker's rules over plain scans. Contain is PID 10 (started at 5);
@@ -14,7 +16,7 @@ const (
 )
 
 func newTestTracker(tags map[int]TagRead) *Tracker {
-	t := NewTracker(tSelf, tCmd, tSince, "CONTAIN:10")
+	t := New(tSelf, tCmd, tSince, "CONTAIN:10")
 	t.TagOf = func(pid int) TagRead { return tags[pid] }
 	t.ordered = testOrdered
 	return t
@@ -44,16 +46,16 @@ func TestTrackRulesUnordered(t *testing.T) {
 
 // shell is contain's own process group and session, where COMMAND's
 // ancestors live.
-var shell = []Entry{
+var shell = []proc.Entry{
 	{PID: 1, PPID: 0, Pgrp: 1, Sid: 1, Start: 1},
 	{PID: 5, PPID: 1, Pgrp: 5, Sid: 5, Start: 2},
 	{PID: tSelf, PPID: 5, Pgrp: tSelf, Sid: 5, Start: 5},
 	{PID: tCmd, PPID: tSelf, Pgrp: tCmd, Sid: 5, Start: tSince},
 }
 
-func scan(ps ...Entry) []Entry { return append(slices.Clone(shell), ps...) }
+func scan(ps ...proc.Entry) []proc.Entry { return append(slices.Clone(shell), ps...) }
 
-func pids(ps []Entry) []int {
+func pids(ps []proc.Entry) []int {
 	var out []int
 	for _, p := range ps {
 		out = append(out, p.PID)
@@ -62,7 +64,7 @@ func pids(ps []Entry) []int {
 	return out
 }
 
-func wantMembers(t *testing.T, tr *Tracker, procs []Entry, want ...int) []Entry {
+func wantMembers(t *testing.T, tr *Tracker, procs []proc.Entry, want ...int) []proc.Entry {
 	t.Helper()
 	live, added := tr.Update(procs)
 	if got := pids(live); !slices.Equal(got, want) {
@@ -74,14 +76,14 @@ func wantMembers(t *testing.T, tr *Tracker, procs []Entry, want ...int) []Entry 
 func TestTrackChildren(t *testing.T) {
 	tr := newTestTracker(nil)
 	added := wantMembers(t, tr, scan(
-		Entry{PID: 101, PPID: tCmd, Pgrp: tCmd, Sid: 5, Start: 1001},
-		Entry{PID: 102, PPID: 101, Pgrp: tCmd, Sid: 5, Start: 1002},
-		Entry{PID: 103, PPID: 5, Pgrp: 5, Sid: 5, Start: 1003}, // the shell's, not COMMAND's
+		proc.Entry{PID: 101, PPID: tCmd, Pgrp: tCmd, Sid: 5, Start: 1001},
+		proc.Entry{PID: 102, PPID: 101, Pgrp: tCmd, Sid: 5, Start: 1002},
+		proc.Entry{PID: 103, PPID: 5, Pgrp: 5, Sid: 5, Start: 1003}, // the shell's, not COMMAND's
 	), 100, 101, 102)
 	if got := pids(added); !slices.Equal(got, []int{101, 102}) {
 		t.Errorf("added %v, want the two new ones", got)
 	}
-	if added := wantMembers(t, tr, scan(Entry{PID: 101, PPID: tCmd, Pgrp: tCmd, Sid: 5, Start: 1001}), 100, 101); len(added) != 0 {
+	if added := wantMembers(t, tr, scan(proc.Entry{PID: 101, PPID: tCmd, Pgrp: tCmd, Sid: 5, Start: 1001}), 100, 101); len(added) != 0 {
 		t.Errorf("added %v again", pids(added))
 	}
 }
@@ -92,13 +94,13 @@ func TestTrackChildren(t *testing.T) {
 func TestTrackRemembersReparented(t *testing.T) {
 	tr := newTestTracker(nil)
 	wantMembers(t, tr, scan(
-		Entry{PID: 101, PPID: tCmd, Pgrp: tCmd, Sid: 5, Start: 1001},
-		Entry{PID: 102, PPID: 101, Pgrp: 102, Sid: 102, Start: 1002},
+		proc.Entry{PID: 101, PPID: tCmd, Pgrp: tCmd, Sid: 5, Start: 1001},
+		proc.Entry{PID: 102, PPID: 101, Pgrp: 102, Sid: 102, Start: 1002},
 	), 100, 101, 102)
-	wantMembers(t, tr, scan(Entry{PID: 102, PPID: 1, Pgrp: 102, Sid: 102, Start: 1002}), 100, 102)
+	wantMembers(t, tr, scan(proc.Entry{PID: 102, PPID: 1, Pgrp: 102, Sid: 102, Start: 1002}), 100, 102)
 	// COMMAND gone too: its group and what is left still are the session's.
 	procs := slices.Clone(shell[:3])
-	wantMembers(t, tr, append(procs, Entry{PID: 102, PPID: 1, Pgrp: 102, Sid: 102, Start: 1002}), 102)
+	wantMembers(t, tr, append(procs, proc.Entry{PID: 102, PPID: 1, Pgrp: 102, Sid: 102, Start: 1002}), 102)
 }
 
 // A double fork missed by the scans: the grandchild is found by COMMAND's
@@ -106,7 +108,7 @@ func TestTrackRemembersReparented(t *testing.T) {
 func TestTrackProcessGroup(t *testing.T) {
 	tr := newTestTracker(nil)
 	wantMembers(t, tr, scan(), 100)
-	procs := append(slices.Clone(shell[:3]), Entry{PID: 150, PPID: 1, Pgrp: tCmd, Sid: 5, Start: 1050})
+	procs := append(slices.Clone(shell[:3]), proc.Entry{PID: 150, PPID: 1, Pgrp: tCmd, Sid: 5, Start: 1050})
 	wantMembers(t, tr, procs, 150)
 }
 
@@ -114,8 +116,8 @@ func TestTrackProcessGroup(t *testing.T) {
 // even in another process group and after it exited.
 func TestTrackSession(t *testing.T) {
 	tr := newTestTracker(nil)
-	wantMembers(t, tr, scan(Entry{PID: 120, PPID: tCmd, Pgrp: 120, Sid: 120, Start: 1020}), 100, 120)
-	wantMembers(t, tr, scan(Entry{PID: 130, PPID: 1, Pgrp: 130, Sid: 120, Start: 1030}), 100, 130)
+	wantMembers(t, tr, scan(proc.Entry{PID: 120, PPID: tCmd, Pgrp: 120, Sid: 120, Start: 1020}), 100, 120)
+	wantMembers(t, tr, scan(proc.Entry{PID: 130, PPID: 1, Pgrp: 130, Sid: 120, Start: 1030}), 100, 130)
 }
 
 // A PID seen again with another start time was free: the process group
@@ -123,16 +125,16 @@ func TestTrackSession(t *testing.T) {
 // no member.
 func TestTrackRecycledPID(t *testing.T) {
 	tr := newTestTracker(nil)
-	wantMembers(t, tr, scan(Entry{PID: 120, PPID: tCmd, Pgrp: 120, Sid: 120, Start: 1020}), 100, 120)
+	wantMembers(t, tr, scan(proc.Entry{PID: 120, PPID: tCmd, Pgrp: 120, Sid: 120, Start: 1020}), 100, 120)
 	wantMembers(t, tr, scan(), 100) // 120 and its group are gone
 	wantMembers(t, tr, scan(
-		Entry{PID: 120, PPID: 5, Pgrp: 120, Sid: 120, Start: 1040}, // a stranger took PID 120
-		Entry{PID: 121, PPID: 1, Pgrp: 120, Sid: 120, Start: 1041},
+		proc.Entry{PID: 120, PPID: 5, Pgrp: 120, Sid: 120, Start: 1040}, // a stranger took PID 120
+		proc.Entry{PID: 121, PPID: 1, Pgrp: 120, Sid: 120, Start: 1041},
 	), 100)
 	// Once dropped, the group stays dropped.
-	wantMembers(t, tr, scan(Entry{PID: 121, PPID: 1, Pgrp: 120, Sid: 120, Start: 1041}), 100)
+	wantMembers(t, tr, scan(proc.Entry{PID: 121, PPID: 1, Pgrp: 120, Sid: 120, Start: 1041}), 100)
 	// COMMAND's own PID reused after the whole session ended.
-	procs := append(slices.Clone(shell[:3]), Entry{PID: tCmd, PPID: 5, Pgrp: tCmd, Sid: 5, Start: 1100})
+	procs := append(slices.Clone(shell[:3]), proc.Entry{PID: tCmd, PPID: 5, Pgrp: tCmd, Sid: 5, Start: 1100})
 	wantMembers(t, tr, procs)
 }
 
@@ -145,10 +147,10 @@ func TestTrackTag(t *testing.T) {
 	tagOf := tr.TagOf
 	tr.TagOf = func(pid int) TagRead { reads++; return tagOf(pid) }
 	procs := scan(
-		Entry{PID: 200, PPID: 1, Pgrp: 200, Sid: 200, Start: 1100},
-		Entry{PID: 201, PPID: 1, Pgrp: 201, Sid: 201, Start: 1100},
-		Entry{PID: 202, PPID: 1, Pgrp: 202, Sid: 202, Start: 1100},
-		Entry{PID: 203, PPID: 1, Pgrp: 203, Sid: 203, Start: 999}, // older than COMMAND
+		proc.Entry{PID: 200, PPID: 1, Pgrp: 200, Sid: 200, Start: 1100},
+		proc.Entry{PID: 201, PPID: 1, Pgrp: 201, Sid: 201, Start: 1100},
+		proc.Entry{PID: 202, PPID: 1, Pgrp: 202, Sid: 202, Start: 1100},
+		proc.Entry{PID: 203, PPID: 1, Pgrp: 203, Sid: 203, Start: 999}, // older than COMMAND
 	)
 	wantMembers(t, tr, procs, 100, 200)
 	before := reads
@@ -163,15 +165,15 @@ func TestTrackTag(t *testing.T) {
 func TestTrackNeverMembers(t *testing.T) {
 	tr := newTestTracker(map[int]TagRead{tSelf: TagOurs, 300: TagOurs, 1: TagOurs})
 	tr.Skip[300] = true
-	wantMembers(t, tr, scan(Entry{PID: 300, PPID: tCmd, Pgrp: tCmd, Sid: 5, Start: 1200}), 100)
+	wantMembers(t, tr, scan(proc.Entry{PID: 300, PPID: tCmd, Pgrp: tCmd, Sid: 5, Start: 1200}), 100)
 }
 
 // A zombie is not live, but the group it keeps alive still counts.
 func TestTrackZombies(t *testing.T) {
 	tr := newTestTracker(nil)
 	procs := append(slices.Clone(shell[:3]),
-		Entry{PID: tCmd, PPID: tSelf, Pgrp: tCmd, Sid: 5, Start: tSince, Zombie: true},
-		Entry{PID: 160, PPID: 1, Pgrp: tCmd, Sid: 5, Start: 1060})
+		proc.Entry{PID: tCmd, PPID: tSelf, Pgrp: tCmd, Sid: 5, Start: tSince, Zombie: true},
+		proc.Entry{PID: 160, PPID: 1, Pgrp: tCmd, Sid: 5, Start: 1060})
 	wantMembers(t, tr, procs, 160)
 }
 
@@ -182,21 +184,21 @@ func TestTrackAsksSession(t *testing.T) {
 	sids := map[int]int{120: 120, 130: 120, 140: 5}
 	var asked []int
 	tr.SidOf = func(pid int) (int, error) { asked = append(asked, pid); return sids[pid], nil }
-	noSid := func(ps ...Entry) []Entry {
+	noSid := func(ps ...proc.Entry) []proc.Entry {
 		out := scan(ps...)
 		for i := range out {
 			out[i].Sid = 0
 		}
 		return out
 	}
-	wantMembers(t, tr, noSid(Entry{PID: 120, PPID: tCmd, Pgrp: 120, Start: 1020}), 100, 120)
+	wantMembers(t, tr, noSid(proc.Entry{PID: 120, PPID: tCmd, Pgrp: 120, Start: 1020}), 100, 120)
 	wantMembers(t, tr, noSid(
-		Entry{PID: 130, PPID: 1, Pgrp: 130, Start: 1030},
-		Entry{PID: 140, PPID: 1, Pgrp: 140, Start: 1040},
+		proc.Entry{PID: 130, PPID: 1, Pgrp: 130, Start: 1030},
+		proc.Entry{PID: 140, PPID: 1, Pgrp: 140, Start: 1040},
 	), 100, 130)
 	wantMembers(t, tr, noSid(
-		Entry{PID: 130, PPID: 1, Pgrp: 130, Start: 1030},
-		Entry{PID: 140, PPID: 1, Pgrp: 140, Start: 1040},
+		proc.Entry{PID: 130, PPID: 1, Pgrp: 130, Start: 1030},
+		proc.Entry{PID: 140, PPID: 1, Pgrp: 140, Start: 1040},
 	), 100, 130)
 	slices.Sort(asked)
 	if want := []int{100, 120, 130, 140}; !slices.Equal(asked, want) {
@@ -206,29 +208,29 @@ func TestTrackAsksSession(t *testing.T) {
 
 // What the guard learns from contain counts as seen.
 func TestTrackRemember(t *testing.T) {
-	tr := NewTracker(tSelf, 0, tSince, "")
+	tr := New(tSelf, 0, tSince, "")
 	tr.Remember(170, 1070)
 	tr.Remember(1, 1)
 	wantMembers(t, tr, append(slices.Clone(shell[:3]),
-		Entry{PID: 170, PPID: 1, Pgrp: 170, Sid: 170, Start: 1070},
-		Entry{PID: 171, PPID: 170, Pgrp: 170, Sid: 170, Start: 1071},
+		proc.Entry{PID: 170, PPID: 1, Pgrp: 170, Sid: 170, Start: 1070},
+		proc.Entry{PID: 171, PPID: 170, Pgrp: 170, Sid: 170, Start: 1071},
 	), 170, 171)
 }
 
 // Orphans that contain adopts as subreaper are its children: members.
 func TestTrackAdopted(t *testing.T) {
 	tr := newTestTracker(nil)
-	wantMembers(t, tr, scan(Entry{PID: 180, PPID: tSelf, Pgrp: 180, Sid: 180, Start: 1080}), 100, 180)
+	wantMembers(t, tr, scan(proc.Entry{PID: 180, PPID: tSelf, Pgrp: 180, Sid: 180, Start: 1080}), 100, 180)
 }
 
 // A group that a scan shows empty is forgotten: a stranger that later gets
-// its ID (its leader already gone, as in a shell's `a | b` once a exited)
+// its proc.ID (its leader already gone, as in a shell's `a | b` once a exited)
 // is no member.
 func TestTrackEmptyGroupForgotten(t *testing.T) {
 	tr := newTestTracker(nil)
-	wantMembers(t, tr, scan(Entry{PID: 120, PPID: tCmd, Pgrp: 120, Sid: 120, Start: 1020}), 100, 120)
+	wantMembers(t, tr, scan(proc.Entry{PID: 120, PPID: tCmd, Pgrp: 120, Sid: 120, Start: 1020}), 100, 120)
 	wantMembers(t, tr, scan(), 100)
-	wantMembers(t, tr, scan(Entry{PID: 121, PPID: 5, Pgrp: 120, Sid: 120, Start: 1500}), 100)
+	wantMembers(t, tr, scan(proc.Entry{PID: 121, PPID: 5, Pgrp: 120, Sid: 120, Start: 1500}), 100)
 	if len(tr.groups) != 1 || len(tr.sessions) != 0 {
 		t.Errorf("groups %v, sessions %v: want COMMAND's group alone", tr.groups, tr.sessions)
 	}
@@ -253,21 +255,21 @@ func TestTrackClockSteppedBack(t *testing.T) {
 	// The clock steps back by 600: a child of COMMAND, a setsid escapee
 	// of that child, and a background job of the escapee.
 	wantMembers(t, tr, scan(
-		Entry{PID: 101, PPID: tCmd, Pgrp: tCmd, Sid: 5, Start: 400},
-		Entry{PID: 102, PPID: 101, Pgrp: 102, Sid: 102, Start: 401},
-		Entry{PID: 103, PPID: 102, Pgrp: 102, Sid: 102, Start: 402},
+		proc.Entry{PID: 101, PPID: tCmd, Pgrp: tCmd, Sid: 5, Start: 400},
+		proc.Entry{PID: 102, PPID: 101, Pgrp: 102, Sid: 102, Start: 401},
+		proc.Entry{PID: 103, PPID: 102, Pgrp: 102, Sid: 102, Start: 402},
 	), 100, 101, 102, 103)
 	// 101 exits; its escapee is re-parented to launchd: still a member,
 	// and so is what it starts now, in a new group of its own session.
 	wantMembers(t, tr, scan(
-		Entry{PID: 102, PPID: 1, Pgrp: 102, Sid: 102, Start: 401},
-		Entry{PID: 104, PPID: 1, Pgrp: 104, Sid: 102, Start: 403},
+		proc.Entry{PID: 102, PPID: 1, Pgrp: 102, Sid: 102, Start: 401},
+		proc.Entry{PID: 104, PPID: 1, Pgrp: 104, Sid: 102, Start: 403},
 	), 100, 102, 104)
 
 	linux := newTestTracker(nil)
 	linux.ordered = true
 	wantMembers(t, linux, scan(), 100)
-	wantMembers(t, linux, scan(Entry{PID: 101, PPID: tCmd, Pgrp: 101, Sid: 101, Start: 400}), 100)
+	wantMembers(t, linux, scan(proc.Entry{PID: 101, PPID: tCmd, Pgrp: 101, Sid: 101, Start: 400}), 100)
 }
 
 // TestTrackSteppedBackTagAndAdopted: after the clock steps back, a
@@ -277,7 +279,7 @@ func TestTrackClockSteppedBack(t *testing.T) {
 func TestTrackSteppedBackTagAndAdopted(t *testing.T) {
 	tags := map[int]TagRead{200: TagOurs, 203: TagOurs, 204: TagOurs}
 	tr := macTracker(tags)
-	old := []Entry{
+	old := []proc.Entry{
 		// An orphan of an earlier contain that had PID 10: the same tag.
 		{PID: 203, PPID: 1, Pgrp: 203, Sid: 203, Start: 999},
 		// contain's own child from before COMMAND (as the guard).
@@ -285,13 +287,13 @@ func TestTrackSteppedBackTagAndAdopted(t *testing.T) {
 	}
 	wantMembers(t, tr, scan(old...), 100)
 	wantMembers(t, tr, scan(append(old,
-		Entry{PID: 200, PPID: 1, Pgrp: 200, Sid: 200, Start: 300},   // found by the tag alone
-		Entry{PID: 180, PPID: tSelf, Pgrp: 180, Sid: 5, Start: 301}, // a later child of contain
+		proc.Entry{PID: 200, PPID: 1, Pgrp: 200, Sid: 200, Start: 300},   // found by the tag alone
+		proc.Entry{PID: 180, PPID: tSelf, Pgrp: 180, Sid: 5, Start: 301}, // a later child of contain
 	)...), 100, 180, 200)
 	// A child of the old orphan, started after the first scan, carries the
 	// tag too: like any process started after COMMAND, it is taken.
 	wantMembers(t, tr, scan(append(old,
-		Entry{PID: 204, PPID: 203, Pgrp: 203, Sid: 203, Start: 302},
+		proc.Entry{PID: 204, PPID: 203, Pgrp: 203, Sid: 203, Start: 302},
 	)...), 100, 204)
 }
 
@@ -301,10 +303,10 @@ func TestTrackSteppedBackTagAndAdopted(t *testing.T) {
 // group are the session's.
 func TestTrackSteppedBackRecycledPID(t *testing.T) {
 	tr := macTracker(nil)
-	wantMembers(t, tr, scan(Entry{PID: 120, PPID: tCmd, Pgrp: 120, Sid: 120, Start: 1020}), 100, 120)
+	wantMembers(t, tr, scan(proc.Entry{PID: 120, PPID: tCmd, Pgrp: 120, Sid: 120, Start: 1020}), 100, 120)
 	wantMembers(t, tr, scan(
-		Entry{PID: 120, PPID: 5, Pgrp: 120, Sid: 120, Start: 400}, // a stranger took PID 120
-		Entry{PID: 121, PPID: 120, Pgrp: 120, Sid: 120, Start: 401},
+		proc.Entry{PID: 120, PPID: 5, Pgrp: 120, Sid: 120, Start: 400}, // a stranger took PID 120
+		proc.Entry{PID: 121, PPID: 120, Pgrp: 120, Sid: 120, Start: 401},
 	), 100)
 	if _, ok := tr.groups[120]; ok {
 		t.Error("the stranger's group is still counted")
@@ -317,8 +319,8 @@ func TestTrackSteppedBackRecycledPID(t *testing.T) {
 // the PPID is the parent whatever the clock said.
 func TestTrackParentOrderOnLinux(t *testing.T) {
 	procs := scan(
-		Entry{PID: 101, PPID: tCmd, Pgrp: 101, Sid: 101, Start: 1010},
-		Entry{PID: 150, PPID: 101, Pgrp: 150, Sid: 150, Start: 1005},
+		proc.Entry{PID: 101, PPID: tCmd, Pgrp: 101, Sid: 101, Start: 1010},
+		proc.Entry{PID: 150, PPID: 101, Pgrp: 150, Sid: 150, Start: 1005},
 	)
 	linux := newTestTracker(nil)
 	linux.ordered = true
