@@ -12,7 +12,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/contain-cli/contain/internal/cgroup"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/reap"
 	"github.com/contain-cli/contain/internal/signals"
@@ -155,51 +154,21 @@ func doReap(c *cli.Context) error {
 		// for may be among them.
 		reportUnreadable(c.App.ErrWriter, sv.Unreadable)
 	}
-	var targets []session.Choice
 	rep := reapReport{SkippedSessions: skippedSessions, lookup: proc.LookupOriginator, filter: rq.opts.Filter,
 		tags: tagsOf(sessions), cgroupOf: map[proc.ID]string{}}
-	for _, ch := range chosen {
-		if ch.Skip != "" {
-			// Left alone, so still running.
-			rep.add(reap.Outcome{Process: ch.Process, Session: ch.Session, Ending: reap.LeftAlone, Detail: ch.Skip, Alive: true}, true)
-			continue
-		}
-		targets = append(targets, ch)
+	alone := sv.LeftAlone()
+	for _, o := range alone.Processes {
+		rep.add(o, true)
 	}
-	var plan []cgroup.Leftover
-	for _, lc := range cgroups {
-		if lc.Skip != "" {
-			rep.Cgroups = append(rep.Cgroups, reap.CgroupOutcome{Dir: lc.Dir, Result: "left alone: " + lc.Skip})
-			continue
-		}
-		plan = append(plan, lc)
-	}
-
+	rep.Cgroups = alone.Cgroups
 	if rq.dryRun {
+		var dry reap.Report
+		dry, rep.cgroupOf = sv.DryRun(reap.Plan{Signal: rq.sig, Grace: rq.grace})
 		rep.DryRun = true
-		// The cgroup each target is in, as the real run finds it there.
-		for _, lc := range plan {
-			for _, t := range targets {
-				if slices.Contains(lc.Procs, t.PID) {
-					rep.cgroupOf[proc.ID{PID: t.PID, Start: t.Start}] = lc.Dir
-				}
-			}
+		for _, o := range dry.Processes {
+			rep.add(o, false)
 		}
-		what := "would send " + signals.Name(rq.sig)
-		if rq.sig != syscall.SIGKILL {
-			what += ", then SIGKILL after " + rq.grace.String()
-		}
-		for _, t := range targets {
-			// Not touched, so still running.
-			rep.add(reap.Outcome{Process: t.Process, Session: t.Session, Ending: reap.Planned, Detail: what, Alive: true}, false)
-		}
-		for _, lc := range plan {
-			result := fmt.Sprintf("would freeze, kill and remove (%s)", plural(len(lc.Procs), "process", "processes"))
-			if len(lc.Procs) == 0 {
-				result = "would remove (it is empty)"
-			}
-			rep.Cgroups = append(rep.Cgroups, reap.CgroupOutcome{Dir: lc.Dir, Result: result})
-		}
+		rep.Cgroups = append(rep.Cgroups, dry.Cgroups...)
 		return rep.write(c.App.Writer, rq.format)
 	}
 

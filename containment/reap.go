@@ -75,23 +75,20 @@ func Reap(o ReapOptions) (ReapResult, error) {
 		res.Processes = append(res.Processes, Reaped{PID: out.PID, Session: out.Where(), Comm: out.Comm, Argv: out.Argv,
 			Result: out.Result(), Skipped: skipped, Failed: out.Alive && !skipped && !o.DryRun})
 	}
-	for _, ch := range sv.Chosen {
-		if ch.Skip != "" {
-			add(reap.Outcome{Process: ch.Process, Session: ch.Session, Ending: reap.LeftAlone, Detail: ch.Skip, Alive: true}, true)
-		}
+	alone := sv.LeftAlone()
+	for _, out := range alone.Processes {
+		add(out, true)
 	}
-	for _, lc := range sv.Cgroups {
-		if lc.Skip != "" {
-			res.Cgroups = append(res.Cgroups, ReapedCgroup{Dir: lc.Dir, Result: "left alone: " + lc.Skip})
-		}
+	for _, c := range alone.Cgroups {
+		res.Cgroups = append(res.Cgroups, ReapedCgroup(c))
 	}
 	if o.DryRun {
-		for _, t := range sv.Targets() {
-			add(reap.Outcome{Process: t.Process, Session: t.Session, Ending: reap.Planned,
-				Detail: fmt.Sprintf("would send signal %d, then SIGKILL after %v", o.Signal, o.Grace), Alive: true}, false)
+		dry, _ := sv.DryRun(reap.Plan{Signal: o.Signal, Grace: o.Grace})
+		for _, out := range dry.Processes {
+			add(out, false)
 		}
-		for _, lc := range sv.Plan() {
-			res.Cgroups = append(res.Cgroups, ReapedCgroup{Dir: lc.Dir, Result: fmt.Sprintf("would freeze, kill and remove (%d processes)", len(lc.Procs))})
+		for _, c := range dry.Cgroups {
+			res.Cgroups = append(res.Cgroups, ReapedCgroup(c))
 		}
 		return res, sv.CgroupErr
 	}

@@ -1,10 +1,14 @@
 package reap
 
 import (
+	"fmt"
 	"slices"
+	"syscall"
 
 	"github.com/contain-cli/contain/internal/cgroup"
 	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/internal/signals"
+	"github.com/contain-cli/contain/internal/text"
 	"github.com/contain-cli/contain/session"
 	"github.com/contain-cli/contain/tag"
 )
@@ -66,6 +70,52 @@ func (s *Survey) Plan() []cgroup.Leftover {
 		}
 	}
 	return out
+}
+
+// LeftAlone is what reap leaves alone, and why: the processes chosen
+// that it may not touch (Skip), still running, and the cgroups likewise.
+func (s *Survey) LeftAlone() Report {
+	var r Report
+	for _, ch := range s.Chosen {
+		if ch.Skip != "" {
+			r.Processes = append(r.Processes, Outcome{Process: ch.Process, Session: ch.Session, Ending: LeftAlone, Detail: ch.Skip, Alive: true})
+		}
+	}
+	for _, lc := range s.Cgroups {
+		if lc.Skip != "" {
+			r.Cgroups = append(r.Cgroups, CgroupOutcome{Dir: lc.Dir, Result: "left alone: " + lc.Skip})
+		}
+	}
+	return r
+}
+
+// DryRun is what Reap would do with p's signal and grace period, touching
+// nothing: each target Planned (still running), each cgroup what would be
+// done to it. InCgroup names the cgroup each target is in, as the real
+// run finds it there.
+func (s *Survey) DryRun(p Plan) (r Report, inCgroup map[proc.ID]string) {
+	what := "would send " + signals.Name(p.Signal)
+	if p.Signal != syscall.SIGKILL {
+		what += ", then SIGKILL after " + p.Grace.String()
+	}
+	inCgroup = map[proc.ID]string{}
+	targets := s.Targets()
+	for _, t := range targets {
+		r.Processes = append(r.Processes, Outcome{Process: t.Process, Session: t.Session, Ending: Planned, Detail: what, Alive: true})
+	}
+	for _, lc := range s.Plan() {
+		result := fmt.Sprintf("would freeze, kill and remove (%s)", text.Plural(len(lc.Procs), "process", "processes"))
+		if len(lc.Procs) == 0 {
+			result = "would remove (it is empty)"
+		}
+		r.Cgroups = append(r.Cgroups, CgroupOutcome{Dir: lc.Dir, Result: result})
+		for _, t := range targets {
+			if slices.Contains(lc.Procs, t.PID) {
+				inCgroup[proc.ID{PID: t.PID, Start: t.Start}] = lc.Dir
+			}
+		}
+	}
+	return r, inCgroup
 }
 
 // Reap ends the targets and the leftover cgroups (Reap), looking again
