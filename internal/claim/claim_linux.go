@@ -1,4 +1,4 @@
-package run
+package claim
 
 import (
 	"errors"
@@ -33,7 +33,7 @@ import (
 //
 //   - P runs the very executable contain runs, and its command line is
 //     contain run with -d or --detach (/proc/P/cmdline, as runcmd reads it).
-//   - P had sent nothing before the run asked (claimPrompt), after it had
+//   - P had sent nothing before the run asked (Prompt), after it had
 //     seen the two facts above; the claim line is then read with the
 //     sender of every byte of it (SCM_CREDENTIALS, which only root can
 //     forge): P itself. So the line was written by P after P became
@@ -52,8 +52,8 @@ import (
 // is no more than it can do to the run's members anyway.
 //
 // Against other users: every connection is served by a goroutine of its
-// own, for at most claimDeadline in all; at most claimsAtOnce at once, and
-// claimsPerUser of one uid, so that another user cannot hold the socket
+// own, for at most deadline in all; at most atOnce at once, and
+// perUser of one uid, so that another user cannot hold the socket
 // against the run's own claims; the end of the run closes them all and
 // waits for none. Every write is a send with MSG_NOSIGNAL: a peer that
 // hung up gives EPIPE, never a SIGPIPE, which contain run would take for
@@ -66,29 +66,29 @@ import (
 // contain run -d sends its claim only to a listener whose PID is the one
 // in its tag and whose uid is its own (or root's), and says when it is not.
 
-// claimAddr is the socket of contain run pid, with --allow-daemons. Raw
+// addr is the socket of contain run pid, with --allow-daemons. Raw
 // sockets, not package net: contain run starts before net (and what
 // urfave/cli needs) is initialised, and importing it would change that
 // (earlyrun's doc). Deadlines come from package os's poller instead.
-func claimAddr(pid int) *unix.SockaddrUnix {
+func addr(pid int) *unix.SockaddrUnix {
 	return &unix.SockaddrUnix{Name: "@contain-daemons-" + strconv.Itoa(pid)}
 }
 
 const (
-	// claimDeadline bounds a whole claim, on either side.
-	claimDeadline = 2 * time.Second
-	claimsAtOnce  = 32
-	claimsPerUser = 4
+	// deadline bounds a whole claim, on either side.
+	deadline = 2 * time.Second
+	atOnce   = 32
+	perUser  = 4
 )
 
-// claimConn is one connection, non-blocking, under package os's poller so
+// conn is one connection, non-blocking, under package os's poller so
 // that reads and writes honour a deadline and a Close wakes them.
-type claimConn struct {
+type conn struct {
 	f  *os.File
 	rc syscall.RawConn
 }
 
-func newClaimConn(fd int) (*claimConn, error) {
+func newConn(fd int) (*conn, error) {
 	if err := unix.SetNonblock(fd, true); err != nil {
 		unix.Close(fd)
 		return nil, err
@@ -99,11 +99,11 @@ func newClaimConn(fd int) (*claimConn, error) {
 		f.Close()
 		return nil, err
 	}
-	return &claimConn{f: f, rc: rc}, nil
+	return &conn{f: f, rc: rc}, nil
 }
 
 // send writes b whole with MSG_NOSIGNAL: a peer gone is EPIPE, no signal.
-func (c *claimConn) send(b []byte) error {
+func (c *conn) send(b []byte) error {
 	for len(b) > 0 {
 		var n int
 		var err error
@@ -128,11 +128,11 @@ func (c *claimConn) send(b []byte) error {
 
 // readLine reads one short line. With from > 0 every byte of it must come
 // from process from (SCM_CREDENTIALS; the socket has SO_PASSCRED).
-func (c *claimConn) readLine(from int) (string, error) {
+func (c *conn) readLine(from int) (string, error) {
 	var b []byte
 	buf := make([]byte, 64)
 	oob := make([]byte, unix.CmsgSpace(unix.SizeofUcred))
-	for len(b) <= claimMaxLine {
+	for len(b) <= MaxLine {
 		var n, oobn int
 		var err error
 		if rerr := c.rc.Read(func(fd uintptr) bool {
@@ -180,71 +180,70 @@ func sender(oob []byte) (int, bool) {
 	return 0, false
 }
 
-// claims is the run's listener and the connections it serves.
-type claims struct {
-	r       *runner
+// Server is a run's listener and the connections it serves.
+type Server struct {
 	l       *os.File
+	log     func(string, ...any)
+	grant   func(from int, e proc.Entry) error
 	done    chan struct{}
 	stopped atomic.Bool
+	// granting is held while a claim that passed the checks is granted:
+	// Stop waits for it, so that nothing is spared once Stop returns.
+	granting sync.Mutex
 
 	mu       sync.Mutex
-	conns    map[*claimConn]bool
+	conns    map[*conn]bool
 	byUser   map[uint32]int
 	toldBusy bool
 }
 
-// bindClaims binds and listens on the claim socket before COMMAND starts:
-// a contain run -d that COMMAND runs at once connects then, and its claim
-// waits in the backlog until listenClaims serves it. Bound only once the
-// run had started, the socket was not there yet for a contain run -d that
-// came first on a loaded machine (about one run in a hundred of
-// TestReapSpared): its daemon, unclaimed, was ended with the group.
-func (r *runner) bindClaims() {
-	name := claimAddr(r.self).Name
+// Bind binds and listens on contain run pid's claim socket. contain run
+// binds it before COMMAND starts: a contain run -d that COMMAND runs at
+// once connects then, and its claim waits in the backlog until Serve
+// serves it. (Bound only once the run had started, the socket was not
+// there yet for a contain run -d that came first on a loaded machine,
+// about one run in a hundred of TestReapSpared: its daemon, unclaimed,
+// was ended with the group.)
+func Bind(pid int) (*os.File, error) {
+	a := addr(pid)
 	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
-	if err == nil {
-		// SO_PASSCRED before any connection: the accepted sockets have it.
-		if err = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_PASSCRED, 1); err == nil {
-			if err = unix.Bind(fd, claimAddr(r.self)); err == nil {
-				err = unix.Listen(fd, claimsAtOnce)
-			}
-		}
-		if err != nil {
-			unix.Close(fd)
+	if err != nil {
+		return nil, err
+	}
+	// SO_PASSCRED before any connection: the accepted sockets have it.
+	if err = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_PASSCRED, 1); err == nil {
+		if err = unix.Bind(fd, a); err == nil {
+			err = unix.Listen(fd, atOnce)
 		}
 	}
 	if err != nil {
-		r.claimErr = err
-		return
+		unix.Close(fd)
+		return nil, err
 	}
-	r.claimLn = os.NewFile(uintptr(fd), name)
+	return os.NewFile(uintptr(fd), a.Name), nil
 }
 
-// listenClaims starts taking claims on the socket bindClaims bound; the
-// returned function stops it.
-func (r *runner) listenClaims() (stop func()) {
-	if r.claimLn == nil && r.claimErr == nil {
-		r.bindClaims()
-	}
-	name := claimAddr(r.self).Name
-	if r.claimErr != nil {
-		fmt.Fprintf(nosigpipe.Stderr(), "contain: cannot listen for contain run -d's daemons on %s: %v (they are judged by their environment alone)\n", name, r.claimErr)
-		return func() {}
-	}
-	s := &claims{r: r, l: r.claimLn, done: make(chan struct{}),
-		conns: map[*claimConn]bool{}, byUser: map[uint32]int{}}
+// Name is the socket's name, for messages.
+func Name(pid int) string { return addr(pid).Name }
+
+// Serve takes claims on ln (Bind's) until Stop. A claim that passes the
+// checks above is handed to grant, with the peer that made it: the
+// session's own checks (the peer is a member) are grant's, and its
+// error refuses the claim.
+func Serve(ln *os.File, log func(string, ...any), grant func(from int, e proc.Entry) error) (*Server, error) {
+	s := &Server{l: ln, log: log, grant: grant, done: make(chan struct{}),
+		conns: map[*conn]bool{}, byUser: map[uint32]int{}}
 	rc, err := s.l.SyscallConn()
 	if err != nil {
 		s.l.Close()
-		fmt.Fprintf(nosigpipe.Stderr(), "contain: cannot listen for contain run -d's daemons on %s: %v (they are judged by their environment alone)\n", name, err)
-		return func() {}
+		return nil, err
 	}
 	go s.accept(rc)
-	return s.stop
+	return s, nil
 }
 
 // accept takes connections until the listener is closed.
-func (s *claims) accept(rc syscall.RawConn) {
+func (s *Server) accept(rc syscall.RawConn) {
 	defer close(s.done)
 	for {
 		var c int
@@ -269,14 +268,14 @@ func (s *claims) accept(rc syscall.RawConn) {
 
 // serve admits a connection and answers it in a goroutine of its own, or
 // turns it away at once when too many are open (of its uid, or in all).
-func (s *claims) serve(fd int) {
+func (s *Server) serve(fd int) {
 	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
 	if err != nil {
 		unix.Close(fd)
 		return
 	}
 	s.mu.Lock()
-	admitted := !s.stopped.Load() && len(s.conns) < claimsAtOnce && s.byUser[cred.Uid] < claimsPerUser
+	admitted := !s.stopped.Load() && len(s.conns) < atOnce && s.byUser[cred.Uid] < perUser
 	told := s.toldBusy
 	if !admitted {
 		s.toldBusy = true
@@ -286,11 +285,11 @@ func (s *claims) serve(fd int) {
 		unix.SendmsgN(fd, []byte("no busy\n"), nil, nil, unix.MSG_NOSIGNAL|unix.MSG_DONTWAIT)
 		unix.Close(fd)
 		if !told {
-			s.r.log("turned away a claim from %d (%s) of uid %d: too many at once (said once)", cred.Pid, proc.CommOf(int(cred.Pid)), cred.Uid)
+			s.log("turned away a claim from %d (%s) of uid %d: too many at once (said once)", cred.Pid, proc.CommOf(int(cred.Pid)), cred.Uid)
 		}
 		return
 	}
-	c, err := newClaimConn(fd)
+	c, err := newConn(fd)
 	if err != nil {
 		return
 	}
@@ -315,19 +314,20 @@ func (s *claims) serve(fd int) {
 			s.mu.Unlock()
 			c.f.Close()
 		}()
-		c.f.SetDeadline(time.Now().Add(claimDeadline))
+		c.f.SetDeadline(time.Now().Add(deadline))
 		answer := "ok"
 		if err := s.check(c, int(cred.Pid)); err != nil {
 			answer = "no " + err.Error()
-			s.r.log("refused a daemon's claim: %v", err)
+			s.log("refused a daemon's claim: %v", err)
 		}
 		c.send([]byte(answer + "\n"))
 	}()
 }
 
-// stop closes the listener and every connection; it waits for the accept
-// loop (which returns at once), not for any client.
-func (s *claims) stop() {
+// Stop closes the listener and every connection; it waits for the accept
+// loop (which returns at once), and for a claim being granted, not for
+// any client.
+func (s *Server) Stop() {
 	s.stopped.Store(true)
 	s.l.Close()
 	<-s.done
@@ -336,14 +336,12 @@ func (s *claims) stop() {
 		c.f.Close() // wakes its goroutine, which answers no one
 	}
 	s.mu.Unlock()
-	// A claim being granted right now finishes under trackMu: nothing is
-	// spared once stop has returned.
-	s.r.trackMu.Lock()
-	s.r.trackMu.Unlock()
+	s.granting.Lock()
+	s.granting.Unlock()
 }
 
 // check runs the checks of the comment above for a claim from peer from.
-func (s *claims) check(c *claimConn, from int) error {
+func (s *Server) check(c *conn, from int) error {
 	if from <= 0 {
 		return errors.New("who connected is not known")
 	}
@@ -351,7 +349,7 @@ func (s *claims) check(c *claimConn, from int) error {
 		return fmt.Errorf("%d does not run this contain", from)
 	}
 	argv, err := proc.FS.Cmdline(from, nil)
-	if err != nil || !detachArgv(argv) {
+	if err != nil || !DetachArgv(argv) {
 		return fmt.Errorf("%d is not contain run -d", from)
 	}
 	// Nothing may have been sent before the question: a line written
@@ -363,14 +361,14 @@ func (s *claims) check(c *claimConn, from int) error {
 	case err == nil:
 		return fmt.Errorf("%d hung up", from)
 	}
-	if err := c.send([]byte(claimPrompt + "\n")); err != nil {
+	if err := c.send([]byte(Prompt + "\n")); err != nil {
 		return fmt.Errorf("%d: %v", from, err)
 	}
 	line, err := c.readLine(from)
 	if err != nil {
 		return err
 	}
-	id, err := parseClaim(line)
+	id, err := Parse(line)
 	if err != nil {
 		return err
 	}
@@ -382,46 +380,31 @@ func (s *claims) check(c *claimConn, from int) error {
 		return fmt.Errorf("%d is not the child of %d", id.PID, from)
 	}
 	if env, err := proc.FS.Environ(id.PID, nil); err == nil {
-		if tagged, marked := claimedEnv(env); tagged && !marked {
+		if tagged, marked := Env(env); tagged && !marked {
 			return fmt.Errorf("%d is not marked %s=1", id.PID, tag.DaemonVar)
 		}
 	}
-	s.r.scanAll() // both are seen, the claimed one judged if it can be
-	r := s.r
-	r.trackMu.Lock()
-	defer r.trackMu.Unlock()
+	s.granting.Lock()
+	defer s.granting.Unlock()
 	if s.stopped.Load() {
 		return errors.New("the run has ended")
 	}
-	if !r.track.IsMember(proc.ID{PID: from, Start: proc.StartOf(from)}) {
-		return fmt.Errorf("%d is no member of session %s", from, r.o.Tag)
-	}
-	if r.track.Released(id) {
-		return nil // seen with the mark already
-	}
-	// A scan may have judged it already, by an environment it had written
-	// its title over: the word of contain run -d, its parent, which
-	// started it marked a moment ago, is better.
-	e := proc.EntryFrom(id.PID, st)
-	r.track.ReleaseNow(e)
-	r.spared = append(r.spared, id)
-	r.spare([]proc.Entry{e})
-	return nil
+	return s.grant(from, proc.EntryFrom(id.PID, st))
 }
 
 // fd is the connection's descriptor, for calls that need no waiting.
-func (c *claimConn) fd() int {
+func (c *conn) fd() int {
 	fd := -1
 	c.rc.Control(func(f uintptr) { fd = int(f) })
 	return fd
 }
 
-// claimDaemon is contain run -d's side: when contain runs inside a
+// Daemon is contain run -d's side: when contain runs inside a
 // session (the tag in its own environment), it tells that session's
 // contain run of the daemon it started. Nothing listens unless that run
 // allows daemons; what it answers is only said (-v), but a listener that
 // is not that run's contain is said on stderr, and told nothing.
-func claimDaemon(pid int, log Logger) {
+func Daemon(pid int, log func(string, ...any)) {
 	outer, ok := os.LookupEnv(tag.Var)
 	if !ok {
 		return
@@ -434,11 +417,11 @@ func claimDaemon(pid int, log Logger) {
 	if err != nil {
 		return
 	}
-	// connect(2) waits while the backlog is full: at most claimDeadline.
-	tv := unix.NsecToTimeval(int64(claimDeadline))
+	// connect(2) waits while the backlog is full: at most deadline.
+	tv := unix.NsecToTimeval(int64(deadline))
 	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv)
 	began := time.Now()
-	addr := claimAddr(opid)
+	addr := addr(opid)
 	if unix.Connect(fd, addr) != nil {
 		unix.Close(fd)
 		return // no run that allows daemons
@@ -453,15 +436,15 @@ func claimDaemon(pid int, log Logger) {
 		fmt.Fprintf(nosigpipe.Stderr(), "contain: %s is held by %s, not session %s's contain: no claim sent for %d\n", addr.Name, who, outer, pid)
 		return
 	}
-	c, err := newClaimConn(fd)
+	c, err := newConn(fd)
 	if err != nil {
 		return
 	}
 	defer c.f.Close()
-	c.f.SetDeadline(began.Add(claimDeadline))
+	c.f.SetDeadline(began.Add(deadline))
 	answer, err := c.readLine(0)
-	if err == nil && answer == claimPrompt {
-		if err = c.send([]byte(formatClaim(proc.ID{PID: pid, Start: proc.StartOf(pid)}))); err == nil {
+	if err == nil && answer == Prompt {
+		if err = c.send([]byte(Format(proc.ID{PID: pid, Start: proc.StartOf(pid)}))); err == nil {
 			answer, err = c.readLine(0)
 		}
 	}

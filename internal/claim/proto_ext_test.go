@@ -1,9 +1,9 @@
-package run_test
+package claim_test
 
 import (
 	"testing"
 
-	"github.com/contain-cli/contain/internal/run"
+	"github.com/contain-cli/contain/internal/claim"
 	"github.com/contain-cli/contain/internal/runcmd"
 )
 
@@ -12,8 +12,8 @@ import (
 func TestDetachArgvKnowsRunsOptions(t *testing.T) {
 	for _, o := range runcmd.Options {
 		for _, n := range o.Names() {
-			if run.RunBoolFlags[n] != o.Bool || run.RunValueFlags[n] == o.Bool {
-				t.Errorf("option %q: bool %t in runcmd, %t in the claim's reading (takes a value there: %t)", n, o.Bool, run.RunBoolFlags[n], run.RunValueFlags[n])
+			if claim.RunBoolFlags[n] != o.Bool || claim.RunValueFlags[n] == o.Bool {
+				t.Errorf("option %q: bool %t in runcmd, %t in the claim's reading (takes a value there: %t)", n, o.Bool, claim.RunBoolFlags[n], claim.RunValueFlags[n])
 			}
 			dash := "--"
 			if len(n) == 1 {
@@ -24,7 +24,7 @@ func TestDetachArgvKnowsRunsOptions(t *testing.T) {
 				argv = append(argv, "VALUE")
 			}
 			argv = append(argv, "-d", "--", "x")
-			if !run.DetachArgv(argv) {
+			if !claim.DetachArgv(argv) {
 				t.Errorf("%q is not read as contain run -d", argv)
 			}
 		}

@@ -1,4 +1,4 @@
-package run
+package claim
 
 import (
 	"fmt"
@@ -36,10 +36,10 @@ func claimHelper(mode string) int {
 		return 0
 	}
 	if mode == "writer" { // the peer's child: answers the question itself
-		c, _ := newClaimConn(3)
+		c, _ := newConn(3)
 		c.f.SetDeadline(time.Now().Add(2 * time.Second))
 		c.readLine(0)
-		c.send([]byte(formatClaim(proc.ID{PID: os.Getpid(), Start: proc.StartOf(os.Getpid())})))
+		c.send([]byte(Format(proc.ID{PID: os.Getpid(), Start: proc.StartOf(os.Getpid())})))
 		c.readLine(0)
 		return 0
 	}
@@ -61,21 +61,21 @@ func claimHelper(mode string) int {
 	var claimed int
 	switch mode {
 	case "early": // the line before the question
-		unix.SendmsgN(fd, []byte(formatClaim(proc.ID{PID: 2, Start: 1})), nil, nil, unix.MSG_NOSIGNAL)
+		unix.SendmsgN(fd, []byte(Format(proc.ID{PID: 2, Start: 1})), nil, nil, unix.MSG_NOSIGNAL)
 	case "child": // it alone reads and writes
 		child("writer", nil, os.NewFile(uintptr(fd), "claim")).Wait()
 		return 0
 	case "unmarked", "argv":
 		claimed = child("sleep", []string{tag.Var + "=CONTAIN:1", tag.DaemonVar + "="}).Process.Pid
 	}
-	c, _ := newClaimConn(fd)
+	c, _ := newConn(fd)
 	c.f.SetDeadline(time.Now().Add(3 * time.Second))
 	if claimed != 0 {
 		for proc.StartOf(claimed) == 0 || claimedExeced(claimed) {
 			time.Sleep(time.Millisecond)
 		}
 		c.readLine(0)
-		c.send([]byte(formatClaim(proc.ID{PID: claimed, Start: proc.StartOf(claimed)})))
+		c.send([]byte(Format(proc.ID{PID: claimed, Start: proc.StartOf(claimed)})))
 	}
 	c.readLine(0)
 	if claimed != 0 {
@@ -129,13 +129,13 @@ func TestClaimChecks(t *testing.T) {
 			if c.mode == "early" { // its line is there before the question
 				unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 3000)
 			}
-			conn, err := newClaimConn(fd)
+			conn, err := newConn(fd)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer conn.f.Close()
 			conn.f.SetDeadline(time.Now().Add(3 * time.Second))
-			s := &claims{} // no runner: every case is refused before one is needed
+			s := &Server{} // no grant: every case is refused before one is needed
 			err = s.check(conn, helper.Process.Pid)
 			conn.send([]byte("no\n"))
 			if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -1,4 +1,4 @@
-package run
+package claim
 
 import (
 	"errors"
@@ -14,24 +14,24 @@ import (
 // The words of the claim of contain run -d (claim_linux.go), apart from
 // the socket: pure, so that they are tested and fuzzed on every OS.
 //
-// The run, once it has checked who connected, asks (claimPrompt); contain
+// The run, once it has checked who connected, asks (Prompt); contain
 // run -d answers with one line, "PID START", the daemon it started; the
 // run answers "ok" or "no REASON".
 const (
-	claimPrompt  = "claim?"
-	claimMaxLine = 256
+	Prompt  = "claim?"
+	MaxLine = 256
 )
 
-// formatClaim is contain run -d's claim for the daemon id.
-func formatClaim(id proc.ID) string {
+// Format is contain run -d's claim for the daemon id.
+func Format(id proc.ID) string {
 	return fmt.Sprintf("%d %d\n", id.PID, id.Start)
 }
 
-// parseClaim reads a claim line (without its newline): two decimal
+// Parse reads a claim line (without its newline): two decimal
 // numbers, a PID above 1 and a start time, separated by one space.
 // Nothing else is accepted: no sign, no leading zero, no spaces around.
-func parseClaim(line string) (proc.ID, error) {
-	if len(line) > claimMaxLine {
+func Parse(line string) (proc.ID, error) {
+	if len(line) > MaxLine {
 		return proc.ID{}, errors.New("malformed claim: too long")
 	}
 	p, s, ok := strings.Cut(line, " ")
@@ -63,39 +63,39 @@ func plainDecimal(s string) bool {
 	return true
 }
 
-// claimedEnv reads a claimed process's environment (/proc/PID/environ:
+// Env reads a claimed process's environment (/proc/PID/environ:
 // NUL-terminated entries): tagged, whether it carries a tag at all (one
 // that wrote its title over its environment, or was started with none,
 // shows none: its word is all there is), and marked, whether it carries
 // RUNNING_PROCESS_IS_DAEMON=1.
-func claimedEnv(env []byte) (tagged, marked bool) {
+func Env(env []byte) (tagged, marked bool) {
 	_, tagged = procfs.Getenv(env, tag.Var)
 	return tagged, proc.MarkOfEnviron(env).Daemon
 }
 
-// runBoolFlags are contain run's options that take no value (runcmd's
+// RunBoolFlags are contain run's options that take no value (runcmd's
 // Options with Bool, and help): the others take the next argument unless
 // given as --NAME=VALUE. Kept in step with runcmd by a test.
-var runBoolFlags = map[string]bool{
+var RunBoolFlags = map[string]bool{
 	"preserve-status": true, "p": true, "detach": true, "d": true, "verbose": true, "v": true,
 	"strict-limits": true, "allow-daemons": true, "foreground": true, "f": true, "help": true, "h": true,
 }
 
-// runValueFlags are contain run's options that take a value, by every
+// RunValueFlags are contain run's options that take a value, by every
 // name (kept in step with runcmd by the same test): a whole name after
 // one dash (-timeout 5) is that option, not a bundle of letters.
-var runValueFlags = map[string]bool{
+var RunValueFlags = map[string]bool{
 	"originator": true, "o": true, "timeout": true, "t": true, "signal": true, "s": true,
 	"kill-after": true, "k": true, "grace": true, "g": true, "report": true, "memory": true, "m": true,
 	"pids": true, "pids-limit": true, "cpu-time": true, "cpus": true, "on-timeout": true,
 }
 
-// detachArgv reports whether argv (a process's /proc/PID/cmdline) is
+// DetachArgv reports whether argv (a process's /proc/PID/cmdline) is
 // contain run with --detach, as runcmd's parser (the standard flag
 // package) reads it: "run", then options up to "--" or the first
 // argument that is none, among them -d, --detach, -detach, or one of
 // those =true (or any other true of strconv.ParseBool).
-func detachArgv(argv []string) bool {
+func DetachArgv(argv []string) bool {
 	if len(argv) < 3 || argv[1] != "run" {
 		return false
 	}
@@ -110,7 +110,7 @@ func detachArgv(argv []string) bool {
 		if name == "" || name[0] == '-' || name[0] == '=' {
 			break // flag's own error: contain run stops there
 		}
-		if runBoolFlags[name] {
+		if RunBoolFlags[name] {
 			if name == "detach" || name == "d" {
 				detach = true
 				if hasValue {
@@ -119,13 +119,13 @@ func detachArgv(argv []string) bool {
 			}
 			continue
 		}
-		if a[1] != '-' && len(name) > 1 && !runValueFlags[name] {
+		if a[1] != '-' && len(name) > 1 && !RunValueFlags[name] {
 			// Short options bundled, as getopt_long reads them (-vd,
 			// -vt5, -vt 5): up to the first that takes a value, whose
 			// value is the rest, or else the next argument.
 			for j := 1; j < len(a); j++ {
 				c := a[j : j+1]
-				if runBoolFlags[c] {
+				if RunBoolFlags[c] {
 					detach = detach || c == "d"
 					continue
 				}
