@@ -65,6 +65,7 @@ func setUpWine() {
 		{"build", "-o", filepath.Join(wine.dir, "contain.exe"), ".."},
 		{"test", "-c", "-o", filepath.Join(wine.dir, "tests.exe"), "."},
 		{"test", "-c", "-o", filepath.Join(wine.dir, "run.exe"), "../internal/run"},
+		{"test", "-c", "-o", filepath.Join(wine.dir, "job.exe"), "../internal/job"},
 		{"test", "-c", "-o", filepath.Join(wine.dir, "reap.exe"), "../internal/reap"},
 		{"test", "-c", "-o", filepath.Join(wine.dir, "proc.exe"), "../internal/proc"},
 		{"test", "-c", "-o", filepath.Join(wine.dir, "tag.exe"), "../tag"},
@@ -218,8 +219,8 @@ func shellQuote(args []string) string {
 
 // TestWindowsUnderWine runs the Windows tests of contain's packages under
 // Wine: the end-to-end tests of this package (win_*_test.go), and the
-// unit tests of run, reap, proc, tag, session and containment as Windows
-// builds them.
+// unit tests of run, job, reap, proc, tag, session and containment as
+// Windows builds them.
 // CONTAIN_WINE_RUN, when set, runs only the end-to-end tests it selects
 // (a -test.run pattern: CONTAIN_WINE_RUN='TestWin.*Limit' go test ./tests
 // -run TestWindowsUnderWine/tests), in one shard.
@@ -230,7 +231,7 @@ func TestWindowsUnderWine(t *testing.T) {
 	type binary struct{ name, exe, dir, run string }
 	binaries := []binary{
 		{"tag", "tag.exe", "../tag", ""}, {"session", "session.exe", "../session", ""}, {"run", "run.exe", "../internal/run", ""},
-		{"reap", "reap.exe", "../internal/reap", ""}, {"proc", "proc.exe", "../internal/proc", ""},
+		{"job", "job.exe", "../internal/job", ""}, {"reap", "reap.exe", "../internal/reap", ""}, {"proc", "proc.exe", "../internal/proc", ""},
 		{"containment", "containment.exe", "../containment", ""},
 	}
 	// The end-to-end tests, mostly waiting on timeouts, in shards that

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/windows"
 
+	"github.com/contain-cli/contain/internal/job"
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/proc"
 )
@@ -59,7 +60,7 @@ type procKey struct {
 
 // Calls x/sys does not wrap.
 var (
-	procIsProcessInJob            = kernel32.NewProc("IsProcessInJob")
+	kernel32                      = windows.NewLazySystemDLL("kernel32.dll")
 	procGetQueuedCompletionStatus = kernel32.NewProc("GetQueuedCompletionStatus")
 	procNtSuspendProcess          = windows.NewLazySystemDLL("ntdll.dll").NewProc("NtSuspendProcess")
 )
@@ -99,7 +100,7 @@ func (r *winRunner) setLimits() error {
 		}
 	} else {
 		if set.Memory > 0 || set.Pids > 0 {
-			if err := r.job.limit(set.Memory, set.Pids); err != nil {
+			if err := r.job.Limit(set.Memory, set.Pids); err != nil {
 				why[limit.Memory] = fmt.Sprintf("the job object refused the limit: %v", err)
 				why[limit.Pids] = why[limit.Memory]
 			} else {
@@ -115,7 +116,7 @@ func (r *winRunner) setLimits() error {
 			w.Enforce(limit.CPUTime, fmt.Sprintf("job accounting, polled every %v", w.Every), true)
 		}
 		if set.CPUs > 0 {
-			if err := r.job.capCPU(set.CPUs); err != nil {
+			if err := r.job.CapCPU(set.CPUs); err != nil {
 				why[limit.CPUs] = fmt.Sprintf("the job object refused a CPU rate cap: %v", err)
 			} else {
 				w.Enforce(limit.CPUs, "job object (CPU rate hard cap)", true)
@@ -144,7 +145,7 @@ func (r *winRunner) setLimits() error {
 		}
 	}
 	if set.Memory > 0 && w.Kernel(limit.Memory) || set.Pids > 0 && w.Kernel(limit.Pids) {
-		port, err := r.job.notifications()
+		port, err := r.job.Notifications()
 		if err != nil {
 			r.log("cannot read the job's messages (%v): a refused allocation is left to the command, and the run ends as it does", err)
 		} else {
@@ -214,12 +215,12 @@ func (r *winRunner) readJobMessages(done chan<- struct{}) {
 			return
 		}
 		switch msg {
-		case jobMsgJobMemoryLimit:
+		case job.MsgMemoryLimit:
 			if !sentMemory {
 				sentMemory = true
 				l.hits <- limitHit{limit.Memory, fmt.Sprintf("process %d of the tree was refused an allocation", value)}
 			}
-		case jobMsgActiveProcessLimit:
+		case job.MsgProcessLimit:
 			if l.refused.Add(1) == 1 {
 				r.log("--pids %s: the job object refused a process start", r.o.Limits.Show(limit.Pids))
 			}
@@ -270,17 +271,17 @@ func (r *winRunner) sampleLoop(done <-chan struct{}, stopped chan<- struct{}) {
 func (r *winRunner) sample() limit.Sample {
 	l := r.lim
 	s := limit.Sample{At: time.Now()}
-	if acc, err := r.job.accounting(); err == nil {
-		s.CPU, s.Procs = acc.cpu(), int(acc.ActiveProcesses)
+	if acc, err := r.job.Accounting(); err == nil {
+		s.CPU, s.Procs = acc.CPU(), int(acc.ActiveProcesses)
 	}
 	if !l.wine {
 		if l.w.Set.Memory > 0 {
-			if peak, err := r.job.peakMemory(); err == nil {
+			if peak, _, err := r.job.PeakMemory(); err == nil {
 				s.Memory = peak // the most so far: what the account keeps anyway
 			}
 		}
 	} else {
-		pids := r.job.pids()
+		pids := r.job.PIDs()
 		s.Procs = len(pids)
 		for _, pid := range pids {
 			h, err := r.openMember(pid, windows.PROCESS_QUERY_LIMITED_INFORMATION)
@@ -318,10 +319,9 @@ func (r *winRunner) openMember(pid int, access uint32) (windows.Handle, error) {
 	if err != nil {
 		return 0, err
 	}
-	var in int32
-	if ok, _, err := procIsProcessInJob.Call(uintptr(h), uintptr(r.job.h), uintptr(unsafe.Pointer(&in))); ok == 0 || in == 0 {
+	if in, err := r.job.Holds(h); !in {
 		windows.CloseHandle(h)
-		if ok == 0 {
+		if err != nil {
 			return 0, err
 		}
 		return 0, fmt.Errorf("process %d is no longer in the job", pid)
@@ -402,7 +402,7 @@ func (l *jobLimits) processTimes() (map[int]processTime, error) {
 // resumes them. It reports false when done came first.
 func (r *winRunner) pauseJob(d time.Duration, done <-chan struct{}) bool {
 	var held []*proc.Handle
-	for _, pid := range r.job.pids() {
+	for _, pid := range r.job.PIDs() {
 		h, err := r.openMember(pid, windows.PROCESS_SUSPEND_RESUME|windows.SYNCHRONIZE)
 		if err != nil {
 			continue
@@ -496,7 +496,7 @@ func (r *winRunner) finishLimits(res *Result) {
 		r.log("%s", l.w.Message(limit.Pids, "the tree tried to start more processes"))
 	}
 	if l.w.Kernel(limit.Memory) {
-		if peak, err := r.job.peakMemory(); err == nil && peak > 0 {
+		if peak, _, err := r.job.PeakMemory(); err == nil && peak > 0 {
 			l.w.Observe(limit.Memory, float64(peak))
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/contain-cli/contain/internal/job"
 )
 
 // TestHelperProcess is not a test: started by the tests below with
@@ -24,7 +26,7 @@ func TestHelperProcess(t *testing.T) {
 }
 
 // startHelper starts this binary as helper h inside j.
-func startHelper(t *testing.T, j *job, h string) windows.Handle {
+func startHelper(t *testing.T, j *job.Job, h string) windows.Handle {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -42,26 +44,6 @@ func startHelper(t *testing.T, j *job, h string) windows.Handle {
 		windows.CloseHandle(ph)
 	})
 	return ph
-}
-
-// TestJobLimitKeepsKillOnClose: setting the job's memory and process
-// limits rewrites its limit flags: kill on close must stay among them
-// (Wine returns no flags when they are queried back, so this is seen by
-// what closing the job does).
-func TestJobLimitKeepsKillOnClose(t *testing.T) {
-	j, err := newJob()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := j.limit(256<<20, 8); err != nil {
-		j.close()
-		t.Fatalf("setting the job's limits: %v", err)
-	}
-	ph := startHelper(t, j, "sleep")
-	j.close()
-	if ev, err := windows.WaitForSingleObject(ph, 5000); err != nil || ev != windows.WAIT_OBJECT_0 {
-		t.Fatalf("the job's process outlived the job's handle (wait: %#x, %v)", ev, err)
-	}
 }
 
 // TestProcessTimes: the system snapshot gives a process's CPU time, which
@@ -97,11 +79,11 @@ func TestProcessTimes(t *testing.T) {
 // TestPauseJob: the --cpus throttle suspends the job's processes for the
 // pause (NtSuspendProcess works under Wine) and resumes them after it.
 func TestPauseJob(t *testing.T) {
-	j, err := newJob()
+	j, err := job.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer j.close()
+	defer j.Close()
 	ph := startHelper(t, j, "spin")
 	pid, err := windows.GetProcessId(ph)
 	if err != nil {

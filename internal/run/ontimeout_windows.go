@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/windows"
 
+	"github.com/contain-cli/contain/internal/job"
 	"github.com/contain-cli/contain/internal/proc"
 )
 
@@ -18,7 +19,7 @@ import (
 // started, and so does contain's end, however it ends.
 type winHook struct {
 	cmd    *exec.Cmd
-	job    *job
+	job    *job.Job
 	h      windows.Handle
 	killed atomic.Bool
 }
@@ -27,7 +28,7 @@ type winHook struct {
 // hand: cmd.exe parses its own, which Go's quoting of arguments would
 // spoil (/s: cmd takes what is between the outer quotes as it is).
 func startHook(command string, env []string) (hookProcess, error) {
-	j, err := newJob()
+	j, err := job.New()
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +39,7 @@ func startHook(command string, env []string) (hookProcess, error) {
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr // stdin: the null device
 	h, err := startInJob(cmd, j, nopLog)
 	if err != nil {
-		j.close()
+		j.Close()
 		return nil, err
 	}
 	return &winHook{cmd: cmd, job: j, h: h}, nil
@@ -70,8 +71,8 @@ func (w *winHook) Wait() string {
 
 func (w *winHook) Kill() error {
 	w.killed.Store(true)
-	err := w.job.terminate()
-	w.job.close()
+	err := w.job.Terminate()
+	w.job.Close()
 	windows.CloseHandle(w.h)
 	return err
 }

@@ -157,7 +157,7 @@ func TestStartHook(t *testing.T) {
 			windows.CloseHandle(ph)
 		}
 		held = held[:0]
-		for _, pid := range w.job.pids() {
+		for _, pid := range w.job.PIDs() {
 			if ph, err := windows.OpenProcess(windows.SYNCHRONIZE, false, uint32(pid)); err == nil {
 				held = append(held, ph)
 			}

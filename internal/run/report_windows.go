@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/windows"
 
@@ -26,7 +25,7 @@ func (r *winRunner) noteLeftovers() {
 	if r.facts == nil {
 		return
 	}
-	for _, pid := range r.job.pids() {
+	for _, pid := range r.job.PIDs() {
 		h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION|windows.PROCESS_VM_READ|windows.SYNCHRONIZE, false, uint32(pid))
 		if err != nil {
 			continue // gone already
@@ -100,7 +99,7 @@ func (r *winRunner) noteEnding(pid int, how string) string {
 func (r *winRunner) noteGroupEnding(how string) string {
 	gid := uint32(r.cmd.Process.Pid)
 	var names []string
-	for _, pid := range r.job.pids() {
+	for _, pid := range r.job.PIDs() {
 		if g, err := proc.ProcessGroup(pid); err == nil && g == gid {
 			names = append(names, fmt.Sprintf("%d (%s)", pid, r.noteEnding(pid, how)))
 		}
@@ -182,12 +181,6 @@ func (r *winRunner) noteGone(how string) {
 	}
 }
 
-// jobIOAccounting is JOBOBJECT_BASIC_AND_IO_ACCOUNTING_INFORMATION.
-type jobIOAccounting struct {
-	Basic jobAccounting
-	IO    windows.IO_COUNTERS
-}
-
 // finishFacts completes the facts from the job's accounting, before the
 // job is closed.
 func (r *winRunner) finishFacts() *Facts {
@@ -207,9 +200,7 @@ func (r *winRunner) finishFacts() *Facts {
 	f.EndedByContain = r.endedFacts()
 	res := &f.Resources
 	res.Sources, res.Absent = map[string]string{}, map[string]string{}
-	var acc jobIOAccounting
-	if err := windows.QueryInformationJobObject(r.job.h, windows.JobObjectBasicAndIoAccountingInformation,
-		uintptr(unsafe.Pointer(&acc)), uint32(unsafe.Sizeof(acc)), nil); err != nil {
+	if acc, err := r.job.IOAccounting(); err != nil {
 		why := fmt.Sprintf("the job's accounting cannot be read: %v", err)
 		for _, f := range []string{"cpu_user_seconds", "cpu_system_seconds", "io_read_bytes", "io_write_bytes", "peak_processes"} {
 			res.Absent[f] = why
@@ -234,12 +225,10 @@ func (r *winRunner) finishFacts() *Facts {
 		}
 		res.Absent["peak_processes"] = fmt.Sprintf("Windows counts a job's processes in total (%d), not at their peak", acc.Basic.TotalProcesses)
 	}
-	var ext windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION
-	if err := windows.QueryInformationJobObject(r.job.h, windows.JobObjectExtendedLimitInformation,
-		uintptr(unsafe.Pointer(&ext)), uint32(unsafe.Sizeof(ext)), nil); err == nil && ext.PeakJobMemoryUsed > 0 {
-		res.PeakMemoryBytes = report.Ptr(uint64(ext.PeakJobMemoryUsed))
+	if peak, one, err := r.job.PeakMemory(); err == nil && peak > 0 {
+		res.PeakMemoryBytes = report.Ptr(peak)
 		res.Sources["peak_memory_bytes"] = "job accounting (PeakJobMemoryUsed: committed memory)"
-		res.MaxProcessRSSBytes = report.Ptr(uint64(ext.PeakProcessMemoryUsed))
+		res.MaxProcessRSSBytes = report.Ptr(one)
 		res.Sources["max_process_rss_bytes"] = "job accounting (PeakProcessMemoryUsed: committed memory)"
 	} else {
 		why := "the job's peak memory cannot be read"

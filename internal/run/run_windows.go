@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/windows"
 
+	"github.com/contain-cli/contain/internal/job"
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
@@ -44,7 +45,7 @@ func PrepareRun() *Prepared { consoleEvents(); return &Prepared{} }
 type winRunner struct {
 	o    Options
 	log  Logger
-	job  *job
+	job  *job.Job
 	cmd  *exec.Cmd
 	proc windows.Handle
 	// killedBy is the signal COMMAND counts as ended by when contain
@@ -58,27 +59,27 @@ type winRunner struct {
 	// phase is why the main loop (and then the close) ends processes,
 	// for the report's ended_by_contain: report.PhaseTimeout, ...
 	phase  string
-	lim    *jobLimits  // nil: no limit asked
-	breaks *breakWatch // with --allow-daemons
+	lim    *jobLimits      // nil: no limit asked
+	breaks *job.BreakWatch // with --allow-daemons
 }
 
 func (r *winRunner) run() (Result, error) {
 	events := consoleEvents()
 	defer markClosed()
-	j, err := newJob()
+	j, err := job.New()
 	if err != nil {
 		return Result{}, err
 	}
 	r.job = j
-	defer j.close()
+	defer j.Close()
 	layers := []string{"job object (kill on close)", "console process group"}
 	if r.o.AllowDaemons {
-		if err := j.permitBreakaway(); err != nil {
+		if err := j.PermitBreakaway(); err != nil {
 			return Result{}, fmt.Errorf("--allow-daemons: cannot let processes leave the job object (JOB_OBJECT_LIMIT_BREAKAWAY_OK): %w", err)
 		}
-		r.breaks = watchBreakaway(j, r.log, r.o.Tag, r.o.Collect)
-		defer r.breaks.finish()
-		layers = append(layers, fmt.Sprintf("breakaway for marked daemons, checked every %v (--allow-daemons)", breakawayEvery))
+		r.breaks = job.WatchBreakaway(j, r.log, r.o.Tag, r.o.Collect)
+		defer r.breaks.Finish()
+		layers = append(layers, fmt.Sprintf("breakaway for marked daemons, checked every %v (--allow-daemons)", job.BreakawayEvery))
 	}
 	if err := r.setLimits(); err != nil {
 		return Result{}, err
@@ -99,8 +100,8 @@ func (r *winRunner) run() (Result, error) {
 	r.log("started %s as PID %d; containment: job object (kill on close), console process group %d",
 		r.o.Args[0], cmd.Process.Pid, cmd.Process.Pid)
 	if r.breaks != nil {
-		r.breaks.begin(cmd.Process.Pid)
-		r.log("--allow-daemons: the job lets processes leave it; every %v, one that left it without %s=1 is put back (or terminated), a marked one is spared", breakawayEvery, tag.DaemonVar)
+		r.breaks.Begin(cmd.Process.Pid)
+		r.log("--allow-daemons: the job lets processes leave it; every %v, one that left it without %s=1 is put back (or terminated), a marked one is spared", job.BreakawayEvery, tag.DaemonVar)
 	}
 	if r.o.Collect {
 		r.facts = &Facts{Started: time.Now(), Layers: layers}
@@ -110,7 +111,7 @@ func (r *winRunner) run() (Result, error) {
 	go func() { waited <- cmd.Wait() }()
 	stopLimits := r.enforce()
 	timedOut := r.waitMain(waited, events)
-	j.unforward() // every limit message the job posted reaches the limits' reader
+	j.Unforward() // every limit message the job posted reaches the limits' reader
 	stopLimits()
 	if r.facts != nil {
 		r.facts.CommandEnded = time.Now()
@@ -119,7 +120,7 @@ func (r *winRunner) run() (Result, error) {
 	r.closeGroup(events)
 	var left []report.Leftover // that left the job: spared, or caught
 	if r.breaks != nil {
-		left = r.breaks.finish()
+		left = r.breaks.Finish()
 	}
 
 	res := Result{Pid: cmd.Process.Pid, TimedOut: timedOut, Facts: r.finishFacts()}
@@ -137,6 +138,18 @@ func (r *winRunner) run() (Result, error) {
 		res.Exited, res.Code = true, cmd.ProcessState.ExitCode()
 	}
 	return res, nil
+}
+
+// startInJob starts cmd in j, no instruction of it outside the job
+// (job.Start); a command that could not be started at all is a
+// StartError, for contain's exit status (126, 127).
+func startInJob(cmd *exec.Cmd, j *job.Job, log Logger) (windows.Handle, error) {
+	h, err := j.Start(cmd, log)
+	var se *job.StartError
+	if errors.As(err, &se) {
+		return 0, &StartError{Name: cmd.Args[0], Err: se.Err}
+	}
+	return h, err
 }
 
 // waitMain runs until COMMAND has ended. The portable loop (package
@@ -289,7 +302,7 @@ func (r *winRunner) groupExists() bool {
 		return true
 	}
 	gid := uint32(r.cmd.Process.Pid)
-	for _, pid := range r.job.pids() {
+	for _, pid := range r.job.PIDs() {
 		if g, err := proc.ProcessGroup(pid); err == nil && g == gid {
 			return true
 		}
@@ -300,12 +313,12 @@ func (r *winRunner) groupExists() bool {
 // terminate ends every process of the job. If COMMAND was still running,
 // it counts as ended by sig.
 func (r *winRunner) terminate(sig syscall.Signal) {
-	for _, pid := range r.job.pids() {
+	for _, pid := range r.job.PIDs() {
 		r.log("terminating %d (%s)", pid, r.noteEnding(pid, "TerminateJobObject"))
 	}
 	ev, _ := windows.WaitForSingleObject(r.proc, 0)
 	running := ev != windows.WAIT_OBJECT_0
-	if err := r.job.terminate(); err != nil {
+	if err := r.job.Terminate(); err != nil {
 		r.log("cannot terminate the job: %v", err)
 		return
 	}
@@ -319,14 +332,14 @@ func (r *winRunner) terminate(sig syscall.Signal) {
 // job is terminated after the grace period, and closeGroup returns when
 // the job is empty. A stop request meanwhile terminates at once.
 func (r *winRunner) closeGroup(events <-chan uint32) {
-	if n, _ := r.job.active(); n == 0 {
+	if n, _ := r.job.Active(); n == 0 {
 		return
 	}
 	r.phase = report.PhaseClose
 	r.noteLeftovers()
 	r.noteDaemons()
 	if r.o.Grace > 0 {
-		left := r.named(r.job.pids())
+		left := r.named(r.job.PIDs())
 		did := r.deliver(signals.Break)
 		r.log("%d processes left in the job (%s): %s", len(left), strings.Join(left, ", "), did)
 		how := "CTRL_BREAK_EVENT"
@@ -341,7 +354,7 @@ func (r *winRunner) closeGroup(events <-chan uint32) {
 	defer r.noteGone("TerminateJobObject")
 	b := proc.NewBackoff()
 	for {
-		n, err := r.job.active()
+		n, err := r.job.Active()
 		if err != nil {
 			r.log("cannot count the processes of the job: %v", err)
 		}
@@ -358,7 +371,7 @@ func (r *winRunner) closeGroup(events <-chan uint32) {
 func (r *winRunner) waitEmpty(deadline time.Time, events <-chan uint32) bool {
 	b := proc.NewBackoff()
 	for {
-		if n, err := r.job.active(); n == 0 && err == nil {
+		if n, err := r.job.Active(); n == 0 && err == nil {
 			return true
 		}
 		left := time.Until(deadline)
@@ -384,7 +397,7 @@ func (r *winRunner) waitEmpty(deadline time.Time, events <-chan uint32) bool {
 func (r *winRunner) noteDaemons() {
 	for _, l := range r.left {
 		env, _, err := proc.ReadEnvironment(l.h)
-		if err != nil || envValue(env, tag.DaemonVar) != "1" {
+		if v, _ := tag.Lookup(env, tag.DaemonVar); err != nil || v != "1" {
 			continue
 		}
 		l.out.Daemon = true
@@ -444,6 +457,9 @@ func runDetached(o Options) (Result, error) {
 	cmd.Process.Release()
 	return Result{Pid: pid, Exited: true}, nil
 }
+
+// SetConsoleCtrlHandler, which x/sys does not wrap.
+var procSetConsoleCtrlHandler = kernel32.NewProc("SetConsoleCtrlHandler")
 
 // The console's control events reach contain through a handler of its own,
 // ahead of the Go runtime's (which would end contain on some of them).

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"unsafe"
 
 	"golang.org/x/sys/windows"
 
+	"github.com/contain-cli/contain/internal/job"
 	"github.com/contain-cli/contain/internal/proc"
 )
 
@@ -20,44 +20,20 @@ const ctrlStop = 0x10000
 // made by someone else before this run could make it.
 var errStopEventTaken = errors.New("an object of that name exists already: someone else made it")
 
-// ownerOnly is the security of the named and unnamed objects contain
-// makes (the stop event, the job objects): a DACL, protected from
-// inheritance, that grants mask (the object's all-access right) only to
-// contain's own user, to SYSTEM and to the Administrators, who may end
-// any process anyway (an administrator's contain stop of another user's
-// run); no one else, whatever the namespace's or the token's defaults.
-// The owner is contain's user.
-func ownerOnly(mask uint32) (*windows.SecurityAttributes, error) {
-	u, err := windows.GetCurrentProcessToken().GetTokenUser()
-	if err != nil {
-		return nil, fmt.Errorf("cannot read contain's user: %w", err)
-	}
-	me := u.User.Sid.String()
-	sd, err := windows.SecurityDescriptorFromString(fmt.Sprintf("O:%[1]sD:P(A;;%#[2]x;;;%[1]s)(A;;%#[2]x;;;SY)(A;;%#[2]x;;;BA)", me, mask))
-	if err != nil {
-		return nil, fmt.Errorf("cannot make a security descriptor: %w", err)
-	}
-	sa := &windows.SecurityAttributes{SecurityDescriptor: sd}
-	sa.Length = uint32(unsafe.Sizeof(*sa))
-	return sa, nil
-}
-
-// Each object's all-access right (winnt.h).
-const (
-	eventAllAccess = 0x1F0003
-	jobAllAccess   = 0x1F003F
-)
+// eventAllAccess is an event's all-access right (winnt.h).
+const eventAllAccess = 0x1F0003
 
 // createStopEvent creates the stop event of name, an auto-reset event
 // that only contain's user (and SYSTEM and the Administrators) may open
-// (ownerOnly). An event of that name that exists already is someone
-// else's (errStopEventTaken): it is never used.
+// (job.OwnerOnly, as the job objects). An event of that name that
+// exists already is someone else's (errStopEventTaken): it is never
+// used.
 func createStopEvent(name string) (windows.Handle, error) {
 	p, err := windows.UTF16PtrFromString(name)
 	if err != nil {
 		return 0, err
 	}
-	sa, err := ownerOnly(eventAllAccess)
+	sa, err := job.OwnerOnly(eventAllAccess)
 	if err != nil {
 		return 0, err
 	}

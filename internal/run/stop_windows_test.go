@@ -25,17 +25,6 @@ func TestStopEventSecurity(t *testing.T) {
 	checkOwnerOnly(t, ev, eventAllAccess)
 }
 
-// TestJobSecurity: the job objects (the run's, the --on-timeout
-// command's) have the same security as the stop event.
-func TestJobSecurity(t *testing.T) {
-	j, err := newJob()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer windows.CloseHandle(j.h)
-	checkOwnerOnly(t, j.h, jobAllAccess)
-}
-
 // checkOwnerOnly checks that h's owner is contain's user and its DACL
 // grants mask to contain's user, SYSTEM and the Administrators, and
 // nothing to anyone else.
