@@ -65,6 +65,7 @@ func setUpWine() {
 		{"build", "-o", filepath.Join(wine.dir, "contain.exe"), ".."},
 		{"test", "-c", "-o", filepath.Join(wine.dir, "tests.exe"), "."},
 		{"test", "-c", "-o", filepath.Join(wine.dir, "run.exe"), "../internal/run"},
+		{"test", "-c", "-o", filepath.Join(wine.dir, "hook.exe"), "../internal/hook"},
 		{"test", "-c", "-o", filepath.Join(wine.dir, "job.exe"), "../internal/job"},
 		{"test", "-c", "-o", filepath.Join(wine.dir, "reap.exe"), "../internal/reap"},
 		{"test", "-c", "-o", filepath.Join(wine.dir, "proc.exe"), "../internal/proc"},
@@ -230,7 +231,7 @@ func TestWindowsUnderWine(t *testing.T) {
 	only := os.Getenv("CONTAIN_WINE_RUN")
 	type binary struct{ name, exe, dir, run string }
 	binaries := []binary{
-		{"tag", "tag.exe", "../tag", ""}, {"session", "session.exe", "../session", ""}, {"run", "run.exe", "../internal/run", ""},
+		{"tag", "tag.exe", "../tag", ""}, {"session", "session.exe", "../session", ""}, {"run", "run.exe", "../internal/run", ""}, {"hook", "hook.exe", "../internal/hook", ""},
 		{"job", "job.exe", "../internal/job", ""}, {"reap", "reap.exe", "../internal/reap", ""}, {"proc", "proc.exe", "../internal/proc", ""},
 		{"containment", "containment.exe", "../containment", ""},
 	}

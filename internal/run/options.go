@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/contain-cli/contain/internal/hook"
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/report"
 )
@@ -131,4 +132,9 @@ func (o *Options) logger() Logger {
 		return nopLog
 	}
 	return o.Log
+}
+
+// hook is what the --on-timeout command needs of the run.
+func (o *Options) hook() hook.Options {
+	return hook.Options{Command: o.OnTimeout, Grace: o.Grace, Tag: o.Tag, Log: o.logger()}
 }

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/contain-cli/contain/internal/guard"
+	"github.com/contain-cli/contain/internal/hook"
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
@@ -33,7 +34,9 @@ import (
 // group: SIGTERM to everything left, SIGKILL after the grace period. It
 // returns only when nothing of the group is left.
 func Run(o Options) (Result, error) {
-	warnHookSkipped(&o, nosigpipe.Stderr())
+	if !o.Detach {
+		hook.WarnSkipped(o.hook(), nosigpipe.Stderr())
+	}
 	if o.Detach {
 		return runDetached(o)
 	}
@@ -614,8 +617,8 @@ func (s loopSys) Kill(why string) {
 func (s loopSys) Hook(why string) {
 	r := s.r
 	r.log("%s: running the --on-timeout command before the timeout signal", why)
-	runHook(&r.o, os.Environ(), r.pid, r.self, func(command string, env []string) (hookProcess, error) {
-		return startHook(command, env, func(pid int, start uint64) {
+	hook.Run(r.o.hook(), os.Environ(), r.pid, r.self, func(command string, env []string) (hook.Process, error) {
+		return hook.Start(command, env, func(pid int, start uint64) {
 			// The tracker's rule for the orphans contain adopts must
 			// not take it.
 			r.trackMu.Lock()

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/windows"
 
+	"github.com/contain-cli/contain/internal/hook"
 	"github.com/contain-cli/contain/internal/job"
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/nosigpipe"
@@ -30,7 +31,9 @@ import (
 // job is empty. If contain itself is ended however hard, the kernel closes
 // its handle to the job and ends every process in it: no guard is needed.
 func Run(o Options) (Result, error) {
-	warnHookSkipped(&o, nosigpipe.Stderr())
+	if !o.Detach {
+		hook.WarnSkipped(o.hook(), nosigpipe.Stderr())
+	}
 	if o.Detach {
 		return runDetached(o)
 	}
@@ -207,7 +210,7 @@ func (s loopSys) Kill(why string) {
 func (s loopSys) Hook(why string) {
 	r := s.r
 	r.log("%s: running the --on-timeout command before the timeout signal", why)
-	runHook(&r.o, os.Environ(), r.cmd.Process.Pid, os.Getpid(), startHook)
+	hook.Run(r.o.hook(), os.Environ(), r.cmd.Process.Pid, os.Getpid(), hook.Start)
 }
 
 func (s loopSys) Signal(why string) string {

@@ -1,4 +1,4 @@
-package run
+package hook
 
 import (
 	"fmt"
@@ -24,10 +24,10 @@ type winHook struct {
 	killed atomic.Bool
 }
 
-// startHook starts command as cmd /c does, its command line written by
+// Start starts command as cmd /c does, its command line written by
 // hand: cmd.exe parses its own, which Go's quoting of arguments would
 // spoil (/s: cmd takes what is between the outer quotes as it is).
-func startHook(command string, env []string) (hookProcess, error) {
+func Start(command string, env []string) (Process, error) {
 	j, err := job.New()
 	if err != nil {
 		return nil, err
@@ -37,7 +37,7 @@ func startHook(command string, env []string) (hookProcess, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{CmdLine: syscall.EscapeArg(shell) + ` /d /s /c "` + command + `"`}
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr // stdin: the null device
-	h, err := startInJob(cmd, j, nopLog)
+	h, err := j.Start(cmd, func(string, ...any) {})
 	if err != nil {
 		j.Close()
 		return nil, err

@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package run
+package hook
 
 import (
 	"errors"
@@ -15,7 +15,7 @@ import (
 	"github.com/contain-cli/contain/internal/signals"
 )
 
-// startHook starts the --on-timeout command with /bin/sh -c, in a process
+// Start starts the --on-timeout command with /bin/sh -c, in a process
 // group of its own: contain's child, outside COMMAND's process group,
 // cgroup and session tag. It is started from a thread other than the
 // reaper's, which waits with __WNOTHREAD and so leaves it to the hook's
@@ -25,7 +25,7 @@ import (
 // time) has returned: contain tells its crash guard of the hook there,
 // and a contain killed before that leaves a shell that exits at the gate
 // having started nothing, rather than a hook the guard does not know.
-func startHook(command string, env []string, started func(pid int, start uint64)) (hookProcess, error) {
+func Start(command string, env []string, started func(pid int, start uint64)) (Process, error) {
 	gate, open, err := os.Pipe()
 	if err != nil {
 		return nil, err
