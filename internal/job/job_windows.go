@@ -47,7 +47,7 @@ type Job struct {
 // contain's user (and SYSTEM and the Administrators) may open (OwnerOnly):
 // another user cannot reach it by name, nor open it through a handle.
 func New() (*Job, error) {
-	sa, err := OwnerOnly(jobAllAccess)
+	sa, err := proc.OwnerOnly(jobAllAccess)
 	if err != nil {
 		return nil, fmt.Errorf("cannot create a job object: %w", err)
 	}
@@ -61,28 +61,6 @@ func New() (*Job, error) {
 		return nil, fmt.Errorf("cannot make the job object kill on close: %w", err)
 	}
 	return j, nil
-}
-
-// OwnerOnly is the security of the named and unnamed objects contain
-// makes (the job objects, and internal/run's stop event): a DACL,
-// protected from inheritance, that grants mask (the object's all-access
-// right) only to contain's own user, to SYSTEM and to the
-// Administrators, who may end any process anyway (an administrator's
-// contain stop of another user's run); no one else, whatever the
-// namespace's or the token's defaults. The owner is contain's user.
-func OwnerOnly(mask uint32) (*windows.SecurityAttributes, error) {
-	u, err := windows.GetCurrentProcessToken().GetTokenUser()
-	if err != nil {
-		return nil, fmt.Errorf("cannot read contain's user: %w", err)
-	}
-	me := u.User.Sid.String()
-	sd, err := windows.SecurityDescriptorFromString(fmt.Sprintf("O:%[1]sD:P(A;;%#[2]x;;;%[1]s)(A;;%#[2]x;;;SY)(A;;%#[2]x;;;BA)", me, mask))
-	if err != nil {
-		return nil, fmt.Errorf("cannot make a security descriptor: %w", err)
-	}
-	sa := &windows.SecurityAttributes{SecurityDescriptor: sd}
-	sa.Length = uint32(unsafe.Sizeof(*sa))
-	return sa, nil
 }
 
 // jobAllAccess is a job object's all-access right (winnt.h).

@@ -8,9 +8,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/contain-cli/contain/internal/proc"
 )
 
 // TestHelperProcess is not a test: started by the tests below with
@@ -75,49 +76,8 @@ func TestJobSecurity(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer windows.CloseHandle(j.h)
-	checkOwnerOnly(t, j.h, jobAllAccess)
-}
-
-// checkOwnerOnly checks that h's owner is contain's user and its DACL
-// grants mask to contain's user, SYSTEM and the Administrators, and
-// nothing to anyone else.
-func checkOwnerOnly(t *testing.T, h windows.Handle, mask uint32) {
-	t.Helper()
-	sd, err := windows.GetSecurityInfo(h, windows.SE_KERNEL_OBJECT, windows.OWNER_SECURITY_INFORMATION|windows.DACL_SECURITY_INFORMATION)
-	if err != nil {
-		t.Fatalf("reading the object's security: %v", err)
-	}
-	u, err := windows.GetCurrentProcessToken().GetTokenUser()
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner, _, err := sd.Owner()
-	if err != nil || owner == nil || !owner.Equals(u.User.Sid) {
-		t.Errorf("owner %v (%v), want contain's user %v", owner, err, u.User.Sid)
-	}
-	dacl, _, err := sd.DACL()
-	if err != nil || dacl == nil {
-		t.Fatalf("no DACL (%v): anyone could open the object", err)
-	}
-	system, _ := windows.CreateWellKnownSid(windows.WinLocalSystemSid)
-	admins, _ := windows.CreateWellKnownSid(windows.WinBuiltinAdministratorsSid)
-	var who []string
-	for i := uint32(0); i < uint32(dacl.AceCount); i++ {
-		var ace *windows.ACCESS_ALLOWED_ACE
-		if err := windows.GetAce(dacl, i, &ace); err != nil {
-			t.Fatal(err)
-		}
-		sid := (*windows.SID)(unsafe.Pointer(&ace.SidStart))
-		who = append(who, sid.String())
-		if ace.Header.AceType != windows.ACCESS_ALLOWED_ACE_TYPE || !sid.Equals(u.User.Sid) && !sid.Equals(system) && !sid.Equals(admins) {
-			t.Errorf("ACE %d grants %#x to %v (type %d): only contain's user, SYSTEM and the Administrators may open the object", i, ace.Mask, sid, ace.Header.AceType)
-		}
-		if uint32(ace.Mask) != mask {
-			t.Errorf("ACE %d grants %#x to %v, want %#x", i, ace.Mask, sid, mask)
-		}
-	}
-	if len(who) != 3 {
-		t.Errorf("the DACL has entries for %v, want contain's user, SYSTEM and the Administrators", who)
+	if err := proc.CheckOwnerOnly(j.h, jobAllAccess); err != nil {
+		t.Error(err)
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 
 	"golang.org/x/sys/windows"
 
-	"github.com/contain-cli/contain/internal/job"
 	"github.com/contain-cli/contain/internal/proc"
 )
 
@@ -33,7 +32,7 @@ func createStopEvent(name string) (windows.Handle, error) {
 	if err != nil {
 		return 0, err
 	}
-	sa, err := job.OwnerOnly(eventAllAccess)
+	sa, err := proc.OwnerOnly(eventAllAccess)
 	if err != nil {
 		return 0, err
 	}
