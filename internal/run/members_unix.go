@@ -11,6 +11,7 @@ import (
 
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/signals"
+	"github.com/contain-cli/contain/internal/supervise"
 	"github.com/contain-cli/contain/report"
 	"github.com/contain-cli/contain/tag"
 )
@@ -275,57 +276,52 @@ func (r *runner) closeGroup() {
 	defer r.noteGone(nil)
 	r.phase = report.PhaseClose
 	r.noteLeftovers(r.members())
-	wait := proc.NewBackoff()
-	if r.o.Grace > 0 {
-		deadline := time.Now().Add(r.o.Grace)
-		termed := make(map[proc.ID]bool) // comm changes on exec; these do not
-	grace:
-		for {
-			ms := r.members()
-			r.noteLeftovers(ms)
-			r.noteGone(ms)
-			for _, m := range ms {
-				if termed[proc.ID{PID: m.pid, Start: m.start}] {
-					continue
-				}
-				termed[proc.ID{PID: m.pid, Start: m.start}] = true
-				// Recorded before it is sent: the reaper may see it end
-				// before this goroutine goes on.
-				before := r.noteSignal(m, "SIGTERM")
-				undo := r.noteEnding(m, "SIGTERM")
-				r.log("sending SIGTERM to leftover %d (%s)", m.pid, m.comm)
-				if err := r.signal(m, unix.SIGTERM); err == nil {
-					r.signal(m, unix.SIGCONT)
-				} else {
-					r.noteSignal(m, before)
-					undo()
-				}
-			}
-			if !r.anyLeft() {
-				return
-			}
-			if time.Now().After(deadline) {
-				r.log("still running after the grace period of %v", r.o.Grace)
-				break
-			}
-			if r.pause(wait, time.Until(deadline)) {
-				break grace
-			}
+	supervise.Close(r.o.Grace, &closer{r: r, termed: map[proc.ID]bool{}}, nil)
+}
+
+// closer is the close of the group as package supervise runs it: SIGTERM
+// to each member once, SIGKILL to the group.
+type closer struct {
+	r      *runner
+	termed map[proc.ID]bool // comm changes on exec; these do not
+}
+
+func (c *closer) Left() bool                  { return c.r.anyLeft() }
+func (c *closer) Kill()                       { c.r.killGroup() }
+func (c *closer) Wait(d time.Duration) bool   { return c.r.pause(d) }
+func (c *closer) Log(format string, a ...any) { c.r.log(format, a...) }
+
+// Ask sends SIGTERM (and SIGCONT) to each member not sent it yet.
+func (c *closer) Ask() {
+	r := c.r
+	ms := r.members()
+	r.noteLeftovers(ms)
+	r.noteGone(ms)
+	for _, m := range ms {
+		id := proc.ID{PID: m.pid, Start: m.start}
+		if c.termed[id] {
+			continue
 		}
-	}
-	wait = proc.NewBackoff()
-	for r.anyLeft() {
-		r.killGroup()
-		r.pause(wait, time.Second)
+		c.termed[id] = true
+		// Recorded before it is sent: the reaper may see it end before
+		// this goroutine goes on.
+		before := r.noteSignal(m, "SIGTERM")
+		undo := r.noteEnding(m, "SIGTERM")
+		r.log("sending SIGTERM to leftover %d (%s)", m.pid, m.comm)
+		if err := r.signal(m, unix.SIGTERM); err == nil {
+			r.signal(m, unix.SIGCONT)
+		} else {
+			r.noteSignal(m, before)
+			undo()
+		}
 	}
 }
 
 // pause waits until the last child is reaped, a stop request comes (then
-// it returns true) or the next backoff step, whichever is first; other
-// signals are forwarded.
-func (r *runner) pause(b *proc.Backoff, limit time.Duration) (stop bool) {
-	d := min(b.Next(), max(limit, time.Millisecond))
-	t := time.NewTimer(d)
+// it returns true) or d has passed, whichever is first; other signals are
+// forwarded.
+func (r *runner) pause(d time.Duration) (stop bool) {
+	t := time.NewTimer(max(d, time.Millisecond))
 	defer t.Stop()
 	noKids := r.noKids
 	select {

@@ -341,54 +341,73 @@ func (r *winRunner) closeGroup(events <-chan uint32) {
 	r.phase = report.PhaseClose
 	r.noteLeftovers()
 	r.noteDaemons()
-	if r.o.Grace > 0 {
-		left := r.named(r.job.PIDs())
-		did := r.deliver(signals.Break)
-		r.log("%d processes left in the job (%s): %s", len(left), strings.Join(left, ", "), did)
-		how := "CTRL_BREAK_EVENT"
-		if strings.HasSuffix(did, "terminated the job") {
-			how = "TerminateJobObject"
-		}
-		if !r.waitEmpty(time.Now().Add(r.o.Grace), events) {
-			r.log("still running after the grace period of %v", r.o.Grace)
-		}
-		r.noteGone(how)
+	c := &closer{r: r, events: events}
+	supervise.Close(r.o.Grace, c, nil)
+	c.graceOver()
+	r.noteGone("TerminateJobObject")
+}
+
+// closer is the close of the job as package supervise runs it: Ctrl-Break
+// to what is left, once, then the job terminated.
+type closer struct {
+	r      *winRunner
+	events <-chan uint32
+	how    string // how the first request went: CTRL_BREAK_EVENT, or TerminateJobObject ("": none)
+	noted  bool   // what ended by it is noted
+}
+
+func (c *closer) Log(format string, a ...any) { c.r.log(format, a...) }
+
+func (c *closer) Left() bool {
+	n, err := c.r.job.Active()
+	if err != nil {
+		c.r.log("cannot count the processes of the job: %v", err)
 	}
-	defer r.noteGone("TerminateJobObject")
-	b := proc.NewBackoff()
-	for {
-		n, err := r.job.Active()
-		if err != nil {
-			r.log("cannot count the processes of the job: %v", err)
-		}
-		if n == 0 && err == nil {
-			return
-		}
-		r.terminate(syscall.SIGKILL)
-		time.Sleep(b.Next())
+	return n != 0 || err != nil
+}
+
+// Ask delivers Ctrl-Break to COMMAND's process group, once: the console
+// event reaches the group, not single processes.
+func (c *closer) Ask() {
+	if c.how != "" {
+		return
+	}
+	left := c.r.named(c.r.job.PIDs())
+	did := c.r.deliver(signals.Break)
+	c.r.log("%d processes left in the job (%s): %s", len(left), strings.Join(left, ", "), did)
+	c.how = "CTRL_BREAK_EVENT"
+	if strings.HasSuffix(did, "terminated the job") {
+		c.how = "TerminateJobObject"
 	}
 }
 
-// waitEmpty waits until the job is empty (true), the deadline passes or a
-// stop request comes (false).
-func (r *winRunner) waitEmpty(deadline time.Time, events <-chan uint32) bool {
-	b := proc.NewBackoff()
+// Wait waits d, or until contain is told to stop (true).
+func (c *closer) Wait(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
 	for {
-		if n, err := r.job.Active(); n == 0 && err == nil {
-			return true
-		}
-		left := time.Until(deadline)
-		if left <= 0 {
+		select {
+		case ev := <-c.events:
+			if c.r.stopRequest(ev) {
+				c.r.log("told to stop while closing: terminating the job")
+				return true
+			}
+		case <-t.C:
 			return false
 		}
-		select {
-		case ev := <-events:
-			if r.stopRequest(ev) {
-				r.log("told to stop while closing: terminating the job")
-				return false
-			}
-		case <-time.After(min(b.Next(), left)):
-		}
+	}
+}
+
+func (c *closer) Kill() {
+	c.graceOver()
+	c.r.terminate(syscall.SIGKILL)
+}
+
+// graceOver notes what ended by the first request, once.
+func (c *closer) graceOver() {
+	if c.how != "" && !c.noted {
+		c.noted = true
+		c.r.noteGone(c.how)
 	}
 }
 
