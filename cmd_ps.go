@@ -121,7 +121,7 @@ func doPs(c *cli.Context) error {
 		return writeJSON(c.App.Writer, psJSON{Sessions: jsonSessions(shown), Unreadable: unreadable})
 	}
 	if len(shown) == 0 && len(sessions) > 0 {
-		fmt.Fprintf(c.App.Writer, "no session matches %s: %s in all\n", filterWords(f), plural(len(sessions), "session", "sessions"))
+		fmt.Fprintf(c.App.Writer, "no session matches %s: %s in all\n", filterWords(f), text.Plural(len(sessions), "session", "sessions"))
 		return nil
 	}
 	if len(shown) == 0 && (len(f.Tools) > 0 || f.Orphaned) {
@@ -136,10 +136,10 @@ func doPs(c *cli.Context) error {
 func filterWords(f session.Filter) string {
 	var w []string
 	for _, t := range f.Tools {
-		w = append(w, "-o "+shorten(printable(t)))
+		w = append(w, "-o "+text.Shorten(text.Printable(t)))
 	}
 	for _, v := range f.Values {
-		w = append(w, "--session "+shorten(printable(v)))
+		w = append(w, "--session "+text.Shorten(text.Printable(v)))
 	}
 	if f.Orphaned {
 		w = append(w, "--orphans")
@@ -165,11 +165,10 @@ func reportUnreadable(w io.Writer, unreadable map[string]int) {
 		hint = "; other users' processes need " + proc.PrivilegeName
 	}
 	fmt.Fprintf(w, "contain: skipped %s whose environment cannot be read (%s%s)\n",
-		plural(total, "process", "processes"), strings.Join(parts, ", "), hint)
+		text.Plural(total, "process", "processes"), strings.Join(parts, ", "), hint)
 }
 
 // plural is text.Plural.
-func plural(n int, one, many string) string { return text.Plural(n, one, many) }
 
 // psJSON is `contain ps --format json`.
 type psJSON struct {
@@ -273,8 +272,8 @@ func writePsTable(w io.Writer, sessions []session.Session) {
 		fmt.Fprintf(w, "no process carries %s\n", tag.Var)
 		return
 	}
-	sum := &table{}
-	sum.row("SESSION", "STATE", "PROCESSES", "CPU", "RSS", "WHY")
+	sum := &text.Table{}
+	sum.Row("SESSION", "STATE", "PROCESSES", "CPU", "RSS", "WHY")
 	for i := range sessions {
 		s := &sessions[i]
 		t := s.Totals()
@@ -284,112 +283,28 @@ func writePsTable(w io.Writer, sessions []session.Session) {
 			if t.Unknown > 0 {
 				more = "+"
 			}
-			cpu, rss = cpuTime(t.CPU)+more, memSize(t.RSS)+more
+			cpu, rss = text.CPUTime(t.CPU)+more, text.MemSize(t.RSS)+more
 		}
-		sum.row(printable(s.Value), string(s.State), strconv.Itoa(t.Processes), cpu, rss, printable(s.Reason))
+		sum.Row(text.Printable(s.Value), string(s.State), strconv.Itoa(t.Processes), cpu, rss, text.Printable(s.Reason))
 	}
-	sum.write(w)
+	sum.Write(w)
 	fmt.Fprintln(w)
 
-	procs := &table{}
-	procs.row("ORIGINATOR", "STATE", "PID", "PPID", "STARTED", "USER", "CPU", "RSS", "COMMAND")
+	procs := &text.Table{}
+	procs.Row("ORIGINATOR", "STATE", "PID", "PPID", "STARTED", "USER", "CPU", "RSS", "COMMAND")
 	for i := range sessions {
 		s := &sessions[i]
 		if i > 0 {
-			procs.gap()
+			procs.Gap()
 		}
 		for _, p := range s.Processes {
 			cpu, rss := "-", "-"
 			if p.Usage.Known {
-				cpu, rss = cpuTime(p.Usage.CPU), memSize(p.Usage.RSS)
+				cpu, rss = text.CPUTime(p.Usage.CPU), text.MemSize(p.Usage.RSS)
 			}
-			procs.row(printable(s.Value), string(s.StateOf(p)), strconv.Itoa(p.PID), strconv.Itoa(p.PPID),
-				p.Started.Format("2006-01-02 15:04:05"), printable(p.User), cpu, rss, commandLine(p))
+			procs.Row(text.Printable(s.Value), string(s.StateOf(p)), strconv.Itoa(p.PID), strconv.Itoa(p.PPID),
+				p.Started.Format("2006-01-02 15:04:05"), text.Printable(p.User), cpu, rss, text.CommandLine(p.Argv, p.Comm))
 		}
 	}
-	procs.write(w)
-}
-
-// cpuTime shows a CPU time as BSD's and macOS's ps do: minutes, seconds
-// and hundredths (0:01.23, 125:04.50).
-func cpuTime(d time.Duration) string {
-	cs := int64(max(d, 0) / (10 * time.Millisecond))
-	return fmt.Sprintf("%d:%02d.%02d", cs/6000, cs/100%60, cs%100)
-}
-
-// memSize shows a number of bytes in binary units, to a tenth: 0.5K,
-// 980.0K, 12.3M, 1.2G.
-func memSize(b uint64) string {
-	const units = "KMGTPE"
-	v, i := float64(b)/1024, 0
-	for v >= 1023.95 && i < len(units)-1 {
-		v, i = v/1024, i+1
-	}
-	return strconv.FormatFloat(v, 'f', 1, 64) + units[i:i+1]
-}
-
-// commandLine shows argv as ps does, or [comm] when it is empty.
-func commandLine(p session.Process) string {
-	if len(p.Argv) == 0 {
-		if p.Comm == "" {
-			return ""
-		}
-		return "[" + printable(p.Comm) + "]"
-	}
-	parts := make([]string, len(p.Argv))
-	for i, a := range p.Argv {
-		parts[i] = printable(a)
-	}
-	return strings.Join(parts, " ")
-}
-
-// printable escapes what is not a visible character, so that a process
-// cannot write to the terminal through its arguments or its tag: C0 and C1
-// controls (ESC, CSI U+009B, NEL U+0085, ...), DEL, format characters such
-// as bidi overrides, and bytes that are not UTF-8 (\xff). Printable Unicode
-// is kept as it is.
-func printable(s string) string { return text.Printable(s) }
-
-// maxCell is text.MaxCell, the most characters a padded table column
-// shows of a value.
-const maxCell = text.MaxCell
-
-// shorten is text.Shorten.
-func shorten(s string) string { return text.Shorten(s) }
-
-// table aligns columns; the last column is not padded. The cells of the
-// padded columns are shortened to maxCell characters.
-type table struct {
-	rows [][]string // nil: a blank line
-}
-
-func (t *table) row(cells ...string) {
-	for i := range len(cells) - 1 {
-		cells[i] = shorten(cells[i])
-	}
-	t.rows = append(t.rows, cells)
-}
-func (t *table) gap() { t.rows = append(t.rows, nil) }
-
-func (t *table) write(w io.Writer) {
-	var width []int
-	for _, r := range t.rows {
-		for i, c := range r {
-			if i == len(width) {
-				width = append(width, 0)
-			}
-			width[i] = max(width[i], len([]rune(c)))
-		}
-	}
-	var b strings.Builder
-	for _, r := range t.rows {
-		for i, c := range r {
-			b.WriteString(c)
-			if i < len(r)-1 {
-				b.WriteString(strings.Repeat(" ", width[i]-len([]rune(c))+2))
-			}
-		}
-		b.WriteByte('\n')
-	}
-	io.WriteString(w, b.String())
+	procs.Write(w)
 }

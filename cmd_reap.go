@@ -16,6 +16,7 @@ import (
 	"github.com/contain-cli/contain/internal/reap"
 	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/internal/status"
+	"github.com/contain-cli/contain/internal/text"
 	"github.com/contain-cli/contain/internal/watch"
 	"github.com/contain-cli/contain/session"
 	"github.com/contain-cli/contain/tag"
@@ -181,17 +182,17 @@ func doReap(c *cli.Context) error {
 	if n, err := reap.PruneRegistries(); err != nil {
 		rq.log("cannot remove every spent registry: %v", oneLine(err))
 	} else if n > 0 {
-		rq.log("removed %s of ended sessions", plural(n, "registry", "registries"))
+		rq.log("removed %s of ended sessions", text.Plural(n, "registry", "registries"))
 	}
 	rep.Cgroups = append(rep.Cgroups, r.Cgroups...)
 	if err := rep.write(c.App.Writer, rq.format); err != nil {
 		return err
 	}
 	if failed := rep.failed(); failed > 0 {
-		return &status.Error{Code: 1, Err: fmt.Errorf("reap: %s could not be killed (see the report)", plural(failed, "process or cgroup", "processes or cgroups"))}
+		return &status.Error{Code: 1, Err: fmt.Errorf("reap: %s could not be killed (see the report)", text.Plural(failed, "process or cgroup", "processes or cgroups"))}
 	}
 	if unsure > 0 {
-		return &status.Error{Code: 1, Err: fmt.Errorf("reap: %s could not be told (see above): not signalled, and maybe left of a session", plural(unsure, "process", "processes"))}
+		return &status.Error{Code: 1, Err: fmt.Errorf("reap: %s could not be told (see above): not signalled, and maybe left of a session", text.Plural(unsure, "process", "processes"))}
 	}
 	return nil
 }
@@ -362,33 +363,33 @@ func (r *reapReport) write(w io.Writer, format string) error {
 		// One meaning a column, in a dry run as in a real one: SESSION
 		// the tag, CGROUP the leftover cgroup (when any process is in one).
 		withCgroup := slices.ContainsFunc(r.Processes, func(p reapedJSON) bool { return p.Cgroup != "" })
-		t := &table{}
+		t := &text.Table{}
 		head := []string{"SESSION", "PID", "USER", "COMMAND", "RESULT"}
 		if withCgroup {
 			head = slices.Insert(head, 3, "CGROUP")
 		}
-		t.row(head...)
+		t.Row(head...)
 		for _, p := range r.Processes {
-			row := []string{cmp.Or(printable(p.Originator.Value), "-"), strconv.Itoa(p.PID), printable(p.User),
-				commandLine(session.Process{Argv: p.Argv, Comm: p.Comm}), printable(p.Result)}
+			row := []string{cmp.Or(text.Printable(p.Originator.Value), "-"), strconv.Itoa(p.PID), text.Printable(p.User),
+				text.CommandLine(p.Argv, p.Comm), text.Printable(p.Result)}
 			if withCgroup {
-				row = slices.Insert(row, 3, cmp.Or(printable(p.Cgroup), "-"))
+				row = slices.Insert(row, 3, cmp.Or(text.Printable(p.Cgroup), "-"))
 			}
-			t.row(row...)
+			t.Row(row...)
 		}
-		t.write(w)
+		t.Write(w)
 	}
 	if len(r.Cgroups) > 0 {
-		t := &table{}
-		t.row("CGROUP", "RESULT")
+		t := &text.Table{}
+		t.Row("CGROUP", "RESULT")
 		for _, c := range r.Cgroups {
-			t.row(printable(c.Dir), printable(c.Result))
+			t.Row(text.Printable(c.Dir), text.Printable(c.Result))
 		}
 		fmt.Fprintln(w)
-		t.write(w)
+		t.Write(w)
 	}
 	for _, s := range r.SkippedSessions {
-		fmt.Fprintf(w, "left alone: session %s (%s): %s\n", shorten(printable(s.Value)), s.State, printable(s.Reason))
+		fmt.Fprintf(w, "left alone: session %s (%s): %s\n", text.Shorten(text.Printable(s.Value)), s.State, text.Printable(s.Reason))
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/internal/status"
 	"github.com/contain-cli/contain/internal/stop"
+	"github.com/contain-cli/contain/internal/text"
 	"github.com/contain-cli/contain/internal/watch"
 	"github.com/contain-cli/contain/session"
 )
@@ -160,21 +161,21 @@ func (st *stopRun) exit(done bool) error {
 	for _, s := range st.Sessions {
 		switch {
 		case s.Outcome == stop.Refused:
-			fmt.Fprintf(st.Stderr, "contain: stop: session %s: %s\n", shorten(printable(s.Value)), printable(s.Detail))
+			fmt.Fprintf(st.Stderr, "contain: stop: session %s: %s\n", text.Shorten(text.Printable(s.Value)), text.Printable(s.Detail))
 		case s.Outcome == stop.NotAsked:
-			fmt.Fprintf(st.Stderr, "contain: stop: not asking PID %d for %s: %s\n", s.PID, shorten(printable(s.Value)), printable(s.Detail))
+			fmt.Fprintf(st.Stderr, "contain: stop: not asking PID %d for %s: %s\n", s.PID, text.Shorten(text.Printable(s.Value)), text.Printable(s.Detail))
 		case s.Outcome == stop.Orphaned && s.Named:
 			fmt.Fprintf(st.Stderr, "contain: stop: session %s is orphaned (%s): %s ends it\n",
-				shorten(printable(s.Value)), printable(s.Detail), st.ReapHint(s.Value))
+				text.Shorten(text.Printable(s.Value)), text.Printable(s.Detail), st.ReapHint(s.Value))
 		case s.Outcome == stop.NothingToStop && s.Absent:
-			fmt.Fprintf(st.Stderr, "contain: stop: nothing to stop: no process carries %s\n", shorten(printable(s.Value)))
+			fmt.Fprintf(st.Stderr, "contain: stop: nothing to stop: no process carries %s\n", text.Shorten(text.Printable(s.Value)))
 			nothing = true
 		case s.Outcome == stop.NothingToStop && s.Named:
 			why := "no live process"
 			if s.Detail != "" {
 				why += "; " + s.Detail
 			}
-			fmt.Fprintf(st.Stderr, "contain: stop: nothing to stop in session %s: %s\n", shorten(printable(s.Value)), printable(why))
+			fmt.Fprintf(st.Stderr, "contain: stop: nothing to stop in session %s: %s\n", text.Shorten(text.Printable(s.Value)), text.Printable(why))
 		}
 		// ignoring was said as it was found.
 		if s.Outcome != stop.Asked && st.failed(s, false) {
@@ -192,7 +193,7 @@ func (st *stopRun) exit(done bool) error {
 				n++
 			}
 		}
-		left := plural(n, "session is", "sessions are")
+		left := text.Plural(n, "session is", "sessions are")
 		if st.Rq.Kill {
 			fmt.Fprintf(st.Stderr, "contain: stop: %s still running after --kill (see the report)\n", left)
 			code = 1
@@ -354,12 +355,12 @@ func (r *stopReport) write(w io.Writer, format string) error {
 		return writeJSON(w, r)
 	}
 	if len(r.Processes) > 0 {
-		t := &table{}
-		t.row("SESSION", "PID", "COMMAND", "RESULT")
+		t := &text.Table{}
+		t.Row("SESSION", "PID", "COMMAND", "RESULT")
 		for _, p := range r.Processes {
-			t.row(printable(p.Originator.Value), strconv.Itoa(p.PID), commandLine(session.Process{Argv: p.Argv, Comm: p.Comm}), printable(p.Result))
+			t.Row(text.Printable(p.Originator.Value), strconv.Itoa(p.PID), text.CommandLine(p.Argv, p.Comm), text.Printable(p.Result))
 		}
-		t.write(w)
+		t.Write(w)
 	}
 	gap := len(r.Processes) > 0
 	for _, s := range r.Sessions {
@@ -370,7 +371,7 @@ func (r *stopReport) write(w io.Writer, format string) error {
 			fmt.Fprintln(w)
 			gap = false
 		}
-		fmt.Fprintf(w, "session %s: %s\n", shorten(printable(s.Originator.Value)), printable(s.Result))
+		fmt.Fprintf(w, "session %s: %s\n", text.Shorten(text.Printable(s.Originator.Value)), text.Printable(s.Result))
 	}
 	return nil
 }

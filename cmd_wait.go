@@ -16,6 +16,7 @@ import (
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/reap"
 	"github.com/contain-cli/contain/internal/status"
+	"github.com/contain-cli/contain/internal/text"
 	"github.com/contain-cli/contain/internal/watch"
 	"github.com/contain-cli/contain/session"
 	"github.com/contain-cli/contain/tag"
@@ -103,7 +104,7 @@ func pidHint(a string) string {
 		values = append(values[:3], "...")
 	}
 	for i := range values {
-		values[i] = shorten(printable(values[i]))
+		values[i] = text.Shorten(text.Printable(values[i]))
 	}
 	return strings.Join(values, " or ")
 }
@@ -232,7 +233,7 @@ func doWait(c *cli.Context) error {
 			rep.add(v, tool, pid, false, nil, unseen[v])
 			if unseen[v] == "" {
 				rep.Sessions[len(rep.Sessions)-1].absent = true
-				nothing = append(nothing, "no process carries "+shorten(printable(v)))
+				nothing = append(nothing, "no process carries "+text.Shorten(text.Printable(v)))
 			}
 		}
 	}
@@ -250,12 +251,12 @@ func doWait(c *cli.Context) error {
 	}
 	if len(unseen) > 0 {
 		for _, v := range slices.Sorted(maps.Keys(unseen)) {
-			fmt.Fprintf(c.App.ErrWriter, "contain: wait: cannot see session %s: %s\n", shorten(printable(v)), printable(unseen[v]))
+			fmt.Fprintf(c.App.ErrWriter, "contain: wait: cannot see session %s: %s\n", text.Shorten(text.Printable(v)), text.Printable(unseen[v]))
 		}
 		return &status.Error{Code: 1}
 	}
 	if !done {
-		err := fmt.Errorf("wait: %s still running after %v", plural(rep.left(), "process", "processes"), timeout)
+		err := fmt.Errorf("wait: %s still running after %v", text.Plural(rep.left(), "process", "processes"), timeout)
 		return &status.Error{Code: status.TimedOut, Err: err}
 	}
 	// Nothing to wait for is done waiting (SPEC: 0), said once above:
@@ -307,8 +308,8 @@ func (r *waitReport) write(w io.Writer, format string) error {
 	if format == "json" {
 		return writeJSON(w, r)
 	}
-	t := &table{}
-	t.row("SESSION", "RESULT")
+	t := &text.Table{}
+	t.Row("SESSION", "RESULT")
 	rows := 0
 	for _, s := range r.Sessions {
 		if s.absent {
@@ -322,11 +323,11 @@ func (r *waitReport) write(w io.Writer, format string) error {
 			}
 			result += ": " + strings.Join(pids, " ")
 		}
-		t.row(printable(s.Originator.Value), result)
+		t.Row(text.Printable(s.Originator.Value), result)
 		rows++
 	}
 	if rows > 0 {
-		t.write(w)
+		t.Write(w)
 	}
 	return nil
 }

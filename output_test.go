@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/contain-cli/contain/internal/reap"
+	"github.com/contain-cli/contain/internal/text"
 	"github.com/contain-cli/contain/session"
 )
 
@@ -25,8 +26,8 @@ func TestPrintableEscapesEveryControl(t *testing.T) {
 		"ümlaut 日本":       "ümlaut 日本",
 		"bad\xc2utf8":     `bad\xc2utf8`,
 	} {
-		if got := printable(in); got != want {
-			t.Errorf("printable(%q) = %q, want %q", in, got, want)
+		if got := text.Printable(in); got != want {
+			t.Errorf("text.Printable(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -3,7 +3,11 @@
 package text
 
 import (
+	"fmt"
+	"io"
 	"strconv"
+	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -50,4 +54,80 @@ func Plural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return strconv.Itoa(n) + " " + many
+}
+
+// CPUTime shows a CPU time as BSD's and macOS's ps do: minutes, seconds
+// and hundredths (0:01.23, 125:04.50).
+func CPUTime(d time.Duration) string {
+	cs := int64(max(d, 0) / (10 * time.Millisecond))
+	return fmt.Sprintf("%d:%02d.%02d", cs/6000, cs/100%60, cs%100)
+}
+
+// MemSize shows a number of bytes in binary units, to a tenth: 0.5K,
+// 980.0K, 12.3M, 1.2G.
+func MemSize(b uint64) string {
+	const units = "KMGTPE"
+	v, i := float64(b)/1024, 0
+	for v >= 1023.95 && i < len(units)-1 {
+		v, i = v/1024, i+1
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + units[i:i+1]
+}
+
+// CommandLine shows argv as ps does, each argument Printable, or [comm]
+// when argv is empty.
+func CommandLine(argv []string, comm string) string {
+	if len(argv) == 0 {
+		if comm == "" {
+			return ""
+		}
+		return "[" + Printable(comm) + "]"
+	}
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		parts[i] = Printable(a)
+	}
+	return strings.Join(parts, " ")
+}
+
+// Table aligns columns for ps, reap, stop and wait; the last column is
+// not padded. The cells of the padded columns are shortened to MaxCell
+// characters.
+type Table struct {
+	rows [][]string // nil: a blank line
+}
+
+// Row adds a row.
+func (t *Table) Row(cells ...string) {
+	for i := range len(cells) - 1 {
+		cells[i] = Shorten(cells[i])
+	}
+	t.rows = append(t.rows, cells)
+}
+
+// Gap adds a blank line.
+func (t *Table) Gap() { t.rows = append(t.rows, nil) }
+
+// Write writes the table to w.
+func (t *Table) Write(w io.Writer) {
+	var width []int
+	for _, r := range t.rows {
+		for i, c := range r {
+			if i == len(width) {
+				width = append(width, 0)
+			}
+			width[i] = max(width[i], len([]rune(c)))
+		}
+	}
+	var b strings.Builder
+	for _, r := range t.rows {
+		for i, c := range r {
+			b.WriteString(c)
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", width[i]-len([]rune(c))+2))
+			}
+		}
+		b.WriteByte('\n')
+	}
+	io.WriteString(w, b.String())
 }
