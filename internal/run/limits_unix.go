@@ -97,43 +97,21 @@ func (r *runner) enforce() (commandEnded func()) {
 		return func() { r.afterCommand() }
 	}
 	l.done, l.stopped = make(chan struct{}), make(chan struct{})
+	sp := &limit.Sampler{Watch: l.w, Throttle: l.throttle, Sample: r.sample, Over: r.exceeded,
+		Ended:     l.halted.Load,
+		Throttles: func() bool { return !l.closing.Load() },
+		Pause:     r.pauseTree,
+		Clock:     cpuTime,
+		// The sample's own cost stays under a tenth of a CPU (half a CPU
+		// while the tree grows toward a limit), however many processes
+		// the machine has.
+		Next: func(prev, s limit.Sample, last, cost time.Duration) time.Duration {
+			next, share := l.w.Pace(prev, s, last)
+			return max(next, time.Duration(share)*cost)
+		}}
 	go func() {
 		defer close(l.stopped)
-		t := time.NewTimer(0)
-		defer t.Stop()
-		var prev limit.Sample
-		var pause time.Duration
-		for {
-			select {
-			case <-l.done:
-				return
-			case <-t.C:
-			}
-			began := cpuTime()
-			s := r.sample()
-			if k, over := l.w.Check(s); over {
-				r.exceeded(k, s)
-			}
-			if l.halted.Load() {
-				<-l.done // the tree is being killed: nothing more to hold
-				return
-			}
-			if l.throttle != nil && !l.closing.Load() {
-				if d := l.throttle.Step(s); d > 0 {
-					l.w.Hit(limit.CPUs, "throttled")
-					if !r.pauseTree(d, l.done) {
-						return
-					}
-				}
-			}
-			next, share := l.w.Pace(prev, s, pause)
-			prev = s
-			// The sample's own cost stays under a tenth of a CPU (half a
-			// CPU while the tree grows toward a limit), however many
-			// processes the machine has.
-			pause = max(next, time.Duration(share)*(cpuTime()-began))
-			t.Reset(pause)
-		}
+		sp.Run(l.done)
 	}()
 	return func() { r.afterCommand() }
 }
