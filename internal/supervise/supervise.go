@@ -1,10 +1,11 @@
-// Package supervise is what contain run decides while COMMAND runs, the
-// same on every OS: the timeout and its --kill-after, a request to stop
-// and its grace period, a limit found exceeded, the --on-timeout command
-// run once. The OS supplies the events (Linux and macOS: signals, wait
-// statuses; Windows: console events, the process handle) and carries out
-// what the loop decides through a System; the loop itself makes no system
-// call, so its decisions are tested on fakes.
+// Package supervise is what contain run decides, the same on every OS:
+// while COMMAND runs (Loop), the timeout and its --kill-after, a request to
+// stop and its grace period, a limit found exceeded, the --on-timeout
+// command run once; once it has ended (Close), what is left asked to stop,
+// given the grace period, then killed. The OS supplies the events (Linux
+// and macOS: signals, wait statuses; Windows: console events, the process
+// handle) and carries out what is decided (System, Closer); this package
+// makes no system call, so its decisions are tested on fakes.
 package supervise
 
 import (
