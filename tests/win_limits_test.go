@@ -185,6 +185,11 @@ func TestWinCPUTimeLimit(t *testing.T) {
 	if l.Peak == nil || *l.Peak < 1 {
 		t.Errorf("limits.cpu_time.peak %v, want at least 1 s", l.Peak)
 	}
+	// The action says what the timeout did: the event delivered, or the
+	// job terminated where it could not be.
+	if !strings.HasPrefix(l.Action, "timed out: ") || len(l.Action) == len("timed out: ") {
+		t.Errorf("limits.cpu_time.action %q, want what timing out did", l.Action)
+	}
 	if took := time.Since(start); took < time.Second {
 		t.Errorf("the run took %v: the tree cannot have used 1 s of CPU time on one CPU at a time", took)
 	}

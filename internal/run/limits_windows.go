@@ -440,7 +440,6 @@ func (r *winRunner) limitExceeded(h limitHit, timeOut func(string) string) (time
 		return false
 	}
 	if h.kind == limit.CPUTime {
-		l.end = endBy(l.w, h.kind, "timed out", h.what) // claimed before the hook runs
 		did := timeOut(fmt.Sprintf("%s %s reached (%s)", h.kind.Words(), r.o.Limits.Show(h.kind), h.what))
 		l.end = endBy(l.w, h.kind, "timed out: "+did, h.what)
 		r.log("%s", l.end.Message)
