@@ -304,10 +304,7 @@ func TestTimeoutClosesTheGroup(t *testing.T) {
 				requireRoot(t, "switching to nobody")
 			}
 			dir := sharedDir(t)
-			script := `sleep 300 & echo $! > ` + dir + `/background
-				setsid sh -c 'echo $$ > ` + dir + `/setsid; exec sleep 300' &
-				while [ ! -s ` + dir + `/setsid ]; do sleep 0.01; done
-				wait`
+			script := escapeeTree(dir, "background", "setsid") + "wait"
 			res := run(t, runOpts{asNobody: nobody}, "run", "-t", "0.3", "--", "sh", "-c", script)
 			wantCode(t, res, 124)
 			for _, kind := range []string{"background", "setsid"} {
