@@ -409,6 +409,18 @@ func TestWinReport(t *testing.T) {
 			t.Errorf("%s: %+v", name, l)
 		}
 	}
+	// The close's Ctrl-Break reached the start /b child (COMMAND's console
+	// process group): ended by contain, with the event and how it ended.
+	var ended *report.Ended
+	for i, e := range r.EndedByContain {
+		if e.PID == startb.pid {
+			ended = &r.EndedByContain[i]
+		}
+	}
+	if ended == nil || ended.Phase != report.PhaseClose || (ended.Signal != "CTRL_BREAK_EVENT" && ended.Signal != "TerminateJobObject") ||
+		ended.EndedBy == "" || ended.EndedBy == "still running" || ended.Command {
+		t.Errorf("start /b child %d among ended_by_contain: %+v\n%s", startb.pid, ended, b)
+	}
 	rs := r.Resources
 	if (rs.CPUUserSeconds == nil) == (rs.Absent["cpu_user_seconds"] == "") {
 		t.Errorf("CPU neither given nor absent with a reason: %s", b)

@@ -137,9 +137,7 @@ func (r *runner) noteSpared(p proc.Entry) {
 	}
 	o.Started = &report.Time{Time: proc.StartWall(p.Start, r.track.Since, r.rec.facts.Started)}
 	o.LeftProcessGroup = report.Ptr(p.Pgrp != r.pid)
-	r.rec.mu.Lock()
-	r.rec.left = append(r.rec.left, l)
-	r.rec.mu.Unlock()
+	r.rec.addLeftover(l)
 }
 
 // daemonEnded says, for -v and the report, that a leftover about to be
@@ -157,7 +155,4 @@ func (r *runner) daemonEnded(m member, o *report.Leftover) {
 	r.log("%d (%s) is marked RUNNING_PROCESS_IS_DAEMON=1: ending it with the group (%s would have spared it)", m.pid, m.comm, allowDaemonsHint)
 }
 
-const (
-	allowDaemonsHint = "contain run --allow-daemons"
-	sparedEnding     = "spared (--allow-daemons)" // a spared daemon's EndedBy
-)
+const allowDaemonsHint = "contain run --allow-daemons"

@@ -4,8 +4,6 @@ package run
 
 import (
 	"runtime"
-	"slices"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -20,17 +18,12 @@ func (r *runner) noteLeftovers(ms []member) {
 		return
 	}
 	sid, _ := unix.Getsid(0) // COMMAND's session is contain's
-	r.rec.mu.Lock()
-	defer r.rec.mu.Unlock()
-	known := make(map[proc.ID]bool, len(r.rec.left))
-	for _, l := range r.rec.left {
-		known[l.id] = true
-	}
 	for _, m := range ms {
-		if known[proc.ID{PID: m.pid, Start: m.start}] {
+		id := proc.ID{PID: m.pid, Start: m.start}
+		if r.rec.knows(id) {
 			continue
 		}
-		l := &leftover{id: proc.ID{PID: m.pid, Start: m.start}}
+		l := &leftover{id: id}
 		o := &l.out
 		o.PID, o.Comm, o.Argv, o.FoundBy = m.pid, m.comm, proc.ArgvOf(m.pid), "cgroup"
 		if o.Argv == nil {
@@ -60,156 +53,89 @@ func (r *runner) noteLeftovers(ms []member) {
 			}
 			o.Absent["held_stdout"], o.Absent["held_stderr"] = why, why
 		}
-		r.rec.left = append(r.rec.left, l)
+		r.rec.addLeftover(l)
 	}
-}
-
-// ending is a process contain signalled to end it, for the report's
-// ended_by_contain.
-type ending struct {
-	id  proc.ID
-	out report.Ended
 }
 
 // noteEnding records that contain is about to send m sig (its name) to
 // end it, in the main loop's phase; the first time, with its name and
 // command line, read now, while it lives (not in a limit's kill, which
 // must not wait for it). It returns what undoes the record, for a send
-// that fails: a process already gone was not ended by contain.
+// that fails.
 func (r *runner) noteEnding(m member, sig string) (undo func()) {
-	if r.rec == nil || r.phase == "" {
+	if r.phase == "" {
 		return func() {}
 	}
-	id := proc.ID{PID: m.pid, Start: m.start}
-	r.rec.mu.Lock()
-	for _, e := range r.rec.ended {
-		if e.id == id {
-			before := e.out.Signal
-			e.out.Signal = sig
-			r.rec.mu.Unlock()
-			return func() {
-				r.rec.mu.Lock()
-				e.out.Signal = before
-				r.rec.mu.Unlock()
-			}
+	undo, _ = r.rec.addEnding(proc.ID{PID: m.pid, Start: m.start}, sig, func() *ending {
+		e := &ending{out: report.Ended{PID: m.pid, Comm: m.comm, Command: m.pid == r.pid, Phase: r.phase}}
+		o := &e.out
+		o.Absent = map[string]string{}
+		if o.Comm == "" {
+			o.Absent["comm"] = "it ended before contain could read it"
 		}
-	}
-	r.rec.mu.Unlock()
-	e := &ending{id: id, out: report.Ended{PID: m.pid, Comm: m.comm, Command: m.pid == r.pid, Phase: r.phase, Signal: sig}}
-	o := &e.out
-	o.Absent = map[string]string{}
-	if o.Comm == "" {
-		o.Absent["comm"] = "it ended before contain could read it"
-	}
-	if r.phase == report.PhaseLimit {
-		o.Absent["argv"] = "not read: a limit's kill does not wait for it"
-	} else if o.Argv = proc.ArgvOf(m.pid); o.Argv == nil {
-		o.Absent["argv"] = "it could not be read (it was ending)"
-	}
-	if m.start != 0 && r.track != nil {
-		o.Started = &report.Time{Time: proc.StartWall(m.start, r.track.Since, r.rec.facts.Started)}
-	} else {
-		o.Absent["started"] = "it ended before contain could read it"
-	}
-	r.rec.mu.Lock()
-	r.rec.ended = append(r.rec.ended, e)
-	r.rec.mu.Unlock()
-	return func() {
-		r.rec.mu.Lock()
-		defer r.rec.mu.Unlock()
-		if i := slices.Index(r.rec.ended, e); i >= 0 {
-			r.rec.ended = slices.Delete(r.rec.ended, i, i+1)
+		if r.phase == report.PhaseLimit {
+			o.Absent["argv"] = "not read: a limit's kill does not wait for it"
+		} else if o.Argv = proc.ArgvOf(m.pid); o.Argv == nil {
+			o.Absent["argv"] = "it could not be read (it was ending)"
 		}
-	}
+		if m.start != 0 && r.track != nil {
+			o.Started = &report.Time{Time: proc.StartWall(m.start, r.track.Since, r.rec.facts.Started)}
+		} else {
+			o.Absent["started"] = "it ended before contain could read it"
+		}
+		return e
+	})
+	return undo
 }
 
 // noteSignal records the last signal sent to a leftover.
 // It returns what was recorded before, to be put back if the send fails.
 func (r *runner) noteSignal(m member, sig string) (before string) {
-	if r.rec == nil {
-		return ""
-	}
-	r.rec.mu.Lock()
-	defer r.rec.mu.Unlock()
-	for _, l := range r.rec.left {
-		if l.id == (proc.ID{PID: m.pid, Start: m.start}) && !l.done {
-			before, l.signal = l.signal, sig
-		}
-	}
-	return before
+	return r.rec.signalled(proc.ID{PID: m.pid, Start: m.start}, sig)
 }
 
 // noteGone records the end of each leftover not among live (nil: none is
-// left): by its wait status when contain reaped it, else by the last
-// signal contain sent it.
+// left).
 func (r *runner) noteGone(live []member) {
-	if r.rec == nil {
-		return
-	}
-	alive := map[proc.ID]bool{}
+	alive := make(map[proc.ID]bool, len(live))
 	for _, m := range live {
 		alive[proc.ID{PID: m.pid, Start: m.start}] = true
 	}
-	now := time.Now()
-	r.rec.mu.Lock()
-	defer r.rec.mu.Unlock()
-	for _, l := range r.rec.left {
-		if l.done || alive[l.id] {
-			continue
-		}
-		l.done = true
-		l.out.EndedAfterSeconds = report.Seconds(now.Sub(r.rec.facts.CommandEnded))
-		// How it ended is read at the end (finishFacts): its status may
-		// come later.
-	}
+	r.rec.gone(func(l *leftover) bool { return !alive[l.id] })
 }
 
-// finishFacts completes the facts once the group is closed.
+// finishFacts completes the facts once the group is closed: a process
+// ended by its wait status where contain reaped it, else by the last
+// signal contain sent it.
 func (r *runner) finishFacts() *Facts {
-	if r.rec == nil {
-		return nil
-	}
-	f := &r.rec.facts
-	f.Ended = time.Now()
-	r.rec.mu.Lock()
-	defer r.rec.mu.Unlock()
-	for _, l := range r.rec.left {
-		if l.spared {
-			l.out.EndedBy = sparedEnding
-		} else if l.done {
-			ws, reaped := r.rec.reaped[l.id.PID]
-			l.out.EndedBy = proc.EndedBy(l.signal, ws, reaped)
-		} else {
-			l.out.EndedBy = "still running"
-		}
-		f.Leftovers = append(f.Leftovers, l.out)
-	}
-	for _, e := range r.rec.ended {
-		o := &e.out
-		ws, reaped := r.rec.reaped[e.id.PID]
-		if o.Command {
+	rec := r.rec
+	f := rec.finish(func(l *leftover) string {
+		ws, reaped := rec.reaped[l.id.PID]
+		return proc.EndedBy(l.signal, ws, reaped)
+	}, func(e *ending) string {
+		ws, reaped := rec.reaped[e.id.PID]
+		if e.out.Command {
 			ws, reaped = r.status, r.mainDone
 		}
-		switch {
-		case !reaped && proc.Lives(e.id):
-			o.EndedBy = "still running"
-		default:
-			o.EndedBy = proc.EndedBy(o.Signal, ws, reaped)
+		if !reaped && proc.Lives(e.id) {
+			return stillRunning
 		}
-		if len(o.Absent) == 0 {
-			o.Absent = nil
-		}
-		f.EndedByContain = append(f.EndedByContain, *o)
+		return proc.EndedBy(e.out.Signal, ws, reaped)
+	})
+	if f == nil {
+		return nil
 	}
 	res := &f.Resources
 	res.Sources, res.Absent = map[string]string{}, map[string]string{}
 	cg := r.grp.resources(res)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
 	if res.CPUUserSeconds == nil {
-		res.CPUUserSeconds, res.CPUSystemSeconds = report.Seconds(r.rec.usage.user), report.Seconds(r.rec.usage.system)
+		res.CPUUserSeconds, res.CPUSystemSeconds = report.Seconds(rec.usage.user), report.Seconds(rec.usage.system)
 		res.Sources["cpu"] = reapedSource(r.complete())
 	}
-	if r.rec.usage.n > 0 {
-		res.MaxProcessRSSBytes = report.Ptr(r.rec.usage.maxRSS)
+	if rec.usage.n > 0 {
+		res.MaxProcessRSSBytes = report.Ptr(rec.usage.maxRSS)
 		res.Sources["max_process_rss_bytes"] = reapedSource(r.complete())
 	} else {
 		res.Absent["max_process_rss_bytes"] = "contain reaped no process"
@@ -230,7 +156,7 @@ func (r *runner) finishFacts() *Facts {
 		if cg {
 			res.Absent["peak_processes"] = "the pids controller is not enabled in contain's cgroup, and contain does not scan when it has a cgroup"
 		} else {
-			res.PeakProcesses = report.Ptr(max(r.rec.peak, 1))
+			res.PeakProcesses = report.Ptr(max(rec.peak, 1))
 			res.Sources["peak_processes"] = "contain's scans while COMMAND ran (sampled: a process that lived between two scans is not counted)"
 		}
 	}

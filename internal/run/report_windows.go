@@ -12,32 +12,57 @@ import (
 	"github.com/contain-cli/contain/report"
 )
 
-// winLeftover is a process of the job alive when COMMAND ended, held by a
-// handle until the report knows how it ended.
-type winLeftover struct {
-	h    windows.Handle
-	out  report.Leftover
-	done bool
+// recorderOS: Windows adds nothing to the recorder; the job accounts for
+// its processes.
+type recorderOS struct{}
+
+// procRef is the handle the recorder holds on a process until the report
+// is made: it keeps the PID from being reused, and tells the exit code.
+type procRef = windows.Handle
+
+func newRecorder(collect bool) *recorder {
+	if !collect {
+		return nil
+	}
+	return &recorder{}
+}
+
+// openProcess opens pid for the report: its name, command line, start and
+// exit code.
+func openProcess(pid int) (windows.Handle, error) {
+	return windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION|windows.PROCESS_VM_READ|windows.SYNCHRONIZE, false, uint32(pid))
+}
+
+// idOf is pid's identity: its PID and creation time.
+func idOf(pid int, h windows.Handle) proc.ID {
+	start, _, _ := proc.CreationTime(h)
+	return proc.ID{PID: pid, Start: start}
+}
+
+// ended reports whether the process h has ended.
+func ended(h windows.Handle) bool {
+	ev, _ := windows.WaitForSingleObject(h, 0)
+	return ev == windows.WAIT_OBJECT_0
 }
 
 // noteLeftovers records the processes of the job when COMMAND has ended.
 func (r *winRunner) noteLeftovers() {
-	if r.facts == nil {
+	if r.rec == nil {
 		return
 	}
 	for _, pid := range r.job.PIDs() {
-		h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION|windows.PROCESS_VM_READ|windows.SYNCHRONIZE, false, uint32(pid))
+		h, err := openProcess(pid)
 		if err != nil {
 			continue // gone already
 		}
-		l := &winLeftover{h: h, out: report.Leftover{PID: pid, Comm: imageName(h), Argv: []string{}, FoundBy: "job",
+		l := &leftover{id: idOf(pid, h), ref: h, out: report.Leftover{PID: pid, Comm: imageName(h), Argv: []string{}, FoundBy: "job",
 			Absent: map[string]string{
 				"left_session": "Windows has no sessions of this kind",
 				"held_stdout":  "not read on Windows",
 				"held_stderr":  "not read on Windows",
 			}}}
-		if start, _, err := proc.CreationTime(h); err == nil {
-			l.out.Started = &report.Time{Time: proc.FiletimeToTime(start)}
+		if l.id.Start != 0 {
+			l.out.Started = &report.Time{Time: proc.FiletimeToTime(l.id.Start)}
 		}
 		if _, cmdline, err := proc.ReadEnvironment(h); err == nil {
 			if argv, err := windows.DecomposeCommandLine(cmdline); err == nil {
@@ -47,49 +72,40 @@ func (r *winRunner) noteLeftovers() {
 		if g, err := proc.ProcessGroup(pid); err == nil {
 			l.out.LeftProcessGroup = report.Ptr(g != uint32(r.cmd.Process.Pid))
 		}
-		r.left = append(r.left, l)
+		if !r.rec.addLeftover(l) {
+			windows.CloseHandle(h)
+		}
 	}
-}
-
-// winEnded is a process contain ended (an event to its console process
-// group, the job terminated), held by a handle until the report knows
-// how it ended.
-type winEnded struct {
-	h   windows.Handle
-	out report.Ended
 }
 
 // noteEnding records, in the main loop's phase, that contain ends pid
 // by how ("CTRL_BREAK_EVENT", "TerminateJobObject"), and returns its
 // name, for -v ("?" when it cannot be opened: gone).
 func (r *winRunner) noteEnding(pid int, how string) string {
-	for _, e := range r.ended {
-		if e.out.PID == pid {
-			if ev, _ := windows.WaitForSingleObject(e.h, 0); ev != windows.WAIT_OBJECT_0 {
-				e.out.Signal = how
-				return e.out.Comm
-			}
-		}
-	}
-	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION|windows.PROCESS_VM_READ|windows.SYNCHRONIZE, false, uint32(pid))
+	h, err := openProcess(pid)
 	if err != nil {
 		return "?"
 	}
 	name := imageName(h)
-	if r.facts == nil || r.phase == "" {
+	if r.phase == "" {
 		windows.CloseHandle(h)
 		return name
 	}
-	e := &winEnded{h: h, out: report.Ended{PID: pid, Comm: name, Command: pid == r.cmd.Process.Pid, Phase: r.phase, Signal: how}}
-	if _, cmdline, err := proc.ReadEnvironment(h); err == nil {
-		if argv, err := windows.DecomposeCommandLine(cmdline); err == nil {
-			e.out.Argv = argv
+	_, made := r.rec.addEnding(idOf(pid, h), how, func() *ending {
+		e := &ending{ref: h, out: report.Ended{PID: pid, Comm: name, Command: pid == r.cmd.Process.Pid, Phase: r.phase}}
+		if _, cmdline, err := proc.ReadEnvironment(h); err == nil {
+			if argv, err := windows.DecomposeCommandLine(cmdline); err == nil {
+				e.out.Argv = argv
+			}
 		}
+		if start, _, err := proc.CreationTime(h); err == nil {
+			e.out.Started = &report.Time{Time: proc.FiletimeToTime(start)}
+		}
+		return e
+	})
+	if !made {
+		windows.CloseHandle(h)
 	}
-	if start, _, err := proc.CreationTime(h); err == nil {
-		e.out.Started = &report.Time{Time: proc.FiletimeToTime(start)}
-	}
-	r.ended = append(r.ended, e)
 	return name
 }
 
@@ -135,69 +151,57 @@ func imageName(h windows.Handle) string {
 	return filepath.Base(windows.UTF16ToString(buf[:n]))
 }
 
-// endedFacts is what became of each process contain ended: the event's
-// name, then its exit code; TerminateJobObject; or still running.
-func (r *winRunner) endedFacts() []report.Ended {
-	var out []report.Ended
-	for _, e := range r.ended {
-		o := e.out
-		if ev, _ := windows.WaitForSingleObject(e.h, 0); ev != windows.WAIT_OBJECT_0 {
-			o.EndedBy = "still running"
-		} else if o.Signal == "TerminateJobObject" {
-			o.EndedBy = o.Signal
-		} else {
-			var code uint32
-			windows.GetExitCodeProcess(e.h, &code)
-			o.EndedBy = fmt.Sprintf("%s, then exited %d", o.Signal, code)
+// noteGone records the end of each leftover that has ended, by what
+// contain did last (how; "": nothing yet, it exited by itself).
+func (r *winRunner) noteGone(how string) {
+	r.rec.gone(func(l *leftover) bool {
+		if !ended(l.ref) {
+			return false
 		}
-		windows.CloseHandle(e.h)
-		out = append(out, o)
-	}
-	r.ended = nil
-	return out
+		l.signal = how
+		return true
+	})
 }
 
-// noteGone records the end of each leftover that has ended, by what
-// contain did last (how, "" : nothing yet).
-func (r *winRunner) noteGone(how string) {
-	if r.facts == nil {
-		return
-	}
-	for _, l := range r.left {
-		if l.done {
-			continue
-		}
-		if ev, _ := windows.WaitForSingleObject(l.h, 0); ev != windows.WAIT_OBJECT_0 {
-			continue
-		}
-		l.done = true
-		l.out.EndedAfterSeconds = report.Seconds(time.Since(r.facts.CommandEnded))
-		l.out.EndedBy = how
-		if how == "" {
-			var code uint32
-			windows.GetExitCodeProcess(l.h, &code)
-			l.out.EndedBy = fmt.Sprintf("exited %d", code)
-		}
-	}
+// exitCode is the exit code of the ended process h.
+func exitCode(h windows.Handle) uint32 {
+	var code uint32
+	windows.GetExitCodeProcess(h, &code)
+	return code
 }
 
 // finishFacts completes the facts from the job's accounting, before the
-// job is closed.
+// job is closed: a leftover ended by what contain did last before it was
+// seen gone, else by its exit code; a process contain ended by the
+// event's name, then its exit code, or TerminateJobObject.
 func (r *winRunner) finishFacts() *Facts {
-	f := r.facts
-	if f == nil {
+	rec := r.rec
+	if rec == nil {
 		return nil
 	}
-	f.Ended = time.Now()
 	r.noteGone("")
-	for _, l := range r.left {
-		if !l.done {
-			l.out.EndedBy = "still running"
+	f := rec.finish(func(l *leftover) string {
+		if l.signal != "" {
+			return l.signal
 		}
-		windows.CloseHandle(l.h)
-		f.Leftovers = append(f.Leftovers, l.out)
+		return fmt.Sprintf("exited %d", exitCode(l.ref))
+	}, func(e *ending) string {
+		switch {
+		case !ended(e.ref):
+			return stillRunning
+		case e.out.Signal == "TerminateJobObject":
+			return e.out.Signal
+		default:
+			return fmt.Sprintf("%s, then exited %d", e.out.Signal, exitCode(e.ref))
+		}
+	})
+	for _, l := range rec.left {
+		windows.CloseHandle(l.ref)
 	}
-	f.EndedByContain = r.endedFacts()
+	for _, e := range rec.ended {
+		windows.CloseHandle(e.ref)
+	}
+	rec.left, rec.ended = nil, nil
 	res := &f.Resources
 	res.Sources, res.Absent = map[string]string{}, map[string]string{}
 	if acc, err := r.job.IOAccounting(); err != nil {

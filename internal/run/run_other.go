@@ -17,3 +17,9 @@ func Run(o Options) (Result, error) {
 
 // PrepareRun does nothing where Run is not written yet.
 func PrepareRun() *Prepared { return &Prepared{} }
+
+// recorderOS and procRef: nothing to add where Run is not written.
+type (
+	recorderOS struct{}
+	procRef    struct{}
+)

@@ -27,7 +27,6 @@ import (
 	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/internal/supervise"
 	"github.com/contain-cli/contain/internal/track"
-	"github.com/contain-cli/contain/report"
 )
 
 // Run starts COMMAND in a kill-on-close group, waits for it, then closes the
@@ -91,52 +90,24 @@ type runner struct {
 	runnerOS
 }
 
-// recorder gathers what the report and -v's summary say of a run
-// (Options.Collect). A nil recorder records nothing: each of its methods
-// does nothing then, and nothing that costs anything is measured.
-type recorder struct {
-	facts  Facts
-	mu     sync.Mutex
+// recorderOS is what Linux and macOS add to the recorder: the rusage
+// and wait statuses of what contain reaped, and the most live members one
+// scan saw.
+type recorderOS struct {
 	usage  usage                   // of every process contain reaped
 	peak   int                     // the most live members one scan saw
 	reaped map[int]unix.WaitStatus // processes other than COMMAND that contain reaped
-	left   []*leftover             // alive when COMMAND ended
-	ended  []*ending               // signalled by contain to end them
 }
+
+// procRef: Linux and macOS hold no process while the report is made (a
+// pin's start time tells a recycled PID).
+type procRef struct{}
 
 func newRecorder(collect bool) *recorder {
 	if !collect {
 		return nil
 	}
-	return &recorder{reaped: map[int]unix.WaitStatus{}}
-}
-
-// started records COMMAND's start and the layers that hold it.
-func (rec *recorder) started(layers []string) {
-	if rec != nil {
-		rec.facts.Started, rec.facts.Layers = time.Now(), layers
-	}
-}
-
-// commandEnded records the moment COMMAND ended.
-func (rec *recorder) commandEnded() {
-	if rec != nil {
-		rec.facts.CommandEnded = time.Now()
-	}
-}
-
-// toldToStop records the first signal that told contain to stop.
-func (rec *recorder) toldToStop(name string) {
-	if rec != nil && rec.facts.ToldToStop == "" {
-		rec.facts.ToldToStop = name
-	}
-}
-
-// killedAfterTimeout records that --kill-after's SIGKILL was sent.
-func (rec *recorder) killedAfterTimeout() {
-	if rec != nil {
-		rec.facts.KilledAfterTimeout = true
-	}
+	return &recorder{recorderOS: recorderOS{reaped: map[int]unix.WaitStatus{}}}
 }
 
 // reapedOne counts a process contain reaped (command: COMMAND's PID).
@@ -174,15 +145,6 @@ func (u *usage) add(ru *unix.Rusage) {
 	u.system += time.Duration(ru.Stime.Nano())
 	u.maxRSS = max(u.maxRSS, maxRSSBytes(ru))
 	u.n++
-}
-
-// leftover is a process alive when COMMAND ended, as the report shows it.
-type leftover struct {
-	id     proc.ID
-	out    report.Leftover
-	signal string // the last signal contain sent it (before it was gone, once done)
-	done   bool
-	spared bool // a daemon --allow-daemons let go
 }
 
 // waitEvent is what the reaper reports about COMMAND.
@@ -550,12 +512,7 @@ func (r *runner) waitMain() {
 			return supervise.Event[overLimit]{Kind: supervise.Limit, CPUTime: o.kind == limit.CPUTime, Hit: o}
 		}))
 	r.timedOut = l.TimedOut
-	if l.ToldToStop != "" {
-		r.rec.toldToStop(l.ToldToStop)
-	}
-	if l.KilledAfterTimeout {
-		r.rec.killedAfterTimeout()
-	}
+	r.rec.loopEnded(l.ToldToStop, l.KilledAfterTimeout)
 }
 
 // waitEvent is what the reaper says of COMMAND, for the loop: a stop

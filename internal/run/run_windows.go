@@ -56,9 +56,7 @@ type winRunner struct {
 	// the timeout signal when its event could not be delivered.
 	killedBy syscall.Signal
 
-	facts *Facts // with RunOptions.Collect
-	left  []*winLeftover
-	ended []*winEnded // what contain ended, for the report
+	rec *recorder // with RunOptions.Collect
 	// phase is why the main loop (and then the close) ends processes,
 	// for the report's ended_by_contain: report.PhaseTimeout, ...
 	phase  string
@@ -106,9 +104,8 @@ func (r *winRunner) run() (Result, error) {
 		r.breaks.Begin(cmd.Process.Pid)
 		r.log("--allow-daemons: the job lets processes leave it; every %v, one that left it without %s=1 is put back (or terminated), a marked one is spared", job.BreakawayEvery, tag.DaemonVar)
 	}
-	if r.o.Collect {
-		r.facts = &Facts{Started: time.Now(), Layers: layers}
-	}
+	r.rec = newRecorder(r.o.Collect)
+	r.rec.started(layers)
 
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
@@ -116,9 +113,7 @@ func (r *winRunner) run() (Result, error) {
 	timedOut := r.waitMain(waited, events)
 	j.Unforward() // every limit message the job posted reaches the limits' reader
 	stopLimits()
-	if r.facts != nil {
-		r.facts.CommandEnded = time.Now()
-	}
+	r.rec.commandEnded()
 	r.lateLimits()
 	r.closeGroup(events)
 	var left []report.Leftover // that left the job: spared, or caught
@@ -169,12 +164,7 @@ func (r *winRunner) waitMain(waited <-chan error, events <-chan uint32) (timedOu
 	}), supervise.From(events, r.consoleEvent), supervise.From(r.limitHits(), func(h limitHit) supervise.Event[limitHit] {
 		return supervise.Event[limitHit]{Kind: supervise.Limit, CPUTime: h.kind == limit.CPUTime, Hit: h}
 	}))
-	if r.facts != nil {
-		if r.facts.ToldToStop == "" {
-			r.facts.ToldToStop = l.ToldToStop
-		}
-		r.facts.KilledAfterTimeout = r.facts.KilledAfterTimeout || l.KilledAfterTimeout
-	}
+	r.rec.loopEnded(l.ToldToStop, l.KilledAfterTimeout)
 	return l.TimedOut
 }
 
@@ -417,8 +407,11 @@ func (c *closer) graceOver() {
 // could not take it out of the job; with it, it did not ask to leave,
 // or a job around contain's (nested jobs) refused it.
 func (r *winRunner) noteDaemons() {
-	for _, l := range r.left {
-		env, _, err := proc.ReadEnvironment(l.h)
+	if r.rec == nil {
+		return
+	}
+	for _, l := range r.rec.left {
+		env, _, err := proc.ReadEnvironment(l.ref)
 		if v, _ := tag.Lookup(env, tag.DaemonVar); err != nil || v != "1" {
 			continue
 		}
