@@ -56,7 +56,7 @@ func TestRecorder(t *testing.T) {
 	rec.signalled(b, "SIGKILL")
 
 	rec.gone(func(l *leftover) bool { return l.id == a })
-	rec.signalled(a, "SIGKILL") // after it is gone: not what ended it
+	rec.signalled(a, "SIGKILL")                                  // after it is gone: not what ended it
 	rec.gone(func(l *leftover) bool { return l.id != recycled }) // the recycled PID still runs
 
 	f := rec.finish(func(l *leftover) string { return "by " + l.signal },
