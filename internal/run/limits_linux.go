@@ -146,11 +146,10 @@ func (r *runner) kernelOutcome() {
 		}
 		switch {
 		case e.OOMKills > 0 && e.OwnLimit > 0:
-			if l.setEnd(func() *LimitEnd {
+			// Said once, by the command (Result.Limit), -v or not.
+			l.setEnd(func() *LimitEnd {
 				return endBy(w, limit.Memory, "the kernel's OOM killer ended the tree", fmt.Sprintf("the kernel killed %d process(es) of the tree for it", e.OOMKills))
-			}) {
-				r.log("%s", l.ending().Message)
-			}
+			})
 		case e.OOMKills > 0:
 			r.log("the kernel's OOM killer ended %d process(es) of the tree for a limit that is not contain's (an ancestor cgroup's, or the machine's): memory.events counts them, memory.events.local does not", e.OOMKills)
 			w.Note(limit.Memory, fmt.Sprintf("%d OOM kill(s) inside the tree came from a limit above it, not --memory", e.OOMKills))

@@ -442,11 +442,10 @@ func (r *winRunner) limitExceeded(h limitHit, timeOut func(string) string) (time
 	if h.kind == limit.CPUTime {
 		did := timeOut(fmt.Sprintf("%s %s reached (%s)", h.kind.Words(), r.o.Limits.Show(h.kind), h.what))
 		l.end = endBy(l.w, h.kind, "timed out: "+did, h.what)
-		r.log("%s", l.end.Message)
 		return true
 	}
+	// The message is said once, by the command (Result.Limit), -v or not.
 	l.end = endBy(l.w, h.kind, "killed the tree", h.what)
-	r.log("%s", l.end.Message)
 	r.terminate(syscall.SIGKILL)
 	return false
 }

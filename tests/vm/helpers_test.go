@@ -1,0 +1,108 @@
+//go:build linux && containvm
+
+package vm
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// helper runs this binary as one of the programs the tests start inside
+// contain (CONTAIN_VM_HELPER=name, its arguments after it). Each writes
+// its PID to a file in the directory it is given before anything else.
+//
+//	escapee DIR MIB  COMMAND: a double fork in a new session whose
+//	                 grandchild allocates MIB MiB; COMMAND then waits
+//	mid DIR MIB      the escapee's middle: starts the hog, exits
+//	hog DIR MIB      allocates MIB MiB, touching every page, then waits
+//	tree DIR         COMMAND: a background sleep and a setsid escapee
+//	setsid DIR       the escapee: becomes sleep 301
+//	spin DURATION    spins on one CPU for DURATION of wall time
+func helper(name string, args []string) int {
+	arg := func(i int) string {
+		if i < len(args) {
+			return args[i]
+		}
+		return ""
+	}
+	writePID := func(file string) {
+		os.WriteFile(filepath.Join(arg(0), file), []byte(strconv.Itoa(os.Getpid())), 0o644)
+	}
+	self := func(h string, setsid bool, a ...string) *exec.Cmd {
+		cmd := exec.Command("/bin/vmtest", a...)
+		cmd.Env = append(os.Environ(), helperVar+"="+h)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: setsid}
+		return cmd
+	}
+	switch name {
+	case "escapee":
+		writePID("command")
+		mid := self("mid", true, arg(0), arg(1))
+		if err := mid.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "escapee:", err)
+			return 1
+		}
+		sleepForever()
+	case "mid":
+		if err := self("hog", false, arg(0), arg(1)).Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "mid:", err)
+			return 1
+		}
+		return 0
+	case "hog":
+		writePID("hog")
+		mib, _ := strconv.Atoi(arg(1))
+		for i := 0; i < mib; i++ {
+			b := make([]byte, 1<<20)
+			for j := 0; j < len(b); j += 4096 {
+				b[j] = 1
+			}
+			held = append(held, b)
+		}
+		fmt.Fprintf(os.Stderr, "hog: %d MiB allocated, past any limit the test set\n", mib)
+		sleepForever()
+	case "tree":
+		writePID("command")
+		bg := exec.Command("sleep", "300")
+		if err := bg.Start(); err != nil {
+			return 1
+		}
+		os.WriteFile(filepath.Join(arg(0), "background"), []byte(strconv.Itoa(bg.Process.Pid)), 0o644)
+		if err := self("setsid", true, arg(0)).Start(); err != nil {
+			return 1
+		}
+		sleepForever()
+	case "setsid":
+		writePID("setsid")
+		syscall.Exec("/bin/sleep", []string{"sleep", "301"}, os.Environ())
+		return 1
+	case "spin":
+		d, _ := time.ParseDuration(arg(0))
+		for end := time.Now().Add(d); time.Now().Before(end); {
+			for i := 0; i < 1e6; i++ {
+				spun++
+			}
+		}
+		return 0
+	}
+	fmt.Fprintf(os.Stderr, "no helper %q\n", name)
+	return 2
+}
+
+// sleepForever waits to be killed (select{} would be a deadlock to the
+// runtime).
+func sleepForever() {
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+var (
+	held [][]byte // the hog's memory, kept from the collector
+	spun int
+)

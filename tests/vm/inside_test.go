@@ -1,0 +1,583 @@
+//go:build linux && containvm
+
+package vm
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/contain-cli/contain/report"
+)
+
+// The tests here run inside the VM that TestKernel boots (host_test.go),
+// as its PID 1's child, on a cgroup v2 hierarchy of their own. Each
+// starts contain alone in a cgroup the test makes below the root (as a
+// CI job's or a container's cgroup holds only the job), as root, and as
+// an ordinary user (uid 1000) in a cgroup delegated to it as systemd
+// delegates one (the directory and its cgroup.procs, cgroup.threads and
+// cgroup.subtree_control are the user's).
+
+const (
+	cgroupRoot = "/sys/fs/cgroup"
+	contain    = "/bin/contain"
+	userUID    = 1000
+)
+
+// helperVar makes this binary a helper program instead (see helpers).
+const helperVar = "CONTAIN_VM_HELPER"
+
+func TestMain(m *testing.M) {
+	if h := os.Getenv(helperVar); h != "" {
+		os.Exit(helper(h, os.Args[1:]))
+	}
+	if os.Getenv("CONTAIN_IN_VM") != "1" {
+		fmt.Fprintln(os.Stderr, "these tests change cgroups and kill processes: they run only inside the VM that TestKernel (go test ./tests/vm) boots")
+		os.Exit(2)
+	}
+	if err := os.WriteFile(cgroupRoot+"/cgroup.subtree_control", []byte("+memory +pids +cpu"), 0); err != nil {
+		fmt.Fprintln(os.Stderr, "cannot enable the controllers in the root cgroup:", err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+// who runs contain in a test: root, or the ordinary user.
+type who struct {
+	name string
+	uid  int
+}
+
+var everyone = []who{{"root", 0}, {"user", userUID}}
+
+// group makes a cgroup below the root for one run of contain, delegated
+// to w, and removes it at the end (what is left in it is killed first).
+func group(t *testing.T, w who) string {
+	t.Helper()
+	dir, err := os.MkdirTemp(cgroupRoot, "t-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.uid != 0 {
+		for _, f := range []string{"", "cgroup.procs", "cgroup.threads", "cgroup.subtree_control"} {
+			if err := os.Chown(filepath.Join(dir, f), w.uid, w.uid); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Cleanup(func() { removeGroup(t, dir) })
+	return dir
+}
+
+// removeGroup kills what is left below dir and removes it, its children
+// first.
+func removeGroup(t *testing.T, dir string) {
+	os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
+	var subs []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			subs = append(subs, p)
+		}
+		return nil
+	})
+	for i := len(subs) - 1; i >= 0; i-- {
+		for try := 0; ; try++ {
+			err := unix.Rmdir(subs[i])
+			if err == nil || err == unix.ENOENT || try == 100 {
+				if err != nil && err != unix.ENOENT {
+					t.Errorf("cannot remove %s: %v", subs[i], err)
+				}
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// run is one contain run's outcome.
+type run struct {
+	code   int
+	stderr string
+	report report.Report
+	took   time.Duration
+}
+
+// startContain starts contain run with args as w, in the cgroup dir
+// (CLONE_INTO_CGROUP: nothing else of the test is ever in it), with -v
+// and a report.
+func startContain(t *testing.T, w who, dir string, args ...string) (*exec.Cmd, *bytes.Buffer, string) {
+	t.Helper()
+	tmp := openDir(t)
+	rep := filepath.Join(tmp, "report.json")
+	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	cmd := exec.Command(contain, append([]string{"run", "-v", "--report", rep}, args...)...)
+	cmd.Dir = tmp
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
+	if w.uid != 0 {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(w.uid), Gid: uint32(w.uid)}
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, &stderr, rep
+}
+
+// containRun runs contain run to its end (see startContain).
+func containRun(t *testing.T, w who, dir string, args ...string) run {
+	t.Helper()
+	start := time.Now()
+	cmd, stderr, rep := startContain(t, w, dir, args...)
+	cmd.Wait()
+	r := run{code: cmd.ProcessState.ExitCode(), stderr: stderr.String(), took: time.Since(start)}
+	t.Logf("contain %s as %s: exit %d in %v\n%s", strings.Join(args, " "), w.name, r.code, r.took.Round(time.Millisecond), r.stderr)
+	if b, err := os.ReadFile(rep); err == nil {
+		if err := json.Unmarshal(b, &r.report); err != nil {
+			t.Errorf("report: %v\n%s", err, b)
+		}
+	} else {
+		t.Errorf("no report: %v", err)
+	}
+	return r
+}
+
+// helperCmd is this binary run as helper h.
+func helperCmd(h string, args ...string) []string {
+	return append([]string{"env", helperVar + "=" + h, "/bin/vmtest"}, args...)
+}
+
+// limitOf is the report's limit named by its option ("--cpu-time").
+func limitOf(t *testing.T, r run, option string) report.Limit {
+	t.Helper()
+	l, ok := r.report.Limits[strings.ReplaceAll(strings.TrimPrefix(option, "--"), "-", "_")]
+	if !ok {
+		t.Fatalf("no %s among the report's limits: %+v", option, r.report.Limits)
+	}
+	return l
+}
+
+// checkClean checks that dir is as the test made it: no group below it,
+// no controller enabled in it, no process in it.
+func checkClean(t *testing.T, dir string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		entries, _ := os.ReadDir(dir)
+		var subs []string
+		for _, e := range entries {
+			if e.IsDir() {
+				subs = append(subs, e.Name())
+			}
+		}
+		ctl, _ := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
+		procs, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+		if len(subs) == 0 && len(bytes.TrimSpace(ctl)) == 0 && len(bytes.TrimSpace(procs)) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%s after the run: groups below it %v, controllers enabled %q, processes %q", dir, subs, bytes.TrimSpace(ctl), bytes.TrimSpace(procs))
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// kmsgMark is where the kernel's log ends now, for oomKills.
+func kmsgMark() int {
+	return len(readKmsg())
+}
+
+func readKmsg() []string {
+	fd, err := unix.Open("/dev/kmsg", unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	defer unix.Close(fd)
+	var lines []string
+	buf := make([]byte, 8192)
+	for {
+		n, err := unix.Read(fd, buf)
+		if err == unix.EPIPE {
+			continue // overwritten while read: the next record follows
+		}
+		if n <= 0 || err != nil {
+			return lines
+		}
+		lines = append(lines, string(buf[:n]))
+	}
+}
+
+// oomKills are the processes the kernel's OOM killer killed since mark:
+// "PID (COMM)".
+func oomKills(mark int) []string {
+	var out []string
+	lines := readKmsg()
+	if mark > len(lines) {
+		mark = len(lines)
+	}
+	for _, l := range lines[mark:] {
+		_, rest, ok := strings.Cut(l, "Killed process ")
+		if !ok {
+			continue
+		}
+		if i := strings.Index(rest, ")"); i >= 0 {
+			out = append(out, rest[:i+1])
+		}
+	}
+	return out
+}
+
+// alive reports which of pids still run (zombies do not).
+func alive(pids []int) []int {
+	var out []int
+	for _, p := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+		if err != nil {
+			continue
+		}
+		if i := bytes.LastIndexByte(b, ')'); i > 0 && len(b) > i+2 && b[i+2] != 'Z' {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// pidsIn reads the PIDs a helper wrote to dir (one file each).
+func pidsIn(t *testing.T, dir string, n int) []int {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var pids []int
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+			if p, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				pids = append(pids, p)
+			}
+		}
+		if len(pids) >= n {
+			return pids
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d PIDs written to %s", len(pids), n, dir)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// openDir is a directory that the ordinary user may write to too (the
+// helpers' PIDs, contain's report), removed at the end. (t.TempDir's
+// parent is root's alone.)
+func openDir(t *testing.T) string {
+	d, err := os.MkdirTemp("", "vm-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(d, 0o777)
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
+// TestMemoryEscapee: --memory against an escapee that left COMMAND's
+// session by a double fork and setsid, then allocates 400 MiB. The kernel
+// holds the limit: its OOM killer ends the tree inside the group (never
+// contain or its guard), contain exits 137 and says so once, the report
+// names memory.max and a peak at the limit, and the cgroup is left as it
+// was.
+func TestMemoryEscapee(t *testing.T) {
+	for _, w := range everyone {
+		t.Run(w.name, func(t *testing.T) {
+			dir, pids := group(t, w), openDir(t)
+			mark := kmsgMark()
+			r := containRun(t, w, dir, append([]string{"--memory", "64M", "-t", "60", "--"}, helperCmd("escapee", pids, "400")...)...)
+			if r.code != 137 {
+				t.Errorf("exit %d, want 137", r.code)
+			}
+			if n := strings.Count(r.stderr, "contain: memory limit 64 MiB exceeded:"); n != 1 {
+				t.Errorf("the exceeded line said %d times, want once", n)
+			}
+			if !strings.Contains(r.stderr, "--memory 64 MiB: enforced by cgroup memory.max") {
+				t.Errorf("-v does not say that memory.max holds the limit")
+			}
+			l := limitOf(t, r, "--memory")
+			if l.EnforcedBy != "cgroup memory.max" || !l.Exceeded || l.Action != "the kernel's OOM killer ended the tree" {
+				t.Errorf("the report's --memory: %+v", l)
+			}
+			const limit = 64 << 20
+			if p := r.report.Resources.PeakMemoryBytes; p == nil || *p > limit || *p < limit-4<<20 {
+				t.Errorf("peak memory %v, want within 4 MiB below the limit %d", p, limit)
+			}
+			kills := oomKills(mark)
+			if len(kills) == 0 {
+				t.Error("the kernel's log shows no OOM kill")
+			}
+			for _, k := range kills {
+				if !strings.Contains(k, "(vmtest)") {
+					t.Errorf("the OOM killer killed %s, which is not of the tree (contain, its guard?)", k)
+				}
+			}
+			if a := alive(pidsIn(t, pids, 2)); len(a) > 0 {
+				t.Errorf("still alive: %v", a)
+			}
+			checkClean(t, dir)
+		})
+	}
+}
+
+// TestPidsForkBomb: --pids against a fork bomb. The kernel holds it: the
+// group never holds more than N tasks, the forks past it fail, the report
+// names pids.max and records them.
+func TestPidsForkBomb(t *testing.T) {
+	const n = 16
+	for _, w := range everyone {
+		t.Run(w.name, func(t *testing.T) {
+			dir := group(t, w)
+			done := make(chan struct{})
+			most := make(chan int)
+			go func() { most <- watchTasks(dir, done) }()
+			r := containRun(t, w, dir, "--pids", strconv.Itoa(n), "-t", "3", "--", "sh", "-c", "f() { f & f & }; f 2>/dev/null; wait")
+			close(done)
+			peak := <-most
+			if r.code != 124 {
+				t.Errorf("exit %d, want 124 (the timeout: the kernel refuses forks, it kills nothing)", r.code)
+			}
+			if peak > n {
+				t.Errorf("%d tasks at once in contain's group, past --pids %d", peak, n)
+			}
+			if peak < n/2 {
+				t.Errorf("at most %d tasks seen in contain's group: the bomb never reached --pids %d", peak, n)
+			}
+			l := limitOf(t, r, "--pids")
+			if l.EnforcedBy != "cgroup pids.max" || !l.Exceeded {
+				t.Errorf("the report's --pids: %+v", l)
+			}
+			if !strings.Contains(r.stderr, "--pids 16: enforced by cgroup pids.max") {
+				t.Errorf("-v does not say that pids.max holds the limit")
+			}
+			t.Logf("the most tasks at once: %d", peak)
+			checkClean(t, dir)
+		})
+	}
+}
+
+// watchTasks counts the tasks (pids.current) of every contain-* group
+// below dir until done, and returns the most it saw.
+func watchTasks(dir string, done <-chan struct{}) int {
+	most := 0
+	for {
+		select {
+		case <-done:
+			return most
+		default:
+		}
+		gs, _ := filepath.Glob(filepath.Join(dir, "contain-*[0-9]"))
+		for _, g := range gs {
+			b, _ := os.ReadFile(filepath.Join(g, "pids.current"))
+			if v, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				most = max(most, v)
+			}
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// TestCPUs: --cpus 0.5 holds a spinning process to half a CPU (cpu.max).
+func TestCPUs(t *testing.T) {
+	w := everyone[0]
+	dir := group(t, w)
+	r := containRun(t, w, dir, append([]string{"--cpus", "0.5", "--"}, helperCmd("spin", "3s")...)...)
+	if r.code != 0 {
+		t.Errorf("exit %d, want 0", r.code)
+	}
+	l := limitOf(t, r, "--cpus")
+	if l.EnforcedBy != "cgroup cpu.max" {
+		t.Errorf("the report's --cpus: %+v", l)
+	}
+	res := r.report.Resources
+	if res.CPUUserSeconds == nil || res.CPUSystemSeconds == nil {
+		t.Fatalf("no CPU time in the report: %+v", res)
+	}
+	cpu := *res.CPUUserSeconds + *res.CPUSystemSeconds
+	share := cpu / 3
+	t.Logf("CPU %.2f s in 3 s of spinning: a share of %.2f", cpu, share)
+	if share < 0.35 || share > 0.6 {
+		t.Errorf("a share of %.2f CPUs, want 0.5", share)
+	}
+	checkClean(t, dir)
+}
+
+// TestCPUTime: --cpu-time ends a spinning tree as the timeout would (124),
+// counted exactly by cpu.stat.
+func TestCPUTime(t *testing.T) {
+	for _, w := range everyone {
+		t.Run(w.name, func(t *testing.T) {
+			dir := group(t, w)
+			r := containRun(t, w, dir, append([]string{"--cpu-time", "500ms", "-t", "30", "--"}, helperCmd("spin", "60s")...)...)
+			if r.code != 124 {
+				t.Errorf("exit %d, want 124", r.code)
+			}
+			l := limitOf(t, r, "--cpu-time")
+			if !strings.HasPrefix(l.EnforcedBy, "cgroup cpu.stat") || !l.Exceeded {
+				t.Errorf("the report's --cpu-time: %+v", l)
+			}
+			if res := r.report.Resources; res.CPUUserSeconds != nil {
+				cpu := *res.CPUUserSeconds + *res.CPUSystemSeconds
+				if cpu < 0.5 || cpu > 1.5 {
+					t.Errorf("the tree used %.2f s of CPU, want just past 0.5", cpu)
+				}
+			}
+			checkClean(t, dir)
+		})
+	}
+}
+
+// TestStrictLimits: --strict-limits runs where the kernel holds every
+// limit, and refuses (125, one line, nothing started) where the group
+// holds another process, so that the controllers cannot be enabled.
+func TestStrictLimits(t *testing.T) {
+	for _, w := range everyone {
+		t.Run(w.name, func(t *testing.T) {
+			dir := group(t, w)
+			r := containRun(t, w, dir, "--strict-limits", "--memory", "64M", "--pids", "100", "--cpus", "1", "--", "true")
+			if r.code != 0 {
+				t.Errorf("alone in its cgroup: exit %d, want 0", r.code)
+			}
+			checkClean(t, dir)
+
+			other := exec.Command("sleep", "60")
+			fd, _ := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+			other.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
+			if err := other.Start(); err != nil {
+				t.Fatal(err)
+			}
+			unix.Close(fd)
+			defer func() { other.Process.Kill(); other.Wait() }()
+			cmd, stderr, _ := startContain(t, w, dir, "--strict-limits", "--memory", "64M", "--", "sh", "-c", "echo started")
+			var out bytes.Buffer
+			cmd.Stdout = &out
+			cmd.Wait()
+			t.Logf("beside another process: exit %d\n%s", cmd.ProcessState.ExitCode(), stderr)
+			if code := cmd.ProcessState.ExitCode(); code != 125 {
+				t.Errorf("beside another process: exit %d, want 125", code)
+			}
+			if !strings.Contains(stderr.String(), "contain: refusing to run: --memory 64 MiB cannot be enforced by the kernel here") {
+				t.Error("no refusal line")
+			}
+		})
+	}
+}
+
+// TestCrashWithLimits: contain killed by SIGKILL while a tree with an
+// escapee runs under kernel limits. The guard ends the tree, removes the
+// group and contain's leaf, and disables the controllers contain enabled.
+func TestCrashWithLimits(t *testing.T) {
+	for _, w := range everyone {
+		t.Run(w.name, func(t *testing.T) {
+			dir, pids := group(t, w), openDir(t)
+			cmd, stderr, _ := startContain(t, w, dir, append([]string{"--memory", "64M", "--pids", "100", "--"}, helperCmd("tree", pids)...)...)
+			tree := pidsIn(t, pids, 3)
+			cmd.Process.Signal(unix.SIGKILL)
+			cmd.Wait()
+			t.Logf("contain's stderr before its SIGKILL:\n%s", stderr)
+			deadline := time.Now().Add(5 * time.Second)
+			for len(alive(tree)) > 0 && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+			}
+			if a := alive(tree); len(a) > 0 {
+				t.Errorf("alive 5 s after contain's SIGKILL: %v", a)
+			}
+			checkClean(t, dir)
+		})
+	}
+}
+
+// TestLeafMoveAndUndo: while the run lasts, contain and its guard are in
+// contain-PID.self and COMMAND in contain-PID, with the controllers
+// enabled in the test's group; after it, the group is as it was. When
+// another group has appeared beside them, the controllers stay enabled
+// (disabling them would take them from it) and -v says so.
+func TestLeafMoveAndUndo(t *testing.T) {
+	for _, w := range everyone {
+		t.Run(w.name, func(t *testing.T) {
+			dir, pids := group(t, w), openDir(t)
+			cmd, stderr, _ := startContain(t, w, dir, append([]string{"--memory", "64M", "--"}, helperCmd("tree", pids)...)...)
+			tree := pidsIn(t, pids, 3)
+			self := fmt.Sprintf("contain-%d", cmd.Process.Pid)
+			if g := cgroupOf(cmd.Process.Pid); g != "/"+filepath.Base(dir)+"/"+self+".self" {
+				t.Errorf("contain is in %s, want its leaf %s.self", g, self)
+			}
+			for _, p := range tree {
+				if g := cgroupOf(p); g != "" && g != "/"+filepath.Base(dir)+"/"+self {
+					t.Errorf("%d of the tree is in %s, want %s", p, g, self)
+				}
+			}
+			ctl, _ := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
+			if !strings.Contains(string(ctl), "memory") {
+				t.Errorf("memory not enabled in %s during the run: %q", dir, ctl)
+			}
+			cmd.Process.Signal(unix.SIGTERM)
+			cmd.Wait()
+			t.Logf("exit %d\n%s", cmd.ProcessState.ExitCode(), stderr)
+			checkClean(t, dir)
+
+			// Another group beside contain's at the end.
+			cmd, stderr, _ = startContain(t, w, dir, "--memory", "64M", "--", "sleep", "1")
+			time.Sleep(300 * time.Millisecond)
+			beside := filepath.Join(dir, "beside")
+			if err := os.Mkdir(beside, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			cmd.Wait()
+			t.Logf("with %s: exit %d\n%s", beside, cmd.ProcessState.ExitCode(), stderr)
+			ctl, _ = os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
+			if !strings.Contains(string(ctl), "memory") {
+				t.Errorf("memory disabled in %s although %s uses it: %q", dir, beside, ctl)
+			}
+			if !strings.Contains(stderr.String(), "left memory enabled in "+dir+": beside is below it too") {
+				t.Error("-v does not say why the controller stays enabled")
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) > 0 {
+				var names []string
+				for _, e := range entries {
+					if e.IsDir() && e.Name() != "beside" {
+						names = append(names, e.Name())
+					}
+				}
+				if len(names) > 0 {
+					t.Errorf("left below %s: %v", dir, names)
+				}
+			}
+		})
+	}
+}
+
+// cgroupOf is the cgroup v2 path of pid ("": gone).
+func cgroupOf(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		return ""
+	}
+	s := bufio.NewScanner(bytes.NewReader(b))
+	for s.Scan() {
+		if g, ok := strings.CutPrefix(s.Text(), "0::"); ok {
+			return g
+		}
+	}
+	return ""
+}
