@@ -67,13 +67,18 @@ func (g *Group) Enable(want []string, ours func(pid int) bool) (*Delegation, map
 	if len(need) == 0 {
 		return d, why
 	}
-	err := d.subtree(need, "+")
-	if errors.Is(err, unix.EBUSY) {
+	// A parent that holds processes must be left by them first: the
+	// kernel refuses a domain controller (memory) beside them (EBUSY),
+	// and enables a threaded one (pids, cpu) but makes the parent a
+	// thread root, below which the run's group is no valid domain, so
+	// that the start into it fails (EOPNOTSUPP). The root is exempt.
+	var err error
+	if procs, _ := readPIDs(filepath.Join(parent, "cgroup.procs")); len(procs) > 0 && !isRoot(parent) {
 		err = d.moveOurs(ours, g)
-		if err == nil {
-			if err = d.subtree(need, "+"); err != nil {
-				d.moveBack()
-			}
+	}
+	if err == nil {
+		if err = d.subtree(need, "+"); err != nil {
+			d.moveBack()
 		}
 	}
 	if err != nil {
@@ -152,24 +157,52 @@ func (d *Delegation) moveBack() {
 func (d *Delegation) Moved() string { return d.leaf }
 
 // Undo puts the parent back as it was, once the group is gone: the
-// controllers contain enabled are disabled again (unless another group
-// below the parent now uses the parent's), and contain's processes go
-// back. It returns what it could not undo.
+// controllers contain enabled are disabled again, and contain's processes
+// go back. When another group below the parent now uses the parent's
+// controllers, they stay enabled, and so no process may go back into the
+// parent: contain's leaf stays, empty once contain has exited, for
+// contain reap. It returns what it could not undo.
 func (d *Delegation) Undo() error {
 	if d == nil {
 		return nil
 	}
-	var errs []error
 	if len(d.enabled) > 0 {
 		if others := d.otherChildren(); others != "" {
-			errs = append(errs, fmt.Errorf("left %s enabled in %s: %s is below it too", strings.Join(d.enabled, ", "), d.parent, others))
-		} else if err := d.subtree(d.enabled, "-"); err != nil {
-			errs = append(errs, err)
+			err := fmt.Errorf("left %s enabled in %s: %s is below it too", strings.Join(d.enabled, ", "), d.parent, others)
+			if d.leaf != "" {
+				err = fmt.Errorf("%w; so %s stays (no process may go back into %s while controllers are enabled there), empty once contain has exited: contain reap removes it", err, d.leaf, d.parent)
+			}
+			d.enabled, d.leaf = nil, ""
+			return err
 		}
+		err := d.subtree(d.enabled, "-")
 		d.enabled = nil
+		if err != nil {
+			d.leaf = "" // nothing may go back into the parent
+			return err
+		}
 	}
 	d.moveBack()
-	return errors.Join(errs...)
+	return nil
+}
+
+// Delegated is a delegation contain made and told its crash guard of:
+// controllers enabled in parent, and the leaf its processes went to. The
+// guard undoes it when contain has died.
+func Delegated(parent, leaf string, enabled []string) *Delegation {
+	return &Delegation{parent: parent, leaf: leaf, enabled: enabled}
+}
+
+// Parent is the cgroup whose controllers contain enabled; Enabled, those
+// controllers.
+func (d *Delegation) Parent() string    { return d.parent }
+func (d *Delegation) Enabled() []string { return d.enabled }
+
+// isRoot reports whether dir is the root of its hierarchy, exempt from
+// the no-internal-process rule (the root has no cgroup.type).
+func isRoot(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "cgroup.type"))
+	return errors.Is(err, os.ErrNotExist)
 }
 
 // otherChildren names a group below the parent other than contain's leaf.

@@ -214,7 +214,30 @@ const (
 	guardShim    = "shim"
 	guardHook    = "hook"     // the --on-timeout command runs: PID START
 	guardHookEnd = "hook-end" // it and what it started have been ended
+	guardCgroup  = "cgroup"   // the run's cgroup and what enabling its limits changed: a CgroupOrder
 )
+
+// CgroupOrder is the run's cgroup and what contain changed to enable its
+// limits' controllers (cgroup.Enable): the guard removes the one and
+// undoes the other when contain has died. contain and the guard may be in
+// contain's leaf then, from where the run's group is not found beside
+// them.
+type CgroupOrder struct {
+	Dir     string   `json:"dir"`
+	Parent  string   `json:"parent,omitempty"`  // where controllers were enabled
+	Leaf    string   `json:"leaf,omitempty"`    // where contain and the guard went
+	Enabled []string `json:"enabled,omitempty"` // the controllers contain enabled
+}
+
+// Cgroup tells the guard the run's cgroup and what was changed for it.
+func (g *Guard) Cgroup(o CgroupOrder) error {
+	b, err := json.Marshal(o)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(nosigpipe.Writer(g.w), "%s %s\n", guardCgroup, b)
+	return err
+}
 
 // ReportOrder is what the guard needs to write the report after a
 // crash, sent as one line of JSON.
@@ -322,6 +345,7 @@ type Orders struct {
 	Shim    proc.ID // pid 0: none
 	Hook    proc.ID // the --on-timeout command, while it runs; pid 0: none
 	Writer  string  // who writes the report: "guard" (""), or "shim"
+	Cgroup  *CgroupOrder
 	// SignalCommand: COMMAND has no Pdeathsig; the guard sends it Signal
 	// when contain dies, unless the shim does (see Watch).
 	SignalCommand bool
@@ -363,6 +387,12 @@ func ParseOrders(b []byte) (Orders, error) {
 				return o, err
 			}
 			o.Report = &ro
+		case f[0] == guardCgroup && len(f) >= 2:
+			var co CgroupOrder
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, guardCgroup+" ")), &co); err != nil {
+				return o, err
+			}
+			o.Cgroup = &co
 		case f[0] == guardShim && len(f) == 3:
 			id, err := proc.ParseID(f[1], f[2])
 			if err != nil {
@@ -548,7 +578,14 @@ func Reap(o Orders, pid int, grace time.Duration, log func(string, ...any), stat
 	// the kernel (Pdeathsig), or by the shim, or, on macOS, by the guard
 	// now. It is left the grace period to act on that signal alone; the
 	// others get SIGTERM; SIGKILL ends what is left of all.
-	plan := reap.Plan{Targets: targets, Rescan: scan, Cgroups: cgroup.OfRun(pid), Track: tr,
+	cgs := cgroup.OfRun(pid)
+	if c := o.Cgroup; c != nil {
+		cgs = nil
+		if _, err := os.Stat(c.Dir); err == nil {
+			cgs = []cgroup.Leftover{{Dir: c.Dir, PID: pid}}
+		}
+	}
+	plan := reap.Plan{Targets: targets, Rescan: scan, Cgroups: cgs, Track: tr,
 		Signal: unix.SIGTERM, Grace: grace, Log: log, Spare: proc.ID{PID: o.Pgrp, Start: o.Since}}
 	commandSignal(o, log)
 	var accounted *report.Resources
@@ -567,6 +604,14 @@ func Reap(o Orders, pid int, grace time.Duration, log func(string, ...any), stat
 	}
 	for _, c := range r.Cgroups {
 		log("cgroup %s: %s", c.Dir, c.Result)
+	}
+	if c := o.Cgroup; c != nil && (c.Leaf != "" || len(c.Enabled) > 0) {
+		// The guard itself goes back from contain's leaf with the rest.
+		if err := cgroup.Delegated(c.Parent, c.Leaf, c.Enabled).Undo(); err != nil {
+			log("%v", err)
+		} else {
+			log("put %s back as it was (controllers enabled for the run: %s; contain's leaf: %s)", c.Parent, strings.Join(c.Enabled, ", "), cmp.Or(c.Leaf, "none"))
+		}
 	}
 	// After the shim, whose own report has every process it ended, the
 	// guard's replaces it only when the guard found something more.

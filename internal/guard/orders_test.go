@@ -39,6 +39,11 @@ func TestParseGuardOrders(t *testing.T) {
 		{in: "session CONTAIN:12 2s false\nreport {\"path\":\"/tmp/a b.json\",\"command\":[\"sh\",\"-c\",\"x y\"],\"started\":\"2026-11-22T15:04:05Z\"}\n",
 			want: Orders{Value: "CONTAIN:12", Grace: 2 * time.Second, Report: &ReportOrder{Path: "/tmp/a b.json", Command: []string{"sh", "-c", "x y"}, Started: time.Date(2026, 11, 22, 15, 4, 5, 0, time.UTC)}}},
 		{in: "report {\n", bad: true},
+		// The run's cgroup, and what enabling its limits changed.
+		{in: "session CONTAIN:12 2s false\ncgroup {\"dir\":\"/sys/fs/cgroup/job x/contain-12\",\"parent\":\"/sys/fs/cgroup/job x\",\"leaf\":\"/sys/fs/cgroup/job x/contain-12.self\",\"enabled\":[\"memory\",\"pids\"]}\n",
+			want: Orders{Value: "CONTAIN:12", Grace: 2 * time.Second, Cgroup: &CgroupOrder{Dir: "/sys/fs/cgroup/job x/contain-12", Parent: "/sys/fs/cgroup/job x",
+				Leaf: "/sys/fs/cgroup/job x/contain-12.self", Enabled: []string{"memory", "pids"}}}},
+		{in: "cgroup {\"dir\":\n", bad: true},
 	} {
 		got, err := ParseOrders([]byte(c.in))
 		if (err != nil) != c.bad || (!c.bad && !reflect.DeepEqual(got, c.want)) {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/contain-cli/contain/internal/cgroup"
+	"github.com/contain-cli/contain/internal/guard"
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/proc"
 )
@@ -44,6 +45,13 @@ func (r *runner) kernelLimits(w *limit.Watch) {
 	r.cg.delegation = d
 	if leaf := d.Moved(); leaf != "" {
 		r.log("moved contain and its crash guard into cgroup %s, so that the kernel lets controllers be enabled for the run's group", leaf)
+	}
+	if r.guard != nil {
+		// From the leaf, the guard would not find the run's group beside
+		// it; and what was changed is undone after a crash too.
+		if err := r.guard.Cgroup(guard.CgroupOrder{Dir: r.cg.cg.Dir, Parent: d.Parent(), Leaf: d.Moved(), Enabled: d.Enabled()}); err != nil {
+			r.log("cannot tell the crash guard the run's cgroup: %v", err)
+		}
 	}
 	set, whyNot := r.cg.cg.SetLimits(cgroup.Limits{Memory: w.Set.Memory, Pids: w.Set.Pids, CPUs: w.Set.CPUs})
 	for _, k := range w.Set.Asked() {

@@ -320,8 +320,12 @@ func TestMemoryEscapee(t *testing.T) {
 				t.Errorf("the report's --memory: %+v", l)
 			}
 			const limit = 64 << 20
-			if p := r.report.Resources.PeakMemoryBytes; p == nil || *p > limit || *p < limit-4<<20 {
-				t.Errorf("peak memory %v, want within 4 MiB below the limit %d", p, limit)
+			// The kernel charges in batches: the peak may pass memory.max
+			// by a few pages before it reclaims or kills.
+			if p := r.report.Resources.PeakMemoryBytes; p == nil || *p > limit+1<<20 || *p < limit-4<<20 {
+				t.Errorf("peak memory %s, want within a few MiB of the limit %d", show(p), limit)
+			} else {
+				t.Logf("peak memory %d bytes: the limit %+d", *p, int64(*p)-limit)
 			}
 			kills := oomKills(mark)
 			if len(kills) == 0 {
@@ -351,7 +355,7 @@ func TestPidsForkBomb(t *testing.T) {
 			done := make(chan struct{})
 			most := make(chan int)
 			go func() { most <- watchTasks(dir, done) }()
-			r := containRun(t, w, dir, "--pids", strconv.Itoa(n), "-t", "3", "--", "sh", "-c", "f() { f & f & }; f 2>/dev/null; wait")
+			r := containRun(t, w, dir, "--pids", strconv.Itoa(n), "-t", "3", "--", "sh", "-c", "f() { f & f & }; f 2>/dev/null; exec sleep 30")
 			close(done)
 			peak := <-most
 			if r.code != 124 {
@@ -549,22 +553,47 @@ func TestLeafMoveAndUndo(t *testing.T) {
 			if !strings.Contains(string(ctl), "memory") {
 				t.Errorf("memory disabled in %s although %s uses it: %q", dir, beside, ctl)
 			}
-			if !strings.Contains(stderr.String(), "left memory enabled in "+dir+": beside is below it too") {
-				t.Error("-v does not say why the controller stays enabled")
+			// No process may go back into a group with controllers
+			// enabled: contain's leaf stays, empty once contain has
+			// exited, and contain reap removes it.
+			leaf := filepath.Join(dir, fmt.Sprintf("contain-%d.self", cmd.Process.Pid))
+			if !strings.Contains(stderr.String(), "left memory enabled in "+dir+": beside is below it too; so "+leaf+" stays") {
+				t.Error("-v does not say why the controller and the leaf stay")
 			}
-			if entries, _ := os.ReadDir(dir); len(entries) > 0 {
-				var names []string
-				for _, e := range entries {
-					if e.IsDir() && e.Name() != "beside" {
-						names = append(names, e.Name())
-					}
-				}
-				if len(names) > 0 {
-					t.Errorf("left below %s: %v", dir, names)
-				}
+			if subs := groupsBelow(dir); strings.Join(subs, " ") != "beside "+filepath.Base(leaf) {
+				t.Errorf("below %s after the run: %v, want beside and %s", dir, subs, filepath.Base(leaf))
+			}
+			reap := exec.Command(contain, "reap", "--session", fmt.Sprintf("CONTAIN:%d", cmd.Process.Pid))
+			if w.uid != 0 {
+				reap.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(w.uid), Gid: uint32(w.uid)}}
+			}
+			out, err := reap.CombinedOutput()
+			t.Logf("contain reap: %v\n%s", err, out)
+			if subs := groupsBelow(dir); strings.Join(subs, " ") != "beside" {
+				t.Errorf("below %s after contain reap: %v, want beside alone", dir, subs)
 			}
 		})
 	}
+}
+
+// groupsBelow names the groups right below dir.
+func groupsBelow(dir string) []string {
+	entries, _ := os.ReadDir(dir)
+	var subs []string
+	for _, e := range entries {
+		if e.IsDir() {
+			subs = append(subs, e.Name())
+		}
+	}
+	return subs
+}
+
+// show is *p, or "none".
+func show(p *uint64) string {
+	if p == nil {
+		return "none"
+	}
+	return strconv.FormatUint(*p, 10)
 }
 
 // cgroupOf is the cgroup v2 path of pid ("": gone).
