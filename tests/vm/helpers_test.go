@@ -20,6 +20,7 @@ import (
 //	                 grandchild allocates MIB MiB; COMMAND then waits
 //	mid DIR MIB      the escapee's middle: starts the hog, exits
 //	hog DIR MIB      allocates MIB MiB, touching every page, then waits
+//	grow DIR MIB RATE  the same at RATE MiB a second, its count in DIR/mib
 //	tree DIR         COMMAND: a background sleep and a setsid escapee
 //	setsid DIR       the escapee: becomes sleep 301
 //	spin DURATION    spins on one CPU for DURATION of wall time
@@ -65,6 +66,24 @@ func helper(name string, args []string) int {
 			held = append(held, b)
 		}
 		fmt.Fprintf(os.Stderr, "hog: %d MiB allocated, past any limit the test set\n", mib)
+		sleepForever()
+	case "grow":
+		// MIB MiB at RATE MiB a second, one MiB at a time, the count
+		// written after each: what the tree held when it was killed.
+		mib, _ := strconv.Atoi(arg(1))
+		rate, _ := strconv.Atoi(arg(2))
+		step := time.Second / time.Duration(rate)
+		next := time.Now()
+		for i := 1; i <= mib; i++ {
+			b := make([]byte, 1<<20)
+			for j := 0; j < len(b); j += 4096 {
+				b[j] = 1
+			}
+			held = append(held, b)
+			os.WriteFile(filepath.Join(arg(0), "mib"), []byte(strconv.Itoa(i)), 0o644)
+			next = next.Add(step)
+			time.Sleep(time.Until(next))
+		}
 		sleepForever()
 	case "tree":
 		writePID("command")

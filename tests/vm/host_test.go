@@ -71,6 +71,9 @@ func TestKernel(t *testing.T) {
 		}
 		appendLine += " CONTAIN_VM_RUN=" + run
 	}
+	if os.Getenv("CONTAIN_VM_MEASURE") == "1" {
+		appendLine += " CONTAIN_VM_MEASURE=1" // tests/vm/measure_test.go
+	}
 	cmd := exec.CommandContext(ctx, qemu, "-accel", "tcg", "-cpu", "max", "-m", "1024", "-smp", "2",
 		"-kernel", kernel, "-initrd", initrd, "-append", appendLine,
 		"-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot")
