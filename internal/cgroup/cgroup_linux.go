@@ -191,6 +191,38 @@ func makeCgroup(parent, own, name string) (*Group, error) {
 	return &Group{Dir: dir, rel: filepath.Join(own, name), FD: fd}, nil
 }
 
+// OpenRel opens the existing group that /proc/PID/cgroup names rel (a
+// systemd scope made for a run), for CLONE_INTO_CGROUP; not through a
+// link.
+func OpenRel(rel string) (*Group, error) {
+	mnt, root, err := Mount()
+	if err != nil {
+		return nil, err
+	}
+	inMount := rel
+	if root != "/" {
+		rest, ok := strings.CutPrefix(rel, root)
+		if !ok {
+			return nil, fmt.Errorf("cgroup %s is outside the cgroup2 mount at %s", rel, mnt)
+		}
+		inMount = rest
+	}
+	dir := filepath.Join(mnt, inMount)
+	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open cgroup %s: %w", dir, err)
+	}
+	return &Group{Dir: dir, rel: rel, FD: fd}, nil
+}
+
+// Close closes the group's directory, leaving the group as it is.
+func (c *Group) Close() {
+	if c.FD >= 0 {
+		unix.Close(c.FD)
+		c.FD = -1
+	}
+}
+
 // Populated reports whether any live process is in the group or below it;
 // zombies do not count.
 func (c *Group) Populated() (bool, error) { return c.eventSays("populated 1") }

@@ -179,3 +179,16 @@ func TestCgroupFilesNoFollow(t *testing.T) {
 		t.Error("a cgroup file was created")
 	}
 }
+
+// TestContainCgroupPID: the names contain gives its cgroups, the run's
+// group, contain's leaf and the systemd scope asked for a run, are found
+// by reap; nothing else is.
+func TestContainCgroupPID(t *testing.T) {
+	for name, want := range map[string]int{"contain-12": 12, "contain-12.self": 12, "contain-12.scope": 12,
+		"contain-": 0, "contain-012": 0, "contain-x.scope": 0, "other-12": 0, "contain-12.service": 0} {
+		pid, ok := containCgroupPID(name)
+		if ok != (want != 0) || pid != want {
+			t.Errorf("containCgroupPID(%q) = %d, %v; want %d", name, pid, ok, want)
+		}
+	}
+}

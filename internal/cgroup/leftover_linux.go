@@ -66,6 +66,8 @@ func containCgroupPID(name string) (int, bool) {
 	// contain-PID.self: the leaf contain moved itself into to enable
 	// controllers for its group (see Enable).
 	n = strings.TrimSuffix(n, SelfSuffix)
+	// contain-PID.scope: the systemd scope a run asked for its limits.
+	n = strings.TrimSuffix(n, ".scope")
 	if !ok || n == "" || n[0] == '0' {
 		return 0, false
 	}

@@ -8,6 +8,8 @@ import (
 	"github.com/contain-cli/contain/internal/guard"
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/internal/scope"
+	"github.com/contain-cli/contain/internal/text"
 )
 
 // controllerOf is the cgroup controller each kernel-held limit needs; CPU
@@ -17,10 +19,19 @@ var controllerOf = map[limit.Kind]string{limit.Memory: cgroup.MemoryController, 
 // kernelLimits sets what the run's cgroup can hold of the limits: the
 // controllers enabled in its parent (contain moving itself and its guard
 // into a leaf of their own when the parent holds nothing else), then
-// memory.max, pids.max and cpu.max. What it cannot set stays sampled, and
-// kernelWhy says why.
+// memory.max, pids.max and cpu.max. Where that cannot hold them all (the
+// parent holds other processes, or contain may make no cgroup at all), it
+// asks systemd for a scope that can (tryScope). What neither holds stays
+// sampled, and kernelWhy says why.
 func (r *runner) kernelLimits(w *limit.Watch) {
 	r.limitWhy = map[limit.Kind]string{}
+	var want []string
+	var kinds []limit.Kind // the limits a controller holds
+	for _, k := range w.Set.Asked() {
+		if c, ok := controllerOf[k]; ok {
+			want, kinds = append(want, c), append(kinds, k)
+		}
+	}
 	if r.cg == nil {
 		why := "no cgroup for this run"
 		if disabledLayer("cgroup") {
@@ -29,15 +40,14 @@ func (r *runner) kernelLimits(w *limit.Watch) {
 		for _, k := range w.Set.Asked() {
 			r.limitWhy[k] = why
 		}
+		if len(kinds) > 0 && !disabledLayer("cgroup") && r.tryScope(w, kinds) {
+			w.Enforce(limit.CPUTime, fmt.Sprintf("cgroup cpu.stat, polled every %v", w.Every), true)
+			delete(r.limitWhy, limit.CPUTime)
+		}
+		r.saySampled(w)
 		return
 	}
 	w.Enforce(limit.CPUTime, fmt.Sprintf("cgroup cpu.stat, polled every %v", w.Every), true)
-	var want []string
-	for _, k := range w.Set.Asked() {
-		if c, ok := controllerOf[k]; ok {
-			want = append(want, c)
-		}
-	}
 	if len(want) == 0 {
 		return
 	}
@@ -46,30 +56,99 @@ func (r *runner) kernelLimits(w *limit.Watch) {
 	if leaf := d.Moved(); leaf != "" {
 		r.log("moved contain and its crash guard into cgroup %s, so that the kernel lets controllers be enabled for the run's group", leaf)
 	}
-	if r.guard != nil {
-		// From the leaf, the guard would not find the run's group beside
-		// it; and what was changed is undone after a crash too.
-		if err := r.guard.Cgroup(guard.CgroupOrder{Dir: r.cg.cg.Dir, Parent: d.Parent(), Leaf: d.Moved(), Enabled: d.Enabled()}); err != nil {
-			r.log("cannot tell the crash guard the run's cgroup: %v", err)
-		}
-	}
 	set, whyNot := r.cg.cg.SetLimits(cgroup.Limits{Memory: w.Set.Memory, Pids: w.Set.Pids, CPUs: w.Set.CPUs})
-	for _, k := range w.Set.Asked() {
-		c, ok := controllerOf[k]
-		if !ok {
-			continue
-		}
+	missing := false
+	for _, k := range kinds {
+		c := controllerOf[k]
 		if by, ok := set[c]; ok && why[c] == "" {
 			w.Enforce(k, by, true)
 			continue
 		}
+		missing = true
 		r.limitWhy[k] = why[c]
 		if r.limitWhy[k] == "" {
 			r.limitWhy[k] = whyNot[c]
 		}
-		r.log("%s: %s (contain enforces it by sampling)", k.Option(), r.limitWhy[k])
+	}
+	if !missing || !r.tryScope(w, kinds) {
+		r.tellGuardCgroup(r.cg.cg.Dir, d)
+	}
+	r.saySampled(w)
+}
+
+// saySampled says, once for each, why the kernel does not hold a limit
+// that contain samples.
+func (r *runner) saySampled(w *limit.Watch) {
+	for _, k := range w.Set.Asked() {
+		if why := r.limitWhy[k]; why != "" && !w.Kernel(k) && k != limit.CPUTime {
+			r.log("%s: %s (contain enforces it by sampling)", k.Option(), why)
+		}
 	}
 }
+
+// tellGuardCgroup tells the crash guard the run's cgroup and what
+// enabling its controllers changed (d: nil, nothing).
+func (r *runner) tellGuardCgroup(dir string, d *cgroup.Delegation) {
+	if r.guard == nil {
+		return
+	}
+	// From contain's leaf, the guard would not find the run's group
+	// beside it; and what was changed is undone after a crash too.
+	o := guard.CgroupOrder{Dir: dir}
+	if d != nil {
+		o.Parent, o.Leaf, o.Enabled = d.Parent(), d.Moved(), d.Enabled()
+	}
+	if err := r.guard.Cgroup(o); err != nil {
+		r.log("cannot tell the crash guard the run's cgroup: %v", err)
+	}
+}
+
+// tryScope asks systemd for a transient scope that holds every limit in
+// kinds (scope.Start), where contain could not hold them all in a cgroup
+// of its own. The scope becomes the run's cgroup: the one contain made
+// beside itself, if any, goes, with what enabling its controllers changed.
+// Why it could not be is added to each limit's reason.
+func (r *runner) tryScope(w *limit.Watch, kinds []limit.Kind) bool {
+	fail := func(why string) bool {
+		for _, k := range kinds {
+			r.limitWhy[k] += "; and no systemd scope: " + why
+		}
+		return false
+	}
+	if disabledLayer("systemd") {
+		return fail("turned off by CONTAIN_DISABLE")
+	}
+	var l scope.Limits
+	for _, k := range kinds {
+		switch k {
+		case limit.Memory:
+			l.Memory = w.Set.Memory
+		case limit.Pids:
+			l.Pids = w.Set.Pids
+		case limit.CPUs:
+			l.CPUs = w.Set.CPUs
+		}
+	}
+	s, err := scope.Start(r.self, l, "contain run: "+text.Shorten(text.CommandLine(r.o.Args, "")))
+	if err != nil {
+		return fail(err.Error())
+	}
+	if r.cg != nil {
+		r.cg.remove() // and what enabling its controllers changed
+	}
+	r.cg = &cgroupGroup{cg: s.Group, log: r.log, collect: r.o.Collect, scope: s}
+	r.grp = r.cg
+	for _, k := range kinds {
+		w.Enforce(k, fmt.Sprintf("systemd scope %s %s", s.Unit, scopeFile[k]), true)
+		delete(r.limitWhy, k)
+	}
+	r.log("asked systemd (%s) for %s, a cgroup that holds the limits, with contain and its guard outside it: %s", s.Manager, s.Unit, s.Group.Dir)
+	r.tellGuardCgroup(s.Group.Dir, nil)
+	return true
+}
+
+// scopeFile is the file of the scope's cgroup that holds each limit.
+var scopeFile = map[limit.Kind]string{limit.Memory: "memory.max", limit.Pids: "pids.max", limit.CPUs: "cpu.max"}
 
 // kernelWhy says why the kernel does not hold limit k.
 func (r *runner) kernelWhy(k limit.Kind) string { return r.limitWhy[k] }

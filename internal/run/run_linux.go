@@ -115,6 +115,9 @@ func (r *runner) useShim() bool {
 // tracker (its children are members, never it), and its reports are
 // relayed. It returns the layers it adds.
 func (r *runner) started() []string {
+	if r.cg != nil {
+		r.cg.released() // COMMAND holds the scope now
+	}
 	if r.shim == nil {
 		return nil
 	}
