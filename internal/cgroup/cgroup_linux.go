@@ -191,36 +191,21 @@ func makeCgroup(parent, own, name string) (*Group, error) {
 	return &Group{Dir: dir, rel: filepath.Join(own, name), FD: fd}, nil
 }
 
-// OpenRel opens the existing group that /proc/PID/cgroup names rel (a
-// systemd scope made for a run), for CLONE_INTO_CGROUP; not through a
-// link.
-func OpenRel(rel string) (*Group, error) {
+// DirOf is the directory of the group that /proc/PID/cgroup names rel.
+func DirOf(rel string) (string, error) {
 	mnt, root, err := Mount()
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	inMount := rel
 	if root != "/" {
 		rest, ok := strings.CutPrefix(rel, root)
 		if !ok {
-			return nil, fmt.Errorf("cgroup %s is outside the cgroup2 mount at %s", rel, mnt)
+			return "", fmt.Errorf("cgroup %s is outside the cgroup2 mount at %s", rel, mnt)
 		}
 		inMount = rest
 	}
-	dir := filepath.Join(mnt, inMount)
-	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
-	if err != nil {
-		return nil, fmt.Errorf("cannot open cgroup %s: %w", dir, err)
-	}
-	return &Group{Dir: dir, rel: rel, FD: fd}, nil
-}
-
-// Close closes the group's directory, leaving the group as it is.
-func (c *Group) Close() {
-	if c.FD >= 0 {
-		unix.Close(c.FD)
-		c.FD = -1
-	}
+	return filepath.Join(mnt, inMount), nil
 }
 
 // Populated reports whether any live process is in the group or below it;
@@ -330,13 +315,17 @@ func (c *Group) WaitEmpty(deadline time.Time) {
 	}
 }
 
-// TryRemove deletes the group and any below it, if they are empty now.
+// TryRemove deletes the group and any below it, if they are empty now. A
+// systemd scope contain asked for (contain-PID.scope) is systemd's to
+// remove: only the groups below it go, and systemd stops the scope, and
+// removes it, once it is empty.
 func (c *Group) TryRemove() error {
 	if c.FD >= 0 {
 		unix.Close(c.FD)
 		c.FD = -1
 	}
-	if unix.Rmdir(c.Dir) == nil {
+	scope := IsScope(c.Dir)
+	if !scope && unix.Rmdir(c.Dir) == nil {
 		return nil
 	}
 	// Groups below it (a nested contain run as root) go first.
@@ -347,6 +336,9 @@ func (c *Group) TryRemove() error {
 		}
 		return nil
 	})
+	if scope && len(dirs) > 0 {
+		dirs = dirs[1:] // not the scope's own
+	}
 	var first error
 	for i := len(dirs) - 1; i >= 0; i-- {
 		if err := unix.Rmdir(dirs[i]); err != nil && err != unix.ENOENT && first == nil {
@@ -355,6 +347,16 @@ func (c *Group) TryRemove() error {
 	}
 	return first
 }
+
+// IsScope reports whether dir is the group of a systemd scope a run asked
+// for, contain-PID.scope.
+func IsScope(dir string) bool {
+	name := filepath.Base(dir)
+	return strings.HasPrefix(name, Prefix) && strings.HasSuffix(name, ScopeSuffix)
+}
+
+// ScopeSuffix ends the name of a systemd scope a run asked for.
+const ScopeSuffix = ".scope"
 
 // MountOf finds the cgroup2 mount that holds dir, and the part of
 // the hierarchy it shows.

@@ -67,7 +67,7 @@ func containCgroupPID(name string) (int, bool) {
 	// controllers for its group (see Enable).
 	n = strings.TrimSuffix(n, SelfSuffix)
 	// contain-PID.scope: the systemd scope a run asked for its limits.
-	n = strings.TrimSuffix(n, ".scope")
+	n = strings.TrimSuffix(n, ScopeSuffix)
 	if !ok || n == "" || n[0] == '0' {
 		return 0, false
 	}

@@ -358,6 +358,13 @@ func (e *reaper) removeGroups() []CgroupOutcome {
 		if !c.held {
 			c.out.Result = "removed (it was empty)"
 		}
+		if cgroup.IsScope(c.Dir) {
+			// Its directory is systemd's, which stops an empty scope.
+			c.out.Result = "killed; systemd stops the emptied scope"
+			if !c.held {
+				c.out.Result = "emptied; systemd stops the scope"
+			}
+		}
 		if err := c.Remove(); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			c.out.Result, c.out.Failed = err.Error(), true
 		}

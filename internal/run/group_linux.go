@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/contain-cli/contain/internal/cgroup"
-	"github.com/contain-cli/contain/internal/scope"
 	"github.com/contain-cli/contain/report"
 )
 
@@ -19,17 +18,6 @@ type cgroupGroup struct {
 	// delegation is what contain changed in its parent cgroup to enable
 	// the limits' controllers: undone once the group is gone.
 	delegation *cgroup.Delegation
-	// scope is the systemd scope that made the group (nil: contain made
-	// it): its placeholder leaves once COMMAND is in.
-	scope *scope.Scope
-}
-
-// released ends the scope's placeholder, if any: COMMAND is in the group,
-// or will not be.
-func (g *cgroupGroup) released() {
-	if g.scope != nil {
-		g.scope.Release()
-	}
 }
 
 func (g *cgroupGroup) name() string { return "cgroup " + g.cg.Dir }
@@ -101,7 +89,6 @@ func (g *cgroupGroup) emptied() bool {
 }
 
 func (g *cgroupGroup) remove() {
-	g.released()
 	if g.gone {
 		return
 	}

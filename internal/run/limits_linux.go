@@ -2,6 +2,7 @@ package run
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/contain-cli/contain/internal/cgroup"
@@ -21,18 +22,22 @@ var controllerOf = map[limit.Kind]string{limit.Memory: cgroup.MemoryController, 
 // into a leaf of their own when the parent holds nothing else), then
 // memory.max, pids.max and cpu.max. Where that cannot hold them all (the
 // parent holds other processes, or contain may make no cgroup at all), it
-// asks systemd for a scope that can (tryScope). What neither holds stays
-// sampled, and kernelWhy says why.
+// asks systemd for a scope to do the same in (intoScope). What neither
+// holds stays sampled, and kernelWhy says why, in one line each.
 func (r *runner) kernelLimits(w *limit.Watch) {
 	r.limitWhy = map[limit.Kind]string{}
-	var want []string
 	var kinds []limit.Kind // the limits a controller holds
 	for _, k := range w.Set.Asked() {
-		if c, ok := controllerOf[k]; ok {
-			want, kinds = append(want, c), append(kinds, k)
+		if _, ok := controllerOf[k]; ok {
+			kinds = append(kinds, k)
 		}
 	}
-	if r.cg == nil {
+	if r.cg != nil {
+		w.Enforce(limit.CPUTime, fmt.Sprintf("cgroup cpu.stat, polled every %v", w.Every), true)
+		if r.holdLimits(w, kinds) {
+			return
+		}
+	} else {
 		why := "no cgroup for this run"
 		if disabledLayer("cgroup") {
 			why = "the cgroup is turned off by CONTAIN_DISABLE"
@@ -40,61 +45,67 @@ func (r *runner) kernelLimits(w *limit.Watch) {
 		for _, k := range w.Set.Asked() {
 			r.limitWhy[k] = why
 		}
-		if len(kinds) > 0 && !disabledLayer("cgroup") && r.tryScope(w, kinds) {
-			w.Enforce(limit.CPUTime, fmt.Sprintf("cgroup cpu.stat, polled every %v", w.Every), true)
-			delete(r.limitWhy, limit.CPUTime)
-		}
-		r.saySampled(w)
-		return
 	}
-	w.Enforce(limit.CPUTime, fmt.Sprintf("cgroup cpu.stat, polled every %v", w.Every), true)
-	if len(want) == 0 {
-		return
+	if len(kinds) > 0 && !disabledLayer("cgroup") && r.intoScope(w, kinds) {
+		w.Enforce(limit.CPUTime, fmt.Sprintf("cgroup cpu.stat, polled every %v", w.Every), true)
+		delete(r.limitWhy, limit.CPUTime)
+		r.holdLimits(w, kinds)
+	}
+	for _, k := range w.Set.Asked() {
+		if why := r.limitWhy[k]; why != "" && !w.Kernel(k) {
+			r.log("%s: %s (contain enforces it by sampling)", k.Option(), why)
+		}
+	}
+}
+
+// holdLimits enables the controllers kinds need for the run's cgroup and
+// sets their limits there, and tells the crash guard what it changed. It
+// reports whether the kernel holds them all.
+func (r *runner) holdLimits(w *limit.Watch, kinds []limit.Kind) bool {
+	if len(kinds) == 0 {
+		r.tellGuardCgroup(nil)
+		return true
+	}
+	var want []string
+	for _, k := range kinds {
+		want = append(want, controllerOf[k])
 	}
 	d, why := r.cg.cg.Enable(want, r.ours)
 	r.cg.delegation = d
 	if leaf := d.Moved(); leaf != "" {
 		r.log("moved contain and its crash guard into cgroup %s, so that the kernel lets controllers be enabled for the run's group", leaf)
 	}
+	r.tellGuardCgroup(d)
 	set, whyNot := r.cg.cg.SetLimits(cgroup.Limits{Memory: w.Set.Memory, Pids: w.Set.Pids, CPUs: w.Set.CPUs})
-	missing := false
+	all := true
 	for _, k := range kinds {
 		c := controllerOf[k]
 		if by, ok := set[c]; ok && why[c] == "" {
+			if r.scope != nil {
+				by = "systemd scope " + r.scope.Unit + " " + strings.TrimPrefix(by, "cgroup ")
+			}
 			w.Enforce(k, by, true)
+			delete(r.limitWhy, k)
 			continue
 		}
-		missing = true
+		all = false
 		r.limitWhy[k] = why[c]
 		if r.limitWhy[k] == "" {
 			r.limitWhy[k] = whyNot[c]
 		}
 	}
-	if !missing || !r.tryScope(w, kinds) {
-		r.tellGuardCgroup(r.cg.cg.Dir, d)
-	}
-	r.saySampled(w)
-}
-
-// saySampled says, once for each, why the kernel does not hold a limit
-// that contain samples.
-func (r *runner) saySampled(w *limit.Watch) {
-	for _, k := range w.Set.Asked() {
-		if why := r.limitWhy[k]; why != "" && !w.Kernel(k) && k != limit.CPUTime {
-			r.log("%s: %s (contain enforces it by sampling)", k.Option(), why)
-		}
-	}
+	return all
 }
 
 // tellGuardCgroup tells the crash guard the run's cgroup and what
 // enabling its controllers changed (d: nil, nothing).
-func (r *runner) tellGuardCgroup(dir string, d *cgroup.Delegation) {
+func (r *runner) tellGuardCgroup(d *cgroup.Delegation) {
 	if r.guard == nil {
 		return
 	}
 	// From contain's leaf, the guard would not find the run's group
 	// beside it; and what was changed is undone after a crash too.
-	o := guard.CgroupOrder{Dir: dir}
+	o := guard.CgroupOrder{Dir: r.cg.cg.Dir}
 	if d != nil {
 		o.Parent, o.Leaf, o.Enabled = d.Parent(), d.Moved(), d.Enabled()
 	}
@@ -103,12 +114,13 @@ func (r *runner) tellGuardCgroup(dir string, d *cgroup.Delegation) {
 	}
 }
 
-// tryScope asks systemd for a transient scope that holds every limit in
-// kinds (scope.Start), where contain could not hold them all in a cgroup
-// of its own. The scope becomes the run's cgroup: the one contain made
-// beside itself, if any, goes, with what enabling its controllers changed.
-// Why it could not be is added to each limit's reason.
-func (r *runner) tryScope(w *limit.Watch, kinds []limit.Kind) bool {
+// intoScope asks systemd for a transient scope, delegated to contain's
+// user, and to move contain into it (scope.Start), where contain could
+// not hold the limits in a cgroup of its own; the run's group is made
+// again, in the scope. The group contain made before, if any, goes, with
+// what enabling its controllers changed. Why it could not be is added to
+// each limit's reason.
+func (r *runner) intoScope(w *limit.Watch, kinds []limit.Kind) bool {
 	fail := func(why string) bool {
 		for _, k := range kinds {
 			r.limitWhy[k] += "; and no systemd scope: " + why
@@ -118,37 +130,24 @@ func (r *runner) tryScope(w *limit.Watch, kinds []limit.Kind) bool {
 	if disabledLayer("systemd") {
 		return fail("turned off by CONTAIN_DISABLE")
 	}
-	var l scope.Limits
-	for _, k := range kinds {
-		switch k {
-		case limit.Memory:
-			l.Memory = w.Set.Memory
-		case limit.Pids:
-			l.Pids = w.Set.Pids
-		case limit.CPUs:
-			l.CPUs = w.Set.CPUs
-		}
+	if r.cg != nil {
+		r.cg.remove() // and what enabling its controllers changed
+		r.cg, r.grp = nil, noGroup{}
 	}
-	s, err := scope.Start(r.self, l, "contain run: "+text.Shorten(text.CommandLine(r.o.Args, "")))
+	s, err := scope.Start(r.self, "contain run: "+text.Shorten(text.CommandLine(r.o.Args, "")))
 	if err != nil {
 		return fail(err.Error())
 	}
-	if r.cg != nil {
-		r.cg.remove() // and what enabling its controllers changed
+	r.scope = s
+	r.log("systemd (%s) moved contain into %s, a cgroup delegated to it: %s", s.Manager, s.Unit, s.Dir)
+	cg, err := cgroup.New(r.self)
+	if err != nil {
+		return fail(err.Error())
 	}
-	r.cg = &cgroupGroup{cg: s.Group, log: r.log, collect: r.o.Collect, scope: s}
+	r.cg = &cgroupGroup{cg: cg, log: r.log, collect: r.o.Collect}
 	r.grp = r.cg
-	for _, k := range kinds {
-		w.Enforce(k, fmt.Sprintf("systemd scope %s %s", s.Unit, scopeFile[k]), true)
-		delete(r.limitWhy, k)
-	}
-	r.log("asked systemd (%s) for %s, a cgroup that holds the limits, with contain and its guard outside it: %s", s.Manager, s.Unit, s.Group.Dir)
-	r.tellGuardCgroup(s.Group.Dir, nil)
 	return true
 }
-
-// scopeFile is the file of the scope's cgroup that holds each limit.
-var scopeFile = map[limit.Kind]string{limit.Memory: "memory.max", limit.Pids: "pids.max", limit.CPUs: "cpu.max"}
 
 // kernelWhy says why the kernel does not hold limit k.
 func (r *runner) kernelWhy(k limit.Kind) string { return r.limitWhy[k] }

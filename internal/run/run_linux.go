@@ -11,6 +11,7 @@ import (
 
 	"github.com/contain-cli/contain/internal/cgroup"
 	"github.com/contain-cli/contain/internal/limit"
+	"github.com/contain-cli/contain/internal/scope"
 )
 
 // runnerOS is what a run holds on Linux: the cgroup, and how the reaper
@@ -23,6 +24,7 @@ type runnerOS struct {
 	noShim    bool                  // the shim could not be started
 	shimLost  bool                  // the shim ended before COMMAND: tracking alone holds the session
 	limitWhy  map[limit.Kind]string // why the kernel does not hold a limit
+	scope     *scope.Scope          // the systemd scope contain moved into for the limits; nil: none
 	// claimLn is the claim socket, bound before COMMAND starts (with
 	// --allow-daemons); claimErr, why it could not be.
 	claimLn  *os.File
@@ -85,7 +87,11 @@ func (r *runner) setUp() []string {
 		r.log("cgroup turned off by CONTAIN_DISABLE")
 	default:
 		if cg, err := cgroup.New(r.self); err != nil {
-			r.log("%v (falling back to the shim, a subreaper above COMMAND, and tracking)", err)
+			if r.o.Limits.Memory > 0 || r.o.Limits.Pids > 0 || r.o.Limits.CPUs > 0 {
+				r.log("%v", err) // systemd may make one for the limits (kernelLimits)
+			} else {
+				r.log("%v (falling back to the shim, a subreaper above COMMAND, and tracking)", err)
+			}
 		} else {
 			r.cg = &cgroupGroup{cg: cg, log: r.log, collect: r.o.Collect}
 			r.grp = r.cg
@@ -115,9 +121,6 @@ func (r *runner) useShim() bool {
 // tracker (its children are members, never it), and its reports are
 // relayed. It returns the layers it adds.
 func (r *runner) started() []string {
-	if r.cg != nil {
-		r.cg.released() // COMMAND holds the scope now
-	}
 	if r.shim == nil {
 		return nil
 	}

@@ -22,7 +22,6 @@ import (
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/run"
-	"github.com/contain-cli/contain/internal/scope"
 	"github.com/contain-cli/contain/internal/shim"
 	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/internal/status"
@@ -45,8 +44,6 @@ func Dispatch(args []string) {
 		os.Exit(guard.Main(args[2:]))
 	case shim.Arg:
 		os.Exit(shim.Main(args[2:]))
-	case scope.HoldArg:
-		os.Exit(scope.Hold())
 	case "run", TimeoutCommand:
 		// Subscribing to the forwarded signals is the slowest step of
 		// contain run's set-up; it runs while the options are parsed.

@@ -35,7 +35,8 @@ func helper(name string, args []string) int {
 		os.WriteFile(filepath.Join(arg(0), file), []byte(strconv.Itoa(os.Getpid())), 0o644)
 	}
 	self := func(h string, setsid bool, a ...string) *exec.Cmd {
-		cmd := exec.Command("/bin/vmtest", a...)
+		self, _ := os.Executable()
+		cmd := exec.Command(self, a...)
 		cmd.Env = append(os.Environ(), helperVar+"="+h)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: setsid}
 		return cmd
@@ -98,7 +99,8 @@ func helper(name string, args []string) int {
 		sleepForever()
 	case "setsid":
 		writePID("setsid")
-		syscall.Exec("/bin/sleep", []string{"sleep", "301"}, os.Environ())
+		sleep, _ := exec.LookPath("sleep")
+		syscall.Exec(sleep, []string{"sleep", "301"}, os.Environ())
 		return 1
 	case "spin":
 		d, _ := time.ParseDuration(arg(0))

@@ -31,9 +31,12 @@ import (
 
 const (
 	cgroupRoot = "/sys/fs/cgroup"
-	contain    = "/bin/contain"
 	userUID    = 1000
 )
+
+// contain and vmtest are where the VM has them: /bin in the busybox VM,
+// /usr/local/bin in the systemd one.
+var contain, vmtest = "/bin/contain", "/bin/vmtest"
 
 // helperVar makes this binary a helper program instead (see helpers).
 const helperVar = "CONTAIN_VM_HELPER"
@@ -43,8 +46,12 @@ func TestMain(m *testing.M) {
 		os.Exit(helper(h, os.Args[1:]))
 	}
 	if os.Getenv("CONTAIN_IN_VM") != "1" {
-		fmt.Fprintln(os.Stderr, "these tests change cgroups and kill processes: they run only inside the VM that TestKernel (go test ./tests/vm) boots")
+		fmt.Fprintln(os.Stderr, "these tests change cgroups and kill processes: they run only inside the VMs that TestKernel and TestSystemd (go test ./tests/vm) boot")
 		os.Exit(2)
+	}
+	if os.Getenv("CONTAIN_VM_SYSTEMD") == "1" {
+		contain, vmtest = "/usr/local/bin/contain", "/usr/local/bin/vmtest"
+		os.Exit(m.Run()) // systemd has enabled the controllers
 	}
 	if err := os.WriteFile(cgroupRoot+"/cgroup.subtree_control", []byte("+memory +pids +cpu"), 0); err != nil {
 		fmt.Fprintln(os.Stderr, "cannot enable the controllers in the root cgroup:", err)
@@ -105,6 +112,9 @@ func removeGroup(t *testing.T, dir string) {
 	}
 }
 
+// containWait bounds one contain run of the tests.
+const containWait = 60 * time.Second
+
 // run is one contain run's outcome.
 type run struct {
 	code   int
@@ -114,24 +124,28 @@ type run struct {
 }
 
 // startContain starts contain run with args as w, in the cgroup dir
-// (CLONE_INTO_CGROUP: nothing else of the test is ever in it), with -v
-// and a report.
+// (CLONE_INTO_CGROUP: nothing else of the test is ever in it; "": in the
+// test's own), with -v and a report.
 func startContain(t *testing.T, w who, dir string, args ...string) (*exec.Cmd, *bytes.Buffer, string) {
 	t.Helper()
 	tmp := openDir(t)
 	rep := filepath.Join(tmp, "report.json")
-	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { unix.Close(fd) })
 	cmd := exec.Command(contain, append([]string{"run", "-v", "--report", rep}, args...)...)
 	cmd.Dir = tmp
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	if dir != "" {
+		fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { unix.Close(fd) })
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
+	}
 	if w.uid != 0 {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(w.uid), Gid: uint32(w.uid)}
+		cmd.Env = append(os.Environ(), "HOME=/home/u", fmt.Sprintf("XDG_RUNTIME_DIR=/run/user/%d", w.uid))
 	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -144,7 +158,14 @@ func containRun(t *testing.T, w who, dir string, args ...string) run {
 	t.Helper()
 	start := time.Now()
 	cmd, stderr, rep := startContain(t, w, dir, args...)
+	// A contain that hangs is killed, and what it said so far shown,
+	// rather than the whole VM timing out.
+	hung := time.AfterFunc(containWait, func() {
+		t.Errorf("contain still ran after %v: killed", containWait)
+		cmd.Process.Kill()
+	})
 	cmd.Wait()
+	hung.Stop()
 	r := run{code: cmd.ProcessState.ExitCode(), stderr: stderr.String(), took: time.Since(start)}
 	t.Logf("contain %s as %s: exit %d in %v\n%s", strings.Join(args, " "), w.name, r.code, r.took.Round(time.Millisecond), r.stderr)
 	if b, err := os.ReadFile(rep); err == nil {
@@ -159,7 +180,7 @@ func containRun(t *testing.T, w who, dir string, args ...string) run {
 
 // helperCmd is this binary run as helper h.
 func helperCmd(h string, args ...string) []string {
-	return append([]string{"env", helperVar + "=" + h, "/bin/vmtest"}, args...)
+	return append([]string{"env", helperVar + "=" + h, vmtest}, args...)
 }
 
 // limitOf is the report's limit named by its option ("--cpu-time").
