@@ -36,7 +36,6 @@ import (
 // ErrNoManager: no systemd manager of this user to ask.
 var ErrNoManager = errors.New("no systemd manager to ask for a scope")
 
-
 // Scope is a transient scope made for a run, active, holding contain.
 type Scope struct {
 	Unit    string // contain-PID.scope
