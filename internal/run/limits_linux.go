@@ -152,18 +152,17 @@ func (r *runner) intoScope(w *limit.Watch, kinds []limit.Kind) bool {
 // kernelWhy says why the kernel does not hold limit k.
 func (r *runner) kernelWhy(k limit.Kind) string { return r.limitWhy[k] }
 
-// ours reports whether pid is contain or one of its descendants (the
-// crash guard): the processes contain may move out of its parent cgroup.
+// ours reports whether pid is contain, its crash guard or its early shim:
+// the processes contain may move out of its parent cgroup. A child contain
+// did not start (one its shell forked before it executed contain) is not.
 func (r *runner) ours(pid int) bool {
-	for i := 0; i < 8 && pid > 1; i++ {
-		if pid == r.self {
-			return true
-		}
-		ppid, err := proc.ParentOf(pid)
-		if err != nil {
-			return false
-		}
-		pid = ppid
+	switch {
+	case pid == r.self:
+		return true
+	case r.guard != nil && pid == r.guard.PID():
+		return true
+	case r.o.Prepared != nil && r.o.Prepared.shim != nil && pid == r.o.Prepared.shim.pid:
+		return true
 	}
 	return false
 }

@@ -41,6 +41,41 @@ type Scope struct {
 	Unit    string // contain-PID.scope
 	Manager string // "system", or "user UID"
 	Dir     string // its cgroup
+	From    string // the unit contain was in, which the scope is part of ("": none of this manager's)
+}
+
+// fromUnit is the unit of the same manager that pid is in now ("": none,
+// or another manager's: a login session's scope is the system's, never a
+// user manager's).
+func fromUnit(pid int) string {
+	rel, err := cgroupOf(pid)
+	if err != nil {
+		return ""
+	}
+	unit := filepath.Base(rel)
+	if !strings.HasSuffix(unit, ".service") && !strings.HasSuffix(unit, ".scope") {
+		return ""
+	}
+	userManager := fmt.Sprintf("/user@%d.service/", os.Geteuid())
+	inUser := strings.Contains(rel+"/", userManager)
+	if (os.Geteuid() == 0) == inUser || strings.HasSuffix(rel, userManager[:len(userManager)-1]) {
+		return "" // another manager's unit, or the user manager itself
+	}
+	return unit
+}
+
+// cgroupOf is pid's cgroup v2 path, as /proc/PID/cgroup shows it.
+func cgroupOf(pid int) (string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if r, ok := strings.CutPrefix(line, "0::"); ok {
+			return r, nil
+		}
+	}
+	return "", errors.New("no cgroup v2 line in /proc/" + strconv.Itoa(pid) + "/cgroup")
 }
 
 // managerSocket is the private socket of the manager that may make a
@@ -70,7 +105,7 @@ func Start(pid int, description string) (*Scope, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFSOCK || int(st.Uid) != os.Geteuid() {
 		return nil, fmt.Errorf("%w (%s is not a socket of this user's)", ErrNoManager, sock)
 	}
-	s := &Scope{Unit: cgroup.Prefix + strconv.Itoa(pid) + cgroup.ScopeSuffix, Manager: manager}
+	s := &Scope{Unit: cgroup.Prefix + strconv.Itoa(pid) + cgroup.ScopeSuffix, Manager: manager, From: fromUnit(pid)}
 	if err := s.ask(sock, pid, description); err != nil {
 		return nil, err
 	}
@@ -104,6 +139,13 @@ func (s *Scope) ask(sock string, pid int, description string) error {
 		{"PIDs", dbus.MakeVariant([]uint32{uint32(pid)})},
 		{"Delegate", dbus.MakeVariant(true)},
 		{"CollectMode", dbus.MakeVariant("inactive-or-failed")},
+	}
+	if s.From != "" {
+		// Stopping the unit contain was started in (a CI runner's
+		// service) stops the scope too, as it would have stopped contain
+		// where it was. (No After=: the scope would wait for a unit that
+		// is still starting, as a oneshot service is while it runs.)
+		props = append(props, property{"PartOf", dbus.MakeVariant([]string{s.From})})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -139,15 +181,9 @@ func (b *backoff) next() time.Duration {
 // find checks, from the kernel, that contain is in the scope's cgroup now,
 // and where that is.
 func (s *Scope) find(pid int) error {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	rel, err := cgroupOf(pid)
 	if err != nil {
 		return err
-	}
-	var rel string
-	for _, line := range strings.Split(string(b), "\n") {
-		if r, ok := strings.CutPrefix(line, "0::"); ok {
-			rel = r
-		}
 	}
 	if filepath.Base(rel) != s.Unit {
 		return fmt.Errorf("systemd made %s, but contain is in %q", s.Unit, rel)

@@ -230,3 +230,58 @@ func TestSystemdScopeCrash(t *testing.T) {
 		}
 	}
 }
+
+// TestSystemdScopePartOf: contain started by a service (as a CI runner's
+// is) moves into its scope, out of the service's cgroup; stopping the
+// service stops the scope too (PartOf=), so that COMMAND's tree ends with
+// the service as it did when contain stayed in its cgroup.
+func TestSystemdScopePartOf(t *testing.T) {
+	unit := fmt.Sprintf("contain-outer-%d.service", os.Getpid())
+	// Another process in the service's cgroup (as a runner's own is
+	// there): contain cannot enable controllers there, and asks for a scope.
+	logf := filepath.Join(openDir(t), "contain.log")
+	out, err := exec.Command("systemd-run", "--unit", unit, "-p", "Type=exec", "/bin/sh", "-c", "sleep 600 & exec "+contain+" run -v --memory 64M -- sleep 300 2>"+logf).CombinedOutput()
+	if err != nil {
+		t.Fatalf("systemd-run: %v\n%s", err, out)
+	}
+	defer exec.Command("systemctl", "stop", unit).Run()
+	var pid int
+	var scope string
+	deadline := time.Now().Add(10 * time.Second)
+	for scope == "" {
+		b, _ := exec.Command("systemctl", "show", "-p", "MainPID", "--value", unit).Output()
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		if pid > 0 {
+			scope = scopeDir(pid)
+		}
+		if time.Now().After(deadline) {
+			said, _ := os.ReadFile(logf)
+			status, _ := exec.Command("systemctl", "status", "--no-pager", unit).CombinedOutput()
+			t.Fatalf("no contain-%d.scope for %s; contain said:\n%s\n%s", pid, unit, said, status)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	procs, _ := os.ReadFile(filepath.Join(scope, fmt.Sprintf("contain-%d", pid), "cgroup.procs"))
+	tree := []int{}
+	for _, f := range strings.Fields(string(procs)) {
+		if p, err := strconv.Atoi(f); err == nil {
+			tree = append(tree, p)
+		}
+	}
+	if len(tree) == 0 {
+		t.Fatalf("nothing in the run's group of %s", scope)
+	}
+	partOf, _ := exec.Command("systemctl", "show", "-p", "PartOf", "--value", filepath.Base(scope)).Output()
+	t.Logf("%s (PartOf=%s) holds %v", scope, strings.TrimSpace(string(partOf)), tree)
+	if err := exec.Command("systemctl", "stop", unit).Run(); err != nil {
+		t.Fatalf("systemctl stop %s: %v", unit, err)
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for len(alive(tree)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if a := alive(tree); len(a) > 0 {
+		t.Errorf("alive after systemctl stop %s: %v", unit, a)
+	}
+	unitGone(t, who{"root", 0}, pid)
+}
