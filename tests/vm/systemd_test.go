@@ -285,3 +285,30 @@ func TestSystemdScopePartOf(t *testing.T) {
 	}
 	unitGone(t, who{"root", 0}, pid)
 }
+
+// TestSystemdStrictLimits: --strict-limits runs where systemd's scope lets
+// the kernel hold the limits, and refuses (125, before COMMAND starts)
+// where no scope may be asked for, saying why in its one line.
+func TestSystemdStrictLimits(t *testing.T) {
+	for _, w := range systemdUsers(t) {
+		t.Run(w.name, func(t *testing.T) {
+			r := containRun(t, w, "", "--strict-limits", "--memory", "64M", "--pids", "100", "--", "true")
+			if r.code != 0 {
+				t.Errorf("with a scope: exit %d, want 0", r.code)
+			}
+			cmd := exec.Command(contain, "run", "--strict-limits", "--memory", "64M", "--", "sh", "-c", "echo started")
+			cmd.Env = append(os.Environ(), "CONTAIN_DISABLE=systemd", "HOME=/home/u")
+			if w.uid != 0 {
+				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(w.uid), Gid: uint32(w.uid)}}
+			}
+			out, _ := cmd.CombinedOutput()
+			t.Logf("CONTAIN_DISABLE=systemd: exit %d\n%s", cmd.ProcessState.ExitCode(), out)
+			if code := cmd.ProcessState.ExitCode(); code != 125 || strings.Contains(string(out), "started") {
+				t.Errorf("without a scope: exit %d (want 125), COMMAND started: %v", code, strings.Contains(string(out), "started"))
+			}
+			if !strings.Contains(string(out), "contain: refusing to run: --memory 64 MiB cannot be enforced by the kernel here") || !strings.Contains(string(out), "no systemd scope: turned off by CONTAIN_DISABLE") {
+				t.Error("the refusal does not say why")
+			}
+		})
+	}
+}
