@@ -39,7 +39,13 @@ func TestSystemd(t *testing.T) {
 	dir := t.TempDir()
 	contain, vmtest := buildForVM(t, dir)
 	initrd := filepath.Join(dir, "initrd.gz")
-	if err := packSystemd(initrd, rootfs, contain, vmtest); err != nil {
+	unit := testUnit
+	if run := os.Getenv("CONTAIN_VM_RUN"); run != "" && !strings.ContainsAny(run, " \"'\\%$") {
+		// systemd hands the kernel's command line to no service: the
+		// unit says it.
+		unit = strings.Replace(unit, "Environment=", "Environment=CONTAIN_VM_RUN="+run+" ", 1)
+	}
+	if err := packSystemd(initrd, rootfs, unit, contain, vmtest); err != nil {
 		t.Fatal(err)
 	}
 	bootVM(t, qemu, kernel, initrd, 2048, "console=ttyS0 rdinit=/lib/systemd/systemd panic=-1 quiet loglevel=1 systemd.show_status=0")
@@ -88,7 +94,7 @@ WantedBy=multi-user.target
 // packSystemd writes the initramfs of the systemd VM: the root file system
 // from its tarball, then contain, the in-VM tests, the test unit, and the
 // user u (uid 1000), lingering, so that its manager runs without a login.
-func packSystemd(path, rootfs string, contain, vmtest []byte) error {
+func packSystemd(path, rootfs, unit string, contain, vmtest []byte) error {
 	in, err := os.Open(rootfs)
 	if err != nil {
 		return err
@@ -155,7 +161,7 @@ func packSystemd(path, rootfs string, contain, vmtest []byte) error {
 	a.entry("var/lib/systemd/linger/u", cpioFile|0o644, 0, 0, 0, 0, nil)
 	a.entry("usr/local/bin/contain", cpioFile|0o755, 0, 0, 0, 0, contain)
 	a.entry("usr/local/bin/vmtest", cpioFile|0o755, 0, 0, 0, 0, vmtest)
-	a.entry("etc/systemd/system/contain-tests.service", cpioFile|0o644, 0, 0, 0, 0, []byte(testUnit))
+	a.entry("etc/systemd/system/contain-tests.service", cpioFile|0o644, 0, 0, 0, 0, []byte(unit))
 	a.entry("etc/systemd/system/multi-user.target.wants/contain-tests.service", cpioSymlink|0o777, 0, 0, 0, 0, []byte("/etc/systemd/system/contain-tests.service"))
 	// The machine ID systemd would otherwise make on each boot.
 	a.entry("etc/machine-id", cpioFile|0o444, 0, 0, 0, 0, append(bytes.Repeat([]byte("c"), 32), '\n'))
