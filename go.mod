@@ -3,7 +3,6 @@ module github.com/contain-cli/contain
 go 1.26.8
 
 require (
-	github.com/godbus/dbus/v5 v5.2.4
 	github.com/urfave/cli/v2 v2.27.7
 	golang.org/x/sys v0.49.0
 )

@@ -16,8 +16,6 @@ import (
 	_ "github.com/contain-cli/contain/internal/earlyrun"
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/runcmd"
-	"github.com/contain-cli/contain/internal/scope"
-	"github.com/contain-cli/contain/internal/scope/systemd"
 	"github.com/contain-cli/contain/internal/status"
 )
 
@@ -30,11 +28,6 @@ var version = ""
 // contain run's help.
 func main() {
 	runcmd.Dispatch(os.Args)
-	if len(os.Args) > 1 && os.Args[1] == scope.HelperArg {
-		// Here, not in Dispatch: contain run links no D-Bus (see
-		// internal/scope).
-		os.Exit(systemd.Main(os.Args[2:]))
-	}
 	// runcmd.Exit: contain run taken by urfave/cli ends as Dispatch's does.
 	runcmd.Exit(runApp(os.Args, os.Stdout, nosigpipe.Stderr()))
 }

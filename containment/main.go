@@ -10,8 +10,6 @@ import (
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/run"
 	"github.com/contain-cli/contain/internal/runcmd"
-	"github.com/contain-cli/contain/internal/scope"
-	"github.com/contain-cli/contain/internal/scope/systemd"
 	"github.com/contain-cli/contain/internal/shim"
 	"github.com/contain-cli/contain/internal/status"
 )
@@ -37,8 +35,6 @@ func Main() {
 		os.Exit(guard.Main(os.Args[2:]))
 	case shim.Arg:
 		os.Exit(shim.Main(os.Args[2:]))
-	case scope.HelperArg:
-		os.Exit(systemd.Main(os.Args[2:]))
 	case supervisorCommand:
 		supervise(os.Args[2:])
 	}

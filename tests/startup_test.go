@@ -3,6 +3,7 @@
 package tests
 
 import (
+	"debug/elf"
 	"os"
 	"os/exec"
 	"strings"
@@ -35,6 +36,29 @@ func TestRunSkipsCLIInit(t *testing.T) {
 			if strings.Contains(out, "init "+pkg+" @") {
 				t.Errorf("contain %q initialised %s:\n%s", args, pkg, out)
 			}
+		}
+	}
+}
+
+// TestStaticBinary: contain as go build makes it, where a C compiler makes
+// cgo available, is still statically linked: nothing it imports needs cgo
+// (net and os/user would, and a dynamically linked contain pays the loader
+// and libc's thread start on every run: the godbus client did that, ratio
+// 1.75 to 2.10 as root; bench/README.md).
+func TestStaticBinary(t *testing.T) {
+	t.Parallel()
+	if out, _ := exec.Command("go", "env", "CGO_ENABLED").Output(); strings.TrimSpace(string(out)) != "1" {
+		t.Skip("cgo is off here (no C compiler): every Go build is static, the check would prove nothing")
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			libs, _ := f.ImportedLibraries()
+			t.Errorf("%s is dynamically linked (%v): something it imports needs cgo", bin, libs)
 		}
 	}
 }

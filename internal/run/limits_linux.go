@@ -130,14 +130,11 @@ func (r *runner) intoScope(w *limit.Watch, kinds []limit.Kind) bool {
 	if disabledLayer("systemd") {
 		return fail("turned off by CONTAIN_DISABLE")
 	}
-	if r.o.Prepared == nil {
-		return fail("run from another program than contain, which cannot be the helper that asks systemd")
-	}
 	if r.cg != nil {
 		r.cg.remove() // and what enabling its controllers changed
 		r.cg, r.grp = nil, noGroup{}
 	}
-	s, err := scope.Start("/proc/self/exe", r.self, "contain run: "+text.Shorten(text.CommandLine(r.o.Args, "")))
+	s, err := scope.Start(r.self, "contain run: "+text.Shorten(text.CommandLine(r.o.Args, "")))
 	if err != nil {
 		return fail(err.Error())
 	}

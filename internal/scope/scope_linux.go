@@ -14,18 +14,13 @@
 //
 // The request goes over the manager's private socket (/run/systemd/private,
 // /run/user/UID/systemd/private): no bus daemon is needed for it, and only
-// the manager's own user can connect there. It is made by a helper, contain
-// run again as contain __scope (package systemd, which holds the D-Bus
-// client): contain run itself links no D-Bus.
+// the manager's own user can connect there (dbus_linux.go).
 package scope
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -38,9 +33,6 @@ import (
 
 // ErrNoManager: no systemd manager of this user to ask.
 var ErrNoManager = errors.New("no systemd manager to ask for a scope")
-
-// HelperArg is argv[1] of the helper that asks systemd (package systemd).
-const HelperArg = "__scope"
 
 // Scope is a transient scope made for a run, active, holding contain.
 type Scope struct {
@@ -65,9 +57,8 @@ const timeout = 10 * time.Second
 
 // Start has systemd make contain-PID.scope, delegated, and move contain
 // (PID pid, the caller) into it; it returns once the kernel shows contain
-// in the scope's cgroup. exe is the program that is the helper (contain,
-// or a program that calls containment.Main).
-func Start(exe string, pid int, description string) (*Scope, error) {
+// in the scope's cgroup.
+func Start(pid int, description string) (*Scope, error) {
 	sock, manager := ManagerSocket()
 	var st unix.Stat_t
 	if err := unix.Stat(sock, &st); err != nil {
@@ -79,26 +70,38 @@ func Start(exe string, pid int, description string) (*Scope, error) {
 		return nil, fmt.Errorf("%w (%s is not a socket of this user's)", ErrNoManager, sock)
 	}
 	s := &Scope{Unit: cgroup.Prefix + strconv.Itoa(pid) + cgroup.ScopeSuffix, Manager: manager, From: fromUnit(pid)}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, exe, HelperArg, strconv.Itoa(pid), s.From, description)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		if msg := strings.TrimSpace(stderr.String()); msg != "" {
-			return nil, errors.New(strings.TrimPrefix(msg, "contain: "))
-		}
-		return nil, fmt.Errorf("the scope helper: %w", err)
+	deadline := time.Now().Add(timeout)
+	conn, err := dialManager(sock, deadline)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach the systemd manager (%s): %w", manager, err)
+	}
+	defer conn.Close()
+	props := []property{
+		{"Description", "s", description},
+		{"PIDs", "au", []uint32{uint32(pid)}},
+		{"Delegate", "b", true},
+		{"CollectMode", "s", "inactive-or-failed"},
+	}
+	if s.From != "" {
+		// Stopping the unit contain was started in (a CI runner's
+		// service) stops the scope too, as it would have stopped contain
+		// where it was. (No After=: the scope would wait for a unit that
+		// is still starting, as a oneshot service is while it runs.)
+		props = append(props, property{"PartOf", "as", []string{s.From}})
+	}
+	if _, err := conn.startTransientUnit(s.Unit, "fail", props); err != nil {
+		return nil, fmt.Errorf("systemd (%s) would not make %s: %w", manager, s.Unit, err)
 	}
 	// The scope is started when systemd has moved contain into its
-	// cgroup: the kernel says when.
+	// cgroup: the kernel says when (no subscription to systemd's signals,
+	// one round trip fewer).
 	var b backoff
 	for {
 		err := s.find(pid)
 		if err == nil {
 			return s, nil
 		}
-		if ctx.Err() != nil {
+		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("systemd (%s) did not start %s within %v: %w", s.Manager, s.Unit, timeout, err)
 		}
 		time.Sleep(b.next())
