@@ -43,6 +43,13 @@ func runTests(m *testing.M) int {
 	if !given {
 		flag.Set("test.parallel", "8")
 	}
+	// Not beside tests/vm's QEMU, which takes every core: the CPU shares
+	// and races measured here would fail.
+	if release, err := testtool.HoldMachine(); err == nil {
+		defer release()
+	} else {
+		fmt.Fprintf(os.Stderr, "tests: running beside other test packages (cannot lock: %v)\n", err)
+	}
 	return buildAndRun(m)
 }
 

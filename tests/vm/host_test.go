@@ -63,6 +63,14 @@ func vmTools(t *testing.T) (qemu, kernel string) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Fatalf("go is not on PATH: the VM's contain and tests are built with it")
 	}
+	// QEMU takes every core: not beside the end-to-end tests, whose CPU
+	// shares and races it would disturb (go test runs packages side by
+	// side).
+	release, err := testtool.HoldMachine()
+	if err != nil {
+		t.Logf("running beside other test packages (cannot lock: %v)", err)
+	}
+	t.Cleanup(release)
 	return qemu, kernel
 }
 
