@@ -341,25 +341,7 @@ func TestMemoryEscapee(t *testing.T) {
 				t.Errorf("the report's --memory: %+v", l)
 			}
 			const limit = 64 << 20
-			// The kernel charges in batches: the peak may pass memory.max
-			// by a few pages before it reclaims or kills.
-			if p := r.report.Resources.PeakMemoryBytes; p == nil || *p > limit+1<<20 || *p < limit-4<<20 {
-				t.Errorf("peak memory %s, want within a few MiB of the limit %d", show(p), limit)
-			} else {
-				t.Logf("peak memory %d bytes: the limit %+d", *p, int64(*p)-limit)
-			}
-			kills := oomKills(mark)
-			if len(kills) == 0 {
-				t.Error("the kernel's log shows no OOM kill")
-			}
-			for _, k := range kills {
-				if !strings.Contains(k, "(vmtest)") {
-					t.Errorf("the OOM killer killed %s, which is not of the tree (contain, its guard?)", k)
-				}
-			}
-			if a := alive(pidsIn(t, pids, 2)); len(a) > 0 {
-				t.Errorf("still alive: %v", a)
-			}
+			checkOOMKill(t, r, limit, mark, pids)
 			checkClean(t, dir)
 		})
 	}
@@ -404,6 +386,26 @@ func TestPidsForkBomb(t *testing.T) {
 // watchTasks counts the tasks (pids.current) of every contain-* group
 // below dir until done, and returns the most it saw.
 func watchTasks(dir string, done <-chan struct{}) int {
+	return watchMost(dir, done, func(g string) int {
+		b, _ := os.ReadFile(filepath.Join(g, "pids.current"))
+		v, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		return v
+	})
+}
+
+// watchProcs counts the processes of every contain-* group below dir (its
+// cgroup.procs: without the pids controller there is no pids.current)
+// until done, and returns the most it saw.
+func watchProcs(dir string, done <-chan struct{}) int {
+	return watchMost(dir, done, func(g string) int {
+		b, _ := os.ReadFile(filepath.Join(g, "cgroup.procs"))
+		return len(strings.Fields(string(b)))
+	})
+}
+
+// watchMost counts, every millisecond or two until done, each contain-*
+// group below dir, and returns the most it counted.
+func watchMost(dir string, done <-chan struct{}, count func(group string) int) int {
 	most := 0
 	for {
 		select {
@@ -413,12 +415,35 @@ func watchTasks(dir string, done <-chan struct{}) int {
 		}
 		gs, _ := filepath.Glob(filepath.Join(dir, "contain-*[0-9]"))
 		for _, g := range gs {
-			b, _ := os.ReadFile(filepath.Join(g, "pids.current"))
-			if v, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-				most = max(most, v)
-			}
+			most = max(most, count(g))
 		}
-		time.Sleep(2 * time.Millisecond)
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// checkOOMKill checks a run that a memory limit of limit bytes ended: the
+// peak at the limit (the kernel charges in batches, so a few pages past
+// it), an OOM kill in the kernel's log since mark, of the tree's
+// processes only (never contain or its guard), and nothing of the tree
+// (its PIDs in pids) alive.
+func checkOOMKill(t *testing.T, r run, limit int64, mark int, pids string) {
+	t.Helper()
+	if p := r.report.Resources.PeakMemoryBytes; p == nil || int64(*p) > limit+1<<20 || int64(*p) < limit-4<<20 {
+		t.Errorf("peak memory %s, want within a few MiB of the limit %d", show(p), limit)
+	} else {
+		t.Logf("peak memory %d bytes: the limit %+d", *p, int64(*p)-limit)
+	}
+	kills := oomKills(mark)
+	if len(kills) == 0 {
+		t.Error("the kernel's log shows no OOM kill")
+	}
+	for _, k := range kills {
+		if !strings.Contains(k, "(vmtest)") {
+			t.Errorf("the OOM killer killed %s, which is not of the tree (contain, its guard?)", k)
+		}
+	}
+	if a := alive(pidsIn(t, pids, 2)); len(a) > 0 {
+		t.Errorf("still alive: %v", a)
 	}
 }
 

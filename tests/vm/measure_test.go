@@ -7,8 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -108,24 +106,4 @@ func besideContain(t *testing.T, dir string) func() {
 		t.Fatal(err)
 	}
 	return func() { other.Process.Kill(); other.Wait() }
-}
-
-// watchProcs counts the processes of every contain-* group below dir (its
-// cgroup.procs: without the pids controller there is no pids.current)
-// until done, and returns the most it saw.
-func watchProcs(dir string, done <-chan struct{}) int {
-	most := 0
-	for {
-		select {
-		case <-done:
-			return most
-		default:
-		}
-		gs, _ := filepath.Glob(filepath.Join(dir, "contain-*[0-9]"))
-		for _, g := range gs {
-			b, _ := os.ReadFile(filepath.Join(g, "cgroup.procs"))
-			most = max(most, len(slices.DeleteFunc(strings.Fields(string(b)), func(f string) bool { _, err := strconv.Atoi(f); return err != nil })))
-		}
-		syscall.Nanosleep(&syscall.Timespec{Nsec: 1e6}, nil)
-	}
 }

@@ -110,21 +110,7 @@ func TestSystemdScopeMemory(t *testing.T) {
 			if l := limitOf(t, r, "--memory"); l.EnforcedBy != "systemd scope "+unit+" memory.max" || !l.Exceeded {
 				t.Errorf("the report's --memory: %+v", l)
 			}
-			if p := r.report.Resources.PeakMemoryBytes; p == nil || *p > 65<<20 || *p < 60<<20 {
-				t.Errorf("peak memory %s, want within a few MiB of 64 MiB", show(p))
-			}
-			kills := oomKills(mark)
-			if len(kills) == 0 {
-				t.Error("the kernel's log shows no OOM kill")
-			}
-			for _, k := range kills {
-				if !strings.Contains(k, "(vmtest)") {
-					t.Errorf("the OOM killer killed %s, which is not of the tree", k)
-				}
-			}
-			if a := alive(pidsIn(t, pids, 2)); len(a) > 0 {
-				t.Errorf("still alive: %v", a)
-			}
+			checkOOMKill(t, r, 64<<20, mark, pids)
 			unitGone(t, w, pid)
 		})
 	}
