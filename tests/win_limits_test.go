@@ -50,15 +50,19 @@ func wantLimit(t *testing.T, r report.Report, key, by string) report.Limit {
 }
 
 // wantLimitLine fails unless stderr has the line that says a limit ended
-// the run: "contain: memory limit 100 MiB exceeded: ...".
+// the run, "contain: memory limit 100 MiB exceeded: ...", once (with -v
+// too: it was said twice).
 func wantLimitLine(t *testing.T, stderr, start string) {
 	t.Helper()
+	n := 0
 	for _, line := range strings.Split(stderr, "\n") {
 		if strings.HasPrefix(strings.TrimRight(line, "\r"), "contain: "+start) {
-			return
+			n++
 		}
 	}
-	t.Errorf("stderr has no line %q...:\n%s", "contain: "+start, stderr)
+	if n != 1 {
+		t.Errorf("stderr has the line %q... %d times, want once:\n%s", "contain: "+start, n, stderr)
+	}
 }
 
 // sampledOnWine is what enforces a memory or process limit: contain's
