@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -314,5 +315,27 @@ func TestLimitLeafReaped(t *testing.T) {
 	wantCode(t, res, 0)
 	if _, err := os.Stat(leaf); err == nil {
 		t.Errorf("reap left %s\n%s%s", leaf, res.stdout, res.stderr)
+	}
+}
+
+// TestLimitsKeepTheRunsCgroup: where contain, as root, makes a cgroup but
+// cannot enable the limits' controllers for it (this machine's hybrid
+// layout), the limits are sampled and the cgroup still holds the tree:
+// asking systemd for a scope, which fails where there is none, must not
+// cost the run its cgroup (it did: the run fell back to the shim and
+// scans).
+func TestLimitsKeepTheRunsCgroup(t *testing.T) {
+	t.Parallel()
+	requireRoot(t, "only root makes a cgroup on this machine")
+	if cgroup.UsualMount() == "" {
+		t.Skip("no cgroup v2 mount here")
+	}
+	dir := sharedDir(t)
+	path := filepath.Join(dir, "report.json")
+	res := run(t, runOpts{}, "run", "-v", "--report", path, "--memory", "100M", "--", "true")
+	wantCode(t, res, 0)
+	r := readReport(t, path)
+	if !slices.ContainsFunc(r.Containment, func(c string) bool { return strings.HasPrefix(c, "cgroup ") }) {
+		t.Errorf("containment %q: no cgroup\n%s", r.Containment, res.stderr)
 	}
 }

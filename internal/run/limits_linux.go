@@ -117,9 +117,9 @@ func (r *runner) tellGuardCgroup(d *cgroup.Delegation) {
 // intoScope asks systemd for a transient scope, delegated to contain's
 // user, and to move contain into it (scope.Start), where contain could
 // not hold the limits in a cgroup of its own; the run's group is made
-// again, in the scope. The group contain made before, if any, goes, with
-// what enabling its controllers changed. Why it could not be is added to
-// each limit's reason.
+// again, in the scope. The group contain made before, if any, goes then,
+// with what enabling its controllers changed; without a scope it stays
+// the run's group. Why there is no scope is added to each limit's reason.
 func (r *runner) intoScope(w *limit.Watch, kinds []limit.Kind) bool {
 	fail := func(why string) bool {
 		for _, k := range kinds {
@@ -130,13 +130,18 @@ func (r *runner) intoScope(w *limit.Watch, kinds []limit.Kind) bool {
 	if disabledLayer("systemd") {
 		return fail("turned off by CONTAIN_DISABLE")
 	}
-	if r.cg != nil {
-		r.cg.remove() // and what enabling its controllers changed
-		r.cg, r.grp = nil, noGroup{}
-	}
 	s, err := scope.Start(r.self, "contain run: "+text.Shorten(text.CommandLine(r.o.Args, "")))
 	if err != nil {
+		// The group contain made, without the limits' controllers, still
+		// holds the tree (where there is no systemd: a container's own
+		// cgroup namespace).
 		return fail(err.Error())
+	}
+	if r.cg != nil {
+		// Empty, now that contain has left: it goes, with what enabling
+		// its controllers changed.
+		r.cg.remove()
+		r.cg, r.grp = nil, noGroup{}
 	}
 	r.scope = s
 	r.log("systemd (%s) moved contain into %s, a cgroup delegated to it: %s", s.Manager, s.Unit, s.Dir)
