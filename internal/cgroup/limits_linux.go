@@ -198,6 +198,28 @@ func Delegated(parent, leaf string, enabled []string) *Delegation {
 func (d *Delegation) Parent() string    { return d.parent }
 func (d *Delegation) Enabled() []string { return d.enabled }
 
+// Missing names the controllers of want that the cgroup v2 hierarchy
+// contain sees has none of (its top's cgroup.controllers): no cgroup made
+// anywhere in it, by contain or by systemd, could have them (a hybrid
+// layout, whose controllers are cgroup v1's).
+func Missing(want []string) []string {
+	mnt := UsualMount()
+	if mnt == "" {
+		var err error
+		if mnt, _, err = Mount(); err != nil {
+			return want
+		}
+	}
+	have := fieldsOf(filepath.Join(mnt, "cgroup.controllers"))
+	var out []string
+	for _, c := range want {
+		if !slices.Contains(have, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // isRoot reports whether dir is the root of its hierarchy, exempt from
 // the no-internal-process rule (the root has no cgroup.type).
 func isRoot(dir string) bool {

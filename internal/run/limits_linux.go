@@ -130,6 +130,14 @@ func (r *runner) intoScope(w *limit.Watch, kinds []limit.Kind) bool {
 	if disabledLayer("systemd") {
 		return fail("turned off by CONTAIN_DISABLE")
 	}
+	var want []string
+	for _, k := range kinds {
+		want = append(want, controllerOf[k])
+	}
+	if missing := cgroup.Missing(want); len(missing) > 0 {
+		// A hybrid layout: a scope would have none of them either.
+		return fail(fmt.Sprintf("cgroup v2 has no %s controller here", strings.Join(missing, ", ")))
+	}
 	s, err := scope.Start(r.self, "contain run: "+text.Shorten(text.CommandLine(r.o.Args, "")))
 	if err != nil {
 		// The group contain made, without the limits' controllers, still
