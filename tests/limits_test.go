@@ -338,4 +338,10 @@ func TestLimitsKeepTheRunsCgroup(t *testing.T) {
 	if !slices.ContainsFunc(r.Containment, func(c string) bool { return strings.HasPrefix(c, "cgroup ") }) {
 		t.Errorf("containment %q: no cgroup\n%s", r.Containment, res.stderr)
 	}
+	// Nor is systemd asked on a hybrid layout, where no cgroup has the
+	// controller: the line says why in one.
+	if slices.Contains(cgroup.Missing([]string{cgroup.MemoryController}), cgroup.MemoryController) &&
+		!strings.Contains(res.stderr, "and no systemd scope: cgroup v2 has no memory controller here (contain enforces it by sampling)") {
+		t.Errorf("-v does not say why no scope was asked for:\n%s", res.stderr)
+	}
 }
