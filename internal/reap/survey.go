@@ -108,6 +108,13 @@ func (s *Survey) DryRun(p Plan) (r Report, inCgroup map[proc.ID]string) {
 		if len(lc.Procs) == 0 {
 			result = "would remove (it is empty)"
 		}
+		if cgroup.IsScope(lc.Dir) {
+			// Its directory is systemd's (removeGroups).
+			result = fmt.Sprintf("would freeze and kill (%s); systemd stops the emptied scope", text.Plural(len(lc.Procs), "process", "processes"))
+			if len(lc.Procs) == 0 {
+				result = "would empty it of groups; systemd stops the scope"
+			}
+		}
 		r.Cgroups = append(r.Cgroups, CgroupOutcome{Dir: lc.Dir, Result: result})
 		for _, t := range targets {
 			if slices.Contains(lc.Procs, t.PID) {

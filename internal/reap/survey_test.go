@@ -23,6 +23,7 @@ func TestSurveyPlans(t *testing.T) {
 			{Dir: "/sys/fs/cgroup/contain-1", PID: 1, Procs: []int{10}},
 			{Dir: "/sys/fs/cgroup/contain-3", PID: 3},
 			{Dir: "/sys/fs/cgroup/contain-4", PID: 4, Skip: "not yours"},
+			{Dir: "/sys/fs/cgroup/system.slice/contain-5.scope", PID: 5, Procs: []int{12}},
 		},
 	}
 	alone := sv.LeftAlone()
@@ -48,11 +49,12 @@ func TestSurveyPlans(t *testing.T) {
 				t.Errorf("dry run of %v: %d %v %q alive %v, want Planned %q, alive", tc.sig, o.PID, o.Ending, o.Detail, o.Alive, tc.want)
 			}
 		}
-		want := []string{"would freeze, kill and remove (1 process)", "would remove (it is empty)"}
-		if len(dry.Cgroups) != 2 || dry.Cgroups[0].Result != want[0] || dry.Cgroups[1].Result != want[1] {
+		// A systemd scope's directory is systemd's to remove.
+		want := []string{"would freeze, kill and remove (1 process)", "would remove (it is empty)", "would freeze and kill (1 process); systemd stops the emptied scope"}
+		if len(dry.Cgroups) != 3 || dry.Cgroups[0].Result != want[0] || dry.Cgroups[1].Result != want[1] || dry.Cgroups[2].Result != want[2] {
 			t.Errorf("dry run's cgroups: %+v", dry.Cgroups)
 		}
-		if in[proc.ID{PID: 10, Start: 100}] != "/sys/fs/cgroup/contain-1" || len(in) != 1 {
+		if in[proc.ID{PID: 10, Start: 100}] != "/sys/fs/cgroup/contain-1" || in[proc.ID{PID: 12, Start: 102}] != "/sys/fs/cgroup/system.slice/contain-5.scope" || len(in) != 2 {
 			t.Errorf("in cgroup: %v", in)
 		}
 	}
