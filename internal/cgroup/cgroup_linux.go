@@ -87,10 +87,6 @@ func cgroupOf(pid string) (string, error) {
 	return "", fmt.Errorf("/proc/%s/cgroup has no cgroup v2 (0::) line", pid)
 }
 
-// Prefix starts the name of every cgroup contain makes:
-// contain-PID, PID being the contain run's.
-const Prefix = "contain-"
-
 // New makes contain-PID beside contain's own cgroup members. Any error
 // means: fall back to the other layers.
 func New(pid int) (*Group, error) {
@@ -347,16 +343,6 @@ func (c *Group) TryRemove() error {
 	}
 	return first
 }
-
-// IsScope reports whether dir is the group of a systemd scope a run asked
-// for, contain-PID.scope.
-func IsScope(dir string) bool {
-	name := filepath.Base(dir)
-	return strings.HasPrefix(name, Prefix) && strings.HasSuffix(name, ScopeSuffix)
-}
-
-// ScopeSuffix ends the name of a systemd scope a run asked for.
-const ScopeSuffix = ".scope"
 
 // MountOf finds the cgroup2 mount that holds dir, and the part of
 // the hierarchy it shows.
