@@ -118,36 +118,25 @@ func RunDir(pid int) (string, error) {
 	return filepath.Join(parent, Prefix+strconv.Itoa(pid)), nil
 }
 
-// ownCgroupDir finds the directory of the caller's cgroup, and its path as
-// /proc/self/cgroup names it. Reading mountinfo costs more than all the
-// rest of contain run's set-up: first the two usual mounts are tried, which
-// a statfs and a stat confirm in microseconds. They may show only a subtree
-// of the hierarchy (a container without a cgroup namespace): then the own
-// group is not found there, and mountinfo says which subtree it is.
+// ownCgroupDir finds the directory of the caller's cgroup (DirOf), and its
+// path as /proc/self/cgroup names it.
 func ownCgroupDir() (dir, own string, err error) {
 	own, err = cgroupOf("self")
 	if err != nil {
 		return "", "", err
 	}
+	dir, err = DirOf(own)
+	return dir, own, err
+}
+
+// top is where the cgroup2 hierarchy is mounted: the usual place, else
+// what mountinfo says.
+func top() (string, error) {
 	if mnt := UsualMount(); mnt != "" {
-		var st unix.Stat_t
-		if unix.Stat(mnt+own, &st) == nil {
-			return mnt + own, own, nil
-		}
+		return mnt, nil
 	}
-	mnt, root, err := Mount()
-	if err != nil {
-		return "", "", err
-	}
-	inMount := own
-	if root != "/" {
-		rest, ok := strings.CutPrefix(own, root)
-		if !ok {
-			return "", "", fmt.Errorf("own cgroup %s is outside the cgroup2 mount at %s", own, mnt)
-		}
-		inMount = rest
-	}
-	return mnt + inMount, own, nil
+	mnt, _, err := Mount()
+	return mnt, err
 }
 
 // UsualMount returns /sys/fs/cgroup (unified layout) or
@@ -188,7 +177,18 @@ func makeCgroup(parent, own, name string) (*Group, error) {
 }
 
 // DirOf is the directory of the group that /proc/PID/cgroup names rel.
+// Reading mountinfo costs more than all the rest of contain run's set-up:
+// first the two usual mounts are tried, which a statfs and a stat confirm
+// in microseconds. They may show only a subtree of the hierarchy (a
+// container without a cgroup namespace): then the group is not found
+// there, and mountinfo says which subtree it is.
 func DirOf(rel string) (string, error) {
+	if mnt := UsualMount(); mnt != "" {
+		var st unix.Stat_t
+		if unix.Stat(mnt+rel, &st) == nil {
+			return mnt + rel, nil
+		}
+	}
 	mnt, root, err := Mount()
 	if err != nil {
 		return "", err
@@ -201,8 +201,11 @@ func DirOf(rel string) (string, error) {
 		}
 		inMount = rest
 	}
-	return filepath.Join(mnt, inMount), nil
+	return mnt + inMount, nil
 }
+
+// Of is pid's cgroup, as /proc/PID/cgroup names it.
+func Of(pid int) (string, error) { return cgroupOf(strconv.Itoa(pid)) }
 
 // Populated reports whether any live process is in the group or below it;
 // zombies do not count.

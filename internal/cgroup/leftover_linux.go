@@ -31,15 +31,12 @@ func Rel(dir string) string {
 // started after the group's earliest process). Groups of running contains
 // are not returned; groups this user cannot write are, marked skipped.
 func FindLeftovers() ([]Leftover, error) {
-	mnt := UsualMount()
-	if mnt == "" {
-		var err error
-		if mnt, _, err = Mount(); err != nil {
-			return nil, nil // no cgroup v2: contain never made one
-		}
+	mnt, err := top()
+	if err != nil {
+		return nil, nil // no cgroup v2: contain never made one
 	}
 	var out []Leftover
-	err := filepath.WalkDir(mnt, func(path string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(mnt, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // vanished or unreadable: nothing of ours can be there
 		}

@@ -74,7 +74,7 @@ func (g *Group) Enable(want []string, ours func(pid int) bool) (*Delegation, map
 	// that the start into it fails (EOPNOTSUPP). The root is exempt.
 	var err error
 	if procs, _ := readPIDs(filepath.Join(parent, "cgroup.procs")); len(procs) > 0 && !isRoot(parent) {
-		err = d.moveOurs(ours, g)
+		err = d.moveOurs(procs, ours, g)
 	}
 	if err == nil {
 		if err = d.subtree(need, "+"); err != nil {
@@ -107,13 +107,9 @@ func (d *Delegation) subtree(cs []string, sign string) error {
 	return nil
 }
 
-// moveOurs moves every process of the parent into a leaf of contain's
-// own, if each is ours; else it moves nothing.
-func (d *Delegation) moveOurs(ours func(int) bool, g *Group) error {
-	procs, err := readPIDs(filepath.Join(d.parent, "cgroup.procs"))
-	if err != nil {
-		return err
-	}
+// moveOurs moves every process of the parent (procs) into a leaf of
+// contain's own, if each is ours; else it moves nothing.
+func (d *Delegation) moveOurs(procs []int, ours func(int) bool, g *Group) error {
 	var others int
 	for _, p := range procs {
 		if !ours(p) {
@@ -203,12 +199,9 @@ func (d *Delegation) Enabled() []string { return d.enabled }
 // anywhere in it, by contain or by systemd, could have them (a hybrid
 // layout, whose controllers are cgroup v1's).
 func Missing(want []string) []string {
-	mnt := UsualMount()
-	if mnt == "" {
-		var err error
-		if mnt, _, err = Mount(); err != nil {
-			return want
-		}
+	mnt, err := top()
+	if err != nil {
+		return want
 	}
 	have := fieldsOf(filepath.Join(mnt, "cgroup.controllers"))
 	var out []string

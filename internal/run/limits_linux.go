@@ -17,6 +17,15 @@ import (
 // time needs none (cpu.stat is always there).
 var controllerOf = map[limit.Kind]string{limit.Memory: cgroup.MemoryController, limit.Pids: cgroup.PidsController, limit.CPUs: cgroup.CPUController}
 
+// controllersOf is the controllers kinds need.
+func controllersOf(kinds []limit.Kind) []string {
+	out := make([]string, len(kinds))
+	for i, k := range kinds {
+		out[i] = controllerOf[k]
+	}
+	return out
+}
+
 // kernelLimits sets what the run's cgroup can hold of the limits: the
 // controllers enabled in its parent (contain moving itself and its guard
 // into a leaf of their own when the parent holds nothing else), then
@@ -66,11 +75,7 @@ func (r *runner) holdLimits(w *limit.Watch, kinds []limit.Kind) bool {
 		r.tellGuardCgroup(nil)
 		return true
 	}
-	var want []string
-	for _, k := range kinds {
-		want = append(want, controllerOf[k])
-	}
-	d, why := r.cg.cg.Enable(want, r.ours)
+	d, why := r.cg.cg.Enable(controllersOf(kinds), r.ours)
 	r.cg.delegation = d
 	if leaf := d.Moved(); leaf != "" {
 		r.log("moved contain and its crash guard into cgroup %s, so that the kernel lets controllers be enabled for the run's group", leaf)
@@ -130,11 +135,7 @@ func (r *runner) intoScope(w *limit.Watch, kinds []limit.Kind) bool {
 	if disabledLayer("systemd") {
 		return fail("turned off by CONTAIN_DISABLE")
 	}
-	var want []string
-	for _, k := range kinds {
-		want = append(want, controllerOf[k])
-	}
-	if missing := cgroup.Missing(want); len(missing) > 0 {
+	if missing := cgroup.Missing(controllersOf(kinds)); len(missing) > 0 {
 		// A hybrid layout: a scope would have none of them either.
 		return fail(fmt.Sprintf("cgroup v2 has no %s controller here", strings.Join(missing, ", ")))
 	}

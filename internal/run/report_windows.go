@@ -91,15 +91,16 @@ func (r *winRunner) noteEnding(pid int, how string) string {
 		windows.CloseHandle(h)
 		return name
 	}
-	_, made := r.rec.addEnding(idOf(pid, h), how, func() *ending {
+	id := idOf(pid, h)
+	_, made := r.rec.addEnding(id, how, func() *ending {
 		e := &ending{ref: h, out: report.Ended{PID: pid, Comm: name, Command: pid == r.cmd.Process.Pid, Phase: r.phase}}
 		if _, cmdline, err := proc.ReadEnvironment(h); err == nil {
 			if argv, err := windows.DecomposeCommandLine(cmdline); err == nil {
 				e.out.Argv = argv
 			}
 		}
-		if start, _, err := proc.CreationTime(h); err == nil {
-			e.out.Started = &report.Time{Time: proc.FiletimeToTime(start)}
+		if id.Start != 0 {
+			e.out.Started = &report.Time{Time: proc.FiletimeToTime(id.Start)}
 		}
 		return e
 	})

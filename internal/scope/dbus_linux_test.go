@@ -265,3 +265,34 @@ func FuzzReadMessage(f *testing.F) {
 		readMessage(bytes.NewReader(b))
 	})
 }
+
+// TestDialManagerSilent: a socket that accepts and says nothing holds
+// contain no longer than the deadline.
+func TestDialManagerSilent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "private")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	held := make(chan net.Conn, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			held <- c // open, silent
+		}
+	}()
+	start := time.Now()
+	c, err := dialManager(path, start.Add(200*time.Millisecond))
+	if err == nil {
+		c.Close()
+		t.Fatal("dialManager returned a connection from a silent socket")
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("dialManager waited %v for a silent socket, past its deadline", took)
+	}
+	select {
+	case c := <-held:
+		c.Close()
+	default:
+	}
+}

@@ -29,6 +29,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/contain-cli/contain/internal/cgroup"
+	"github.com/contain-cli/contain/internal/proc"
 )
 
 // ErrNoManager: no systemd manager of this user to ask.
@@ -95,7 +96,7 @@ func Start(pid int, description string) (*Scope, error) {
 	// The scope is started when systemd has moved contain into its
 	// cgroup: the kernel says when (no subscription to systemd's signals,
 	// one round trip fewer).
-	var b backoff
+	b := proc.NewBackoff()
 	for {
 		err := s.find(pid)
 		if err == nil {
@@ -104,7 +105,7 @@ func Start(pid int, description string) (*Scope, error) {
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("systemd (%s) did not start %s within %v: %w", s.Manager, s.Unit, timeout, err)
 		}
-		time.Sleep(b.next())
+		time.Sleep(b.Next())
 	}
 }
 
@@ -112,7 +113,7 @@ func Start(pid int, description string) (*Scope, error) {
 // or another manager's: a login session's scope is the system's, never a
 // user manager's).
 func fromUnit(pid int) string {
-	rel, err := cgroupOf(pid)
+	rel, err := cgroup.Of(pid)
 	if err != nil {
 		return ""
 	}
@@ -128,32 +129,10 @@ func fromUnit(pid int) string {
 	return unit
 }
 
-// cgroupOf is pid's cgroup v2 path, as /proc/PID/cgroup shows it.
-func cgroupOf(pid int) (string, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
-	if err != nil {
-		return "", err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if r, ok := strings.CutPrefix(line, "0::"); ok {
-			return r, nil
-		}
-	}
-	return "", errors.New("no cgroup v2 line in /proc/" + strconv.Itoa(pid) + "/cgroup")
-}
-
-// backoff waits 0.1 ms, then twice as long each time, up to 10 ms.
-type backoff struct{ d time.Duration }
-
-func (b *backoff) next() time.Duration {
-	b.d = min(max(2*b.d, 100*time.Microsecond), 10*time.Millisecond)
-	return b.d
-}
-
 // find checks, from the kernel, that contain is in the scope's cgroup now,
 // and where that is.
 func (s *Scope) find(pid int) error {
-	rel, err := cgroupOf(pid)
+	rel, err := cgroup.Of(pid)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -665,4 +666,68 @@ func cgroupOf(pid int) string {
 		}
 	}
 	return ""
+}
+
+// TestScopeSocketChecks: where contain would ask systemd for a scope (its
+// cgroup holds another process) but the manager's socket is not the
+// user's own, or answers nothing, the limit is sampled and the line says
+// why: a socket planted by root is refused at once, a silent one holds
+// contain no longer than the timeout. (This VM has no systemd: the
+// sockets are the test's.)
+func TestScopeSocketChecks(t *testing.T) {
+	w := everyone[1]
+	rundir := fmt.Sprintf("/run/user/%d/systemd", w.uid)
+	// As on a real system: /run and /run/user anyone's to pass, the
+	// user's runtime directory its own.
+	if err := os.MkdirAll(rundir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod("/run", 0o755)
+	os.Chmod("/run/user", 0o755)
+	os.Chown(filepath.Dir(rundir), w.uid, w.uid)
+	os.Chown(rundir, w.uid, w.uid)
+	defer os.RemoveAll(filepath.Dir(rundir))
+	sock := filepath.Join(rundir, "private")
+	for _, c := range []struct {
+		name  string
+		owner int
+		want  string
+		most  time.Duration
+	}{
+		{"planted by root", 0, "is not a socket of this user's", 2 * time.Second},
+		{"silent", w.uid, "cannot reach the systemd manager (user 1000)", 15 * time.Second},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			os.Remove(sock)
+			ln, err := net.Listen("unix", sock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			os.Chown(sock, c.owner, c.owner)
+			os.Chmod(sock, 0o777)
+			go func() {
+				if conn, err := ln.Accept(); err == nil {
+					defer conn.Close()
+					time.Sleep(30 * time.Second) // connected, says nothing
+				}
+			}()
+			dir := group(t, w)
+			stop := besideContain(t, dir)
+			defer stop()
+			r := containRun(t, w, dir, "--memory", "64M", "--", "true")
+			if r.code != 0 {
+				t.Errorf("exit %d, want 0", r.code)
+			}
+			if !strings.Contains(r.stderr, "and no systemd scope: ") || !strings.Contains(r.stderr, c.want) {
+				t.Errorf("-v does not say why there is no scope (%q)", c.want)
+			}
+			if l := limitOf(t, r, "--memory"); !strings.HasPrefix(l.EnforcedBy, "sampling") {
+				t.Errorf("--memory enforced by %q, want sampling", l.EnforcedBy)
+			}
+			if r.took > c.most {
+				t.Errorf("contain took %v, want at most %v", r.took, c.most)
+			}
+		})
+	}
 }
