@@ -3,7 +3,6 @@
 package vm
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/contain-cli/contain/internal/cgroup"
 	"github.com/contain-cli/contain/report"
 )
 
@@ -655,17 +655,8 @@ func show(p *uint64) string {
 
 // cgroupOf is the cgroup v2 path of pid ("": gone).
 func cgroupOf(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
-	if err != nil {
-		return ""
-	}
-	s := bufio.NewScanner(bytes.NewReader(b))
-	for s.Scan() {
-		if g, ok := strings.CutPrefix(s.Text(), "0::"); ok {
-			return g
-		}
-	}
-	return ""
+	g, _ := cgroup.Of(pid)
+	return g
 }
 
 // TestScopeSocketChecks: where contain would ask systemd for a scope (its
