@@ -259,6 +259,9 @@ func TestSystemdScopePartOf(t *testing.T) {
 	}
 	partOf, _ := exec.Command("systemctl", "show", "-p", "PartOf", "--value", filepath.Base(scope)).Output()
 	t.Logf("%s (PartOf=%s) holds %v", scope, strings.TrimSpace(string(partOf)), tree)
+	if strings.TrimSpace(string(partOf)) != unit {
+		t.Errorf("%s is PartOf=%q, want %s", filepath.Base(scope), strings.TrimSpace(string(partOf)), unit)
+	}
 	if err := exec.Command("systemctl", "stop", unit).Run(); err != nil {
 		t.Fatalf("systemctl stop %s: %v", unit, err)
 	}
