@@ -59,50 +59,65 @@ func TestGuardShells(t *testing.T) {
 			}
 
 			// Crash: contain is SIGKILLed, the guard ends the tree (the
-			// shim off: else it would end it before the guard).
-			cmd, stderr, wait := startInRoot(t, root, noShim, append([]string{"run", "-v", "--"}, tree...)...)
-			var pids []int
-			if bb {
-				waitFor(t, "the tree", 10*time.Second, func() bool { return nonEmpty(filepath.Join(root, "tmp/ready")) })
-				for _, k := range crashKinds {
-					pids = append(pids, readPID(t, filepath.Join(root, "tmp"), k))
-				}
-			} else {
-				pids = readPIDPair(t, filepath.Join(root, "tmp/pids"))
+			// shim off: else it would end it before the guard). The guard
+			// waits in the shell (the built-in waiter off), and then, on
+			// linux/amd64, in the built-in waiter, which needs no shell.
+			crashes := []struct {
+				env  []string
+				want string
+			}{{noShimNoWaiter, map[bool]string{true: "sh", false: "contain"}[bb]}}
+			if runtime.GOARCH == "amd64" {
+				crashes = append(crashes, struct {
+					env  []string
+					want string
+				}{noShim, "contain-guard"})
 			}
-			for _, p := range pids {
-				killOnCleanup(t, p)
-				if !alive(p) {
-					t.Fatalf("%d ended before contain was killed; stderr:\n%s", p, stderr())
+			for _, crash := range crashes {
+				os.Remove(filepath.Join(root, "tmp/ready"))
+				os.Remove(filepath.Join(root, "tmp/pids"))
+				cmd, stderr, wait := startInRoot(t, root, crash.env, append([]string{"run", "-v", "--"}, tree...)...)
+				var pids []int
+				if bb {
+					waitFor(t, "the tree", 10*time.Second, func() bool { return nonEmpty(filepath.Join(root, "tmp/ready")) })
+					for _, k := range crashKinds {
+						pids = append(pids, readPID(t, filepath.Join(root, "tmp"), k))
+					}
+				} else {
+					pids = readPIDPair(t, filepath.Join(root, "tmp/pids"))
 				}
-			}
-			guard := guardPID(t, stderr)
-			killOnCleanup(t, guard)
-			// busybox's sh waits (no Go runtime beside contain); where
-			// there is no shell that can, contain __guard itself.
-			want := map[bool]string{true: "sh", false: "contain"}[bb]
-			if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", guard)); strings.TrimSpace(string(comm)) != want {
-				t.Errorf("the guard is %q, want %q", strings.TrimSpace(string(comm)), want)
-			}
-			cmd.Process.Signal(syscall.SIGKILL)
-			res := wait()
-			deadline := time.Now().Add(10 * time.Second) // the machine may be loaded
-			for _, p := range pids {
-				for alive(p) && time.Now().Before(deadline) {
-					time.Sleep(10 * time.Millisecond)
+				for _, p := range pids {
+					killOnCleanup(t, p)
+					if !alive(p) {
+						t.Fatalf("%d ended before contain was killed; stderr:\n%s", p, stderr())
+					}
 				}
-				if alive(p) {
-					t.Fatalf("%d outlived contain by 10s; contain's stderr:\n%s", p, stderr())
+				guard := guardPID(t, stderr)
+				killOnCleanup(t, guard)
+				// busybox's sh waits (no Go runtime beside contain); where
+				// there is no shell that can, contain __guard itself.
+				if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", guard)); strings.TrimSpace(string(comm)) != crash.want {
+					t.Errorf("%q: the guard is %q, want %q", crash.env, strings.TrimSpace(string(comm)), crash.want)
 				}
-			}
-			waitFor(t, "the guard to end", 10*time.Second, func() bool { return !alive(guard) })
-			for _, bad := range []string{"applet not found", "cannot brief", "cannot start the crash guard", "no crash guard"} {
-				if strings.Contains(res.stderr, bad) {
-					t.Errorf("stderr has %q:\n%s", bad, res.stderr)
+				cmd.Process.Signal(syscall.SIGKILL)
+				res := wait()
+				deadline := time.Now().Add(10 * time.Second) // the machine may be loaded
+				for _, p := range pids {
+					for alive(p) && time.Now().Before(deadline) {
+						time.Sleep(10 * time.Millisecond)
+					}
+					if alive(p) {
+						t.Fatalf("%d outlived contain by 10s; contain's stderr:\n%s", p, stderr())
+					}
 				}
-			}
-			if want := fmt.Sprintf("guard: contain %d has ended without closing its group", res.pid); !strings.Contains(res.stderr, want) {
-				t.Errorf("stderr lacks %q:\n%s", want, res.stderr)
+				waitFor(t, "the guard to end", 10*time.Second, func() bool { return !alive(guard) })
+				for _, bad := range []string{"applet not found", "cannot brief", "cannot start the crash guard", "no crash guard"} {
+					if strings.Contains(res.stderr, bad) {
+						t.Errorf("stderr has %q:\n%s", bad, res.stderr)
+					}
+				}
+				if want := fmt.Sprintf("guard: contain %d has ended without closing its group", res.pid); !strings.Contains(res.stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, res.stderr)
+				}
 			}
 
 			// A normal run: COMMAND's status, its leftovers ended.
@@ -112,8 +127,9 @@ func TestGuardShells(t *testing.T) {
 			} else {
 				normal = []string{"/escapees", "leave", "/tmp/left"}
 			}
-			_, _, wait = startInRoot(t, root, nil, append([]string{"run", "--"}, normal...)...)
-			res = wait()
+			_, _, wait := startInRoot(t, root, nil, append([]string{"run", "--"}, normal...)...)
+			res := wait()
+			var pids []int
 			if bb {
 				pids = []int{readPID(t, filepath.Join(root, "tmp"), "bg"), readPID(t, filepath.Join(root, "tmp"), "sid")}
 			} else {
@@ -165,8 +181,12 @@ func TestGuardShells(t *testing.T) {
 	}
 }
 
-// noShim turns the shim off.
-var noShim = []string{"CONTAIN_DISABLE=shim"}
+// noShim turns the shim off; noShimNoWaiter the built-in waiter too, so
+// that the crash guard waits in the shell.
+var (
+	noShim         = []string{"CONTAIN_DISABLE=shim"}
+	noShimNoWaiter = []string{"CONTAIN_DISABLE=shim,waiter"}
+)
 
 // staticSet is contain and the escapees helper, built without cgo, to run
 // in a root that has no dynamic loader.

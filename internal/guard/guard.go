@@ -49,7 +49,10 @@ const Grace = 500 * time.Millisecond
 // An EOF before the session line means no COMMAND was ever started.
 type Guard struct {
 	pid int
-	w   *os.File
+	w   *os.File // the orders: the pipe, or a memfd (the built-in waiter)
+	// hold is the pipe's write end where w is a memfd: its end (EOF)
+	// is contain's.
+	hold *os.File
 	// ready is the waiter shell's word that it runs its script (see
 	// confirm); nil once heard, or where contain __guard waits itself.
 	ready *os.File
@@ -59,8 +62,14 @@ type Guard struct {
 // reaper (main thread, __WNOTHREAD) must not see it among its children.
 // The guard's stderr is contain's; it writes there only when told to be
 // verbose. It waits in the shell where there is one that can be executed,
-// else as contain __guard itself.
+// else as contain __guard itself. On linux/amd64 it waits in a program
+// of contain's own (startCoded), where the kernel lets it run one.
 func Start() (*Guard, error) {
+	if !waiterDisabled() {
+		if g, err := startCoded(); err == nil {
+			return g, nil
+		}
+	}
 	if unix.Access(waiterShell, unix.X_OK) == nil {
 		if g, err := startWaiter(true); err == nil {
 			return g, nil
@@ -160,6 +169,22 @@ func (g *Guard) confirm() error {
 	}()
 	return <-started
 }
+
+// waiterDisabled: CONTAIN_DISABLE names "waiter" (or "macos", which has
+// none): the guard waits in /bin/sh.
+func waiterDisabled() bool {
+	for _, l := range strings.Split(os.Getenv("CONTAIN_DISABLE"), ",") {
+		if l = strings.TrimSpace(l); l == "waiter" || l == "macos" {
+			return true
+		}
+	}
+	return false
+}
+
+// ordersArg is the guard's last argument when its orders are in fd 4,
+// a memfd contain wrote them to, and fd 3 the pipe whose EOF is
+// contain's end (the built-in waiter).
+const ordersArg = "fd:4"
 
 // readyWait bounds how long contain waits for the waiter shell's word: a
 // shell starts in a millisecond, and has had contain's start to do so.
@@ -325,6 +350,9 @@ func (g *Guard) Stop() {
 		}
 	}
 	g.w.Close()
+	if g.hold != nil {
+		g.hold.Close()
+	}
 	if g.ready != nil {
 		g.ready.Close()
 		g.ready = nil
@@ -427,8 +455,10 @@ func ParseOrders(b []byte) (Orders, error) {
 }
 
 // Main is the guard's main: args are contain's PID and, when the
-// shell waited and read them, "-" for the orders on standard input (or the
-// orders themselves); otherwise fd 3 is the pipe, read here. It returns
+// shell waited and read them, "-" for the orders on standard input,
+// "fd:4" for orders in fd 4 once fd 3's pipe has ended (the built-in
+// waiter), or the orders themselves; otherwise fd 3 is the pipe, read
+// here. It returns
 // the exit status.
 func Main(args []string) int {
 	if len(args) != 1 && len(args) != 2 {
@@ -451,6 +481,12 @@ func Main(args []string) int {
 	switch {
 	case len(args) == 2 && args[1] == "-":
 		b, err = io.ReadAll(os.Stdin) // read by the shell that waited
+	case len(args) == 2 && args[1] == ordersArg:
+		// The waiter saw the pipe end; reading it to its EOF makes sure
+		// of it (nothing is written there) before the orders are read.
+		if _, err = io.Copy(io.Discard, os.NewFile(3, "contain")); err == nil {
+			b, err = readFrom(os.NewFile(4, "orders"))
+		}
 	case len(args) == 2:
 		b = []byte(args[1])
 	default:
@@ -480,6 +516,14 @@ func Main(args []string) int {
 	}
 	Reap(o, pid, min(o.Grace, Grace), log, nil)
 	return 0
+}
+
+// readFrom reads f from its start.
+func readFrom(f *os.File) ([]byte, error) {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	return io.ReadAll(f)
 }
 
 // endHook ends the --on-timeout command that was running as contain
