@@ -2,11 +2,8 @@ package guard
 
 import (
 	"bytes"
-	"debug/elf"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -14,63 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contain-cli/contain/internal/builtin"
 	"github.com/contain-cli/contain/internal/signals"
-	"github.com/contain-cli/contain/internal/testtool"
 )
-
-// TestWaiterELF: the built-in waiter is a static executable for this
-// machine with its entry at the code, and the code is what
-// testdata/waiter_amd64.S assembles to (binutils' as and objcopy).
-func TestWaiterELF(t *testing.T) {
-	if waiterCode == nil {
-		t.Skipf("no built-in waiter for %s: the guard waits in /bin/sh", runtime.GOARCH)
-	}
-	img := waiterELF([]byte{15, 2})
-	f, err := elf.NewFile(bytes.NewReader(img))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.Machine != elf.EM_X86_64 || f.Type != elf.ET_EXEC || f.Class != elf.ELFCLASS64 {
-		t.Errorf("machine %v, type %v, class %v", f.Machine, f.Type, f.Class)
-	}
-	var load *elf.Prog
-	for _, p := range f.Progs {
-		switch p.Type {
-		case elf.PT_LOAD:
-			load = p
-		case elf.PT_GNU_STACK:
-			if p.Flags&elf.PF_X != 0 {
-				t.Errorf("an executable stack: %v", p.Flags)
-			}
-		}
-	}
-	if load == nil || load.Flags != elf.PF_R|elf.PF_X || load.Filesz != uint64(len(img)) {
-		t.Fatalf("the segment: %+v", load)
-	}
-	at := f.Entry - load.Vaddr
-	if !bytes.Equal(img[at:at+uint64(len(waiterCode))], waiterCode) || !bytes.Equal(img[len(img)-3:], []byte{15, 2, 0}) {
-		t.Errorf("the entry does not lead to the code and the signals after it")
-	}
-
-	as := testtool.Need(t, "as", "binutils")
-	objcopy := testtool.Need(t, "objcopy", "binutils")
-	dir := t.TempDir()
-	for _, c := range [][]string{
-		{as, "--64", "-o", filepath.Join(dir, "w.o"), "testdata/waiter_amd64.S"},
-		{objcopy, "-O", "binary", "-j", ".text", filepath.Join(dir, "w.o"), filepath.Join(dir, "w.bin")},
-	} {
-		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
-			t.Fatalf("%q: %v\n%s", c, err, out)
-		}
-	}
-	want, err := os.ReadFile(filepath.Join(dir, "w.bin"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(waiterCode, want) {
-		t.Errorf("waiter_linux_amd64.go is not testdata/waiter_amd64.S: run sh testdata/mkwaiter.sh")
-	}
-}
 
 // TestCodedWaiter: the built-in waiter runs as contain-guard, from a
 // memfd, ignoring the signals the guard ignores, and takes far more
@@ -78,7 +21,7 @@ func TestWaiterELF(t *testing.T) {
 // would block contain at 64 KiB). It is killed, never let to execute
 // this test binary as the guard.
 func TestCodedWaiter(t *testing.T) {
-	if waiterCode == nil {
+	if !builtin.Available() {
 		t.Skipf("no built-in waiter for %s: the guard waits in /bin/sh", runtime.GOARCH)
 	}
 	g, err := startCoded()

@@ -12,7 +12,7 @@ import (
 // releaseFromShim tells the shim that p left the session: it no longer
 // waits for it, nor ends it should contain die.
 func (r *runner) releaseFromShim(p proc.Entry) {
-	if r.shim == nil {
+	if r.shim == nil || r.shim.keeper { // the keeper serves no --allow-daemons
 		return
 	}
 	if _, err := fmt.Fprintf(nosigpipe.Writer(r.shim.orders), "%s %d %d\n", shim.Release, p.PID, p.Start); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/contain-cli/contain/internal/builtin"
 	"github.com/contain-cli/contain/internal/guard"
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
@@ -26,8 +27,11 @@ type shimProc struct {
 	orders *os.File // contain's end: its EOF tells the shim that contain ended
 	status *os.File
 	lines  *bufio.Reader
-	done   chan struct{} // closed when every line of the shim was read
+	done   chan struct{} // closed when every record of the shim was read
 	exited bool          // it said that COMMAND ended
+	// keeper: the built-in keeper (builtin.Keeper), not contain __shim:
+	// orders takes one byte, the word to start COMMAND, and no lines.
+	keeper bool
 }
 
 // preparedOS is the shim that PrepareRun started, for a user who has no
@@ -44,7 +48,7 @@ type preparedOS struct {
 // for: fork and exec are all it waits for here, the shim's own start-up
 // runs beside contain's.
 func (p *Prepared) prepareShim() {
-	if os.Geteuid() == 0 || disabledLayer("shim") {
+	if os.Geteuid() == 0 || disabledLayer("shim") || keeperAvailable() {
 		return
 	}
 	p.shim, p.shimErr = forkShim()
@@ -97,31 +101,10 @@ func forkShim() (*shimProc, error) {
 	return &shimProc{pid: pid, start: proc.StartOf(pid), orders: ow, status: sr, lines: bufio.NewReader(sr), done: make(chan struct{})}, nil
 }
 
-// startShim has the shim (the early one, or one started now) start
-// COMMAND; it returns once COMMAND runs, or with its start error.
+// startShim has the shim start COMMAND: the built-in keeper, or else
+// the early shim or one started now. It returns once COMMAND runs, or
+// with its start error.
 func (r *runner) startShim(path string, foreground bool) error {
-	var s *shimProc
-	var err error
-	if p := r.o.Prepared; p != nil {
-		s, err = p.shim, p.shimErr
-		p.shim, p.shimErr = nil, nil
-	}
-	if s == nil || err != nil {
-		if s, err = forkShim(); err != nil {
-			return err
-		}
-	}
-	r.shim = s
-	// The guard learns of the shim before COMMAND can run: should contain
-	// die at once, the shim, not the guard, gives COMMAND its -s signal
-	// and closes the group, and the guard waits for it. (Told later, the
-	// guard stopped and sent SIGTERM to a COMMAND that had just started,
-	// 1 round in 80 with the CPUs busy.)
-	if r.guard != nil {
-		if err := r.guard.Shim(s.pid, s.start); err != nil {
-			r.log("cannot tell the crash guard of the shim: %v", err)
-		}
-	}
 	pdeath := syscall.SIGKILL
 	if r.guard != nil {
 		pdeath = r.o.Signal
@@ -136,50 +119,150 @@ func (r *runner) startShim(path string, foreground bool) error {
 	if err != nil {
 		return err
 	}
-	if _, err := nosigpipe.Writer(s.orders).Write(append(b, '\n')); err != nil {
+	var s *shimProc
+	if keeperAvailable() && !r.o.AllowDaemons {
+		if s, err = startKeeper(o, b); err != nil {
+			r.log("cannot start the built-in keeper: %v (the shim runs as contain %s)", err, shim.Arg)
+			s = nil
+		}
+	}
+	if s == nil {
+		if p := r.o.Prepared; p != nil {
+			s, err = p.shim, p.shimErr
+			p.shim, p.shimErr = nil, nil
+		}
+		if s == nil || err != nil {
+			if s, err = forkShim(); err != nil {
+				return err
+			}
+		}
+	}
+	r.shim = s
+	// The guard learns of the shim before COMMAND can run: should contain
+	// die at once, the shim, not the guard, gives COMMAND its -s signal
+	// and closes the group, and the guard waits for it. (Told later, the
+	// guard stopped and sent SIGTERM to a COMMAND that had just started,
+	// 1 round in 80 with the CPUs busy.)
+	if r.guard != nil {
+		if err := r.guard.Shim(s.pid, s.start); err != nil {
+			r.log("cannot tell the crash guard of the shim: %v", err)
+		}
+	}
+	if s.keeper {
+		b = []byte{1} // the word to start: the brief has the rest
+	} else {
+		b = append(b, '\n')
+	}
+	if _, err := nosigpipe.Writer(s.orders).Write(b); err != nil {
 		return fmt.Errorf("cannot brief the shim: %w", err)
 	}
-	line, err := s.lines.ReadString('\n')
-	f := strings.Fields(line)
+	rec, err := shim.ReadRecord(s.lines)
 	switch {
 	case err != nil:
 		return fmt.Errorf("the shim ended before starting COMMAND: %v", err)
-	case len(f) == 2 && f[0] == shim.Failed:
-		n, _ := strconv.Atoi(f[1])
-		return &StartError{Name: r.o.Args[0], Err: syscall.Errno(n)}
-	case len(f) == 2 && f[0] == shim.Started:
-		r.pid, _ = strconv.Atoi(f[1])
+	case rec.Kind == shim.Failed:
+		return &StartError{Name: r.o.Args[0], Err: syscall.Errno(rec.A)}
+	case rec.Kind == shim.Started:
+		r.pid = int(rec.A)
 		r.gaveTTY = foreground
 		return nil
 	}
-	return fmt.Errorf("the shim said %q", line)
+	return fmt.Errorf("the shim said %+v", rec)
 }
 
-// relay turns the shim's lines into what contain's reaper would have seen
+// keeperAvailable reports whether the shim can be the built-in keeper:
+// there is code for this machine, and CONTAIN_DISABLE does not name
+// "keeper".
+func keeperAvailable() bool { return builtin.Available() && !disabledLayer("keeper") }
+
+// keeperSignals are those the keeper ignores once contain is gone, as
+// contain __shim does.
+func keeperSignals() []byte {
+	var out []byte
+	for _, s := range append(signals.Fatal(), unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU) {
+		out = append(out, byte(s.(syscall.Signal)))
+	}
+	return out
+}
+
+// startKeeper starts the built-in keeper, briefed to start COMMAND (o;
+// b, the orders as JSON, for contain __shim keeper), which waits for
+// the word to start it. It runs on the main thread, as the shim does.
+func startKeeper(o shim.Orders, b []byte) (*shimProc, error) {
+	var opened []*os.File
+	closeAll := func() {
+		for _, f := range opened {
+			f.Close()
+		}
+	}
+	defer closeAll()
+	prog, err := builtin.Load("contain-shim", builtin.Keeper, keeperSignals())
+	if err != nil {
+		return nil, err
+	}
+	opened = append(opened, prog)
+	brief, err := builtin.Memfd("contain-shim-brief")
+	if err != nil {
+		return nil, err
+	}
+	opened = append(opened, brief)
+	if _, err := brief.Write(shim.Brief(o, b, os.Getpid())); err != nil {
+		return nil, err
+	}
+	journal, err := builtin.Memfd("contain-shim-journal")
+	if err != nil {
+		return nil, err
+	}
+	opened = append(opened, journal)
+	self, err := os.Open("/proc/self/exe")
+	if err != nil {
+		return nil, err
+	}
+	opened = append(opened, self)
+	sr, sw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	opened = append(opened, sw)
+	er, ew, err := os.Pipe()
+	if err != nil {
+		sr.Close()
+		return nil, err
+	}
+	opened = append(opened, er)
+	nosigpipe.Quiet(ew)
+	pid, err := syscall.ForkExec("/proc/self/fd/8", []string{"contain-shim", shim.Arg, shim.KeeperArg},
+		&syscall.ProcAttr{Env: append(os.Environ(), "GOMAXPROCS=1"),
+			Files: []uintptr{0, 1, 2, brief.Fd(), sw.Fd(), er.Fd(), journal.Fd(), self.Fd(), prog.Fd()},
+			Sys:   &syscall.SysProcAttr{Setpgid: true}})
+	if err != nil {
+		sr.Close()
+		ew.Close()
+		return nil, err
+	}
+	return &shimProc{pid: pid, start: proc.StartOf(pid), orders: ew, status: sr, lines: bufio.NewReader(sr),
+		done: make(chan struct{}), keeper: true}, nil
+}
+
+// relay turns the shim's records into what contain's reaper would have seen
 // had COMMAND been its child: COMMAND's stops and end go to the main loop,
 // the others' ends to the report.
 func (r *runner) relay() {
 	s := r.shim
 	defer close(s.done)
 	for {
-		line, err := s.lines.ReadString('\n')
+		rec, err := shim.ReadRecord(s.lines)
 		if err != nil {
 			return
 		}
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		n, _ := strconv.Atoi(f[1])
-		switch {
-		case f[0] == shim.Stopped:
-			r.events <- waitEvent{status: unix.WaitStatus(n)}
-		case f[0] == shim.Exited && len(f) == 3:
+		switch rec.Kind {
+		case shim.Stopped:
+			r.events <- waitEvent{status: unix.WaitStatus(rec.A)}
+		case shim.Exited:
 			s.exited = true
-			r.events <- waitEvent{status: unix.WaitStatus(n), more: f[2] == "1"}
-		case f[0] == shim.Reaped && len(f) == 3:
-			ws, _ := strconv.Atoi(f[2])
-			r.reapedOne(n, unix.WaitStatus(ws), nil)
+			r.events <- waitEvent{status: unix.WaitStatus(rec.A), more: rec.B == 1}
+		case shim.Reaped:
+			r.reapedOne(int(rec.A), unix.WaitStatus(rec.B), nil)
 		}
 	}
 }

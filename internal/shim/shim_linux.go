@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime"
@@ -75,17 +76,11 @@ type Orders struct {
 // Release is contain's line that a daemon left the session.
 const Release = "release"
 
-// The shim's lines to contain.
-const (
-	Started = "start"  // start PID: COMMAND runs
-	Failed  = "error"  // error ERRNO: COMMAND could not be started
-	Stopped = "stop"   // stop STATUS: COMMAND stopped
-	Exited  = "exit"   // exit STATUS MORE: COMMAND ended; MORE 1: other processes live
-	Reaped  = "reaped" // reaped PID STATUS: another process of the session ended
-)
-
 // Main is the shim's main. It returns its exit status.
 func Main(args []string) int {
+	if len(args) == 1 && args[0] == KeeperArg {
+		return keeperMain()
+	}
 	var st unix.Stat_t
 	if len(args) != 0 || unix.Fstat(OrdersFd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
 		fmt.Fprintln(os.Stderr, "contain: the shim is started by contain run, not by hand")
@@ -110,8 +105,78 @@ func Main(args []string) int {
 	if err != nil {
 		return 0 // contain ended before it said what to run
 	}
-	containPID := os.Getppid()
-	s := &run{o: o, out: out, self: os.Getpid(), statuses: map[int]unix.WaitStatus{}}
+	s := newRun(o, out, os.Getppid())
+	if err := s.start(); err != nil {
+		errno := syscall.EINVAL
+		errors.As(err, &errno)
+		Record{Kind: Failed, A: int32(errno)}.Write(out)
+		return 0
+	}
+	Record{Kind: Started, A: int32(s.cmd)}.Write(out)
+	return s.serve(in)
+}
+
+// keeperMain takes over from the built-in keeper (builtin.Keeper), which
+// executes contain __shim keeper when contain has died (or when it cannot
+// go on itself): it carries on from the keeper's journal, as the shim
+// would have from the start of COMMAND. Its descriptors are the keeper's.
+func keeperMain() int {
+	var st unix.Stat_t
+	if unix.Fstat(EndFd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO ||
+		unix.Fstat(BriefFd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG ||
+		unix.Fstat(JournalFd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		fmt.Fprintln(os.Stderr, "contain: the shim is started by contain run, not by hand")
+		return 2
+	}
+	unix.Close(ExeFd)
+	for _, fd := range []int{BriefFd, StatusFd, EndFd, JournalFd} {
+		unix.CloseOnExec(fd)
+	}
+	unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) // kept across the exec; said again
+	b, containPID, err := readBrief(os.NewFile(BriefFd, "brief"))
+	var o Orders
+	if err == nil {
+		err = json.Unmarshal(b, &o)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "contain: shim: cannot read the keeper's brief: %v\n", err)
+		return 125
+	}
+	s := newRun(o, os.NewFile(StatusFd, "status"), containPID)
+	journal := os.NewFile(JournalFd, "journal")
+	journal.Seek(0, io.SeekStart) // the keeper's writes left the offset at the end
+	for {
+		rec, err := ReadRecord(journal)
+		if err != nil {
+			break
+		}
+		switch rec.Kind {
+		case Started:
+			s.cmd = int(rec.A)
+		case Exited:
+			s.statuses[s.cmd] = unix.WaitStatus(rec.A)
+			s.cmdDone = true
+		case Reaped:
+			s.statuses[int(rec.A)] = unix.WaitStatus(rec.B)
+		}
+	}
+	if s.cmd == 0 {
+		return 0 // COMMAND was never started
+	}
+	if !s.cmdDone {
+		s.since = proc.StartOf(s.cmd)
+		s.cmdPin, _ = proc.OpenPin(s.cmd)
+	} else {
+		// COMMAND is gone; its process group is no older than the shim.
+		s.since = proc.StartOf(s.self)
+	}
+	s.log("took over from the keeper")
+	return s.serve(bufio.NewReader(os.NewFile(EndFd, "contain")))
+}
+
+// newRun is the shim's state for COMMAND, run for contain containPID.
+func newRun(o Orders, out *os.File, containPID int) *run {
+	s := &run{o: o, out: out, self: os.Getpid(), containPID: containPID, statuses: map[int]unix.WaitStatus{}}
 	if o.Verbose {
 		s.log = func(format string, a ...any) {
 			fmt.Fprintf(nosigpipe.Stderr(), "contain[%d]: shim: "+format+"\n", append([]any{containPID}, a...)...)
@@ -119,13 +184,13 @@ func Main(args []string) int {
 	} else {
 		s.log = func(string, ...any) {}
 	}
-	if err := s.start(); err != nil {
-		errno := syscall.EINVAL
-		errors.As(err, &errno)
-		fmt.Fprintf(out, "%s %d\n", Failed, int(errno))
-		return 0
-	}
-	fmt.Fprintf(out, "%s %d\n", Started, s.cmd)
+	return s
+}
+
+// serve relays, once COMMAND runs, until no child is left: in reads
+// contain's lines until it ends, and an end before the session's is a
+// crash, which the shim then closes.
+func (s *run) serve(in *bufio.Reader) int {
 	// From now on nothing but SIGKILL ends the shim: not the signals
 	// contain forwards (an outer contain run's, whose session the shim is
 	// in), not the terminal's job control. They are ignored only now that
@@ -145,7 +210,7 @@ func Main(args []string) int {
 		s.crashed = !s.finished
 		s.mu.Unlock()
 		if s.crashed {
-			s.closeAfterCrash(containPID)
+			s.closeAfterCrash(s.containPID)
 		}
 		close(crashed)
 	}()
@@ -162,13 +227,17 @@ func Main(args []string) int {
 
 // run is the shim at work.
 type run struct {
-	o      Orders
-	out    *os.File
-	log    func(string, ...any)
-	self   int
-	cmd    int      // COMMAND
-	since  uint64   // its start
-	cmdPin proc.Pin // COMMAND's: signalled after it is reaped, it hits nothing; nil: none
+	o    Orders
+	out  *os.File
+	log  func(string, ...any)
+	self int
+	cmd  int // COMMAND
+	// cmdDone: COMMAND has ended (the keeper reaped it before the
+	// shim took over).
+	cmdDone    bool
+	containPID int
+	since      uint64   // its start
+	cmdPin     proc.Pin // COMMAND's: signalled after it is reaped, it hits nothing; nil: none
 
 	mu       sync.Mutex
 	finished bool // no child is left: the session is over
@@ -252,7 +321,7 @@ func (s *run) sparedIDs() []proc.ID {
 // contain released are left: they are none of the session's, and go up
 // to contain (a subreaper too), which leaves them the same way.
 func (s *run) reap() {
-	commandDone := false
+	commandDone := s.cmdDone
 	var poll *proc.Backoff
 	for {
 		var ws unix.WaitStatus
@@ -275,15 +344,19 @@ func (s *run) reap() {
 			}
 			time.Sleep(min(poll.Next(), 50*time.Millisecond))
 		case proc.StoppedStatus(ws):
-			if wpid == s.cmd {
-				fmt.Fprintf(s.out, "%s %d\n", Stopped, int(ws))
+			if wpid == s.cmd && !commandDone {
+				Record{Kind: Stopped, A: int32(ws)}.Write(s.out)
 			}
-		case wpid == s.cmd:
+		case wpid == s.cmd && !commandDone:
 			s.keep(wpid, ws)
 			more := proc.ReapEnded(func(ws *unix.WaitStatus, _ *unix.Rusage) (int, error) {
 				return unix.Wait4(-1, ws, unix.WNOHANG, nil)
 			}, func(pid int, ws unix.WaitStatus, _ *unix.Rusage) { s.reaped(pid, ws) })
-			fmt.Fprintf(s.out, "%s %d %s\n", Exited, int(ws), map[bool]string{true: "1", false: "0"}[more])
+			rec := Record{Kind: Exited, A: int32(ws)}
+			if more {
+				rec.B = 1
+			}
+			rec.Write(s.out)
 			if !more {
 				return
 			}
@@ -298,7 +371,7 @@ func (s *run) reap() {
 // it for the report the shim writes if contain has died.
 func (s *run) reaped(pid int, ws unix.WaitStatus) {
 	s.keep(pid, ws)
-	fmt.Fprintf(s.out, "%s %d %d\n", Reaped, pid, int(ws))
+	Record{Kind: Reaped, A: int32(pid), B: int32(ws)}.Write(s.out)
 }
 
 // keep records how pid ended, for statusOf.

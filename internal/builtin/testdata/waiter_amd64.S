@@ -1,5 +1,5 @@
 # The crash guard's waiter for linux/amd64: contain builds a static ELF
-# from this code (see waiter_linux.go) and runs it from a memfd. It waits,
+# from this code (internal/builtin) and runs it from a memfd. It waits,
 # in a few system calls and no runtime, until contain has died, then
 # executes contain __guard in its place.
 #

@@ -1,0 +1,99 @@
+package builtin
+
+import (
+	"encoding/binary"
+	"errors"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// Available reports whether this build has the programs for this
+// machine.
+func Available() bool { return Waiter != nil }
+
+// ErrUnavailable: there is no code for this machine.
+var ErrUnavailable = errors.New("no built-in program for this machine")
+
+// Linux's memfd_create flags that x/sys may lack: MFD_EXEC (6.3) asks for
+// an executable memfd where vm.memfd_noexec=1 would otherwise seal it,
+// MFD_NOEXEC_SEAL for one never executed; older kernels refuse both.
+const (
+	mfdNoexecSeal = 0x8
+	mfdExec       = 0x10
+)
+
+// Memfd makes a memfd for data (never executed), close-on-exec.
+func Memfd(name string) (*os.File, error) { return memfd(name, mfdNoexecSeal) }
+
+func memfd(name string, extra int) (*os.File, error) {
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC|extra)
+	if err == unix.EINVAL {
+		fd, err = unix.MemfdCreate(name, unix.MFD_CLOEXEC)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), name), nil
+}
+
+// Load writes code, followed by the signal numbers sigs (a byte each) and
+// a 0, as a static executable to a memfd named name, and returns it open
+// read-only (a file open for writing cannot be executed: ETXTBSY) and
+// close-on-exec. The caller hands it to the child as a descriptor and
+// executes /proc/self/fd/N.
+func Load(name string, code, sigs []byte) (*os.File, error) {
+	if code == nil {
+		return nil, ErrUnavailable
+	}
+	f, err := memfd(name, mfdExec)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if _, err := f.Write(Image(code, sigs)); err != nil {
+		return nil, err
+	}
+	return os.Open("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
+}
+
+// Base is where Image loads code.
+const Base = 0x400000
+
+// Image is code as a static executable: one segment at Base, readable
+// and executable, its entry the code's first byte; a stack that is not
+// executable; after the code the numbers sigs, a byte each, and a 0.
+func Image(code, sigs []byte) []byte {
+	const (
+		ehsize = 64
+		phsize = 56
+	)
+	hdr := ehsize + 2*phsize
+	b := make([]byte, hdr, hdr+len(code)+len(sigs)+1)
+	b = append(append(append(b, code...), sigs...), 0)
+	le := binary.LittleEndian
+	copy(b, "\x7fELF")
+	b[4], b[5], b[6] = 2, 1, 1 // 64-bit, little-endian, version 1
+	le.PutUint16(b[16:], 2)    // ET_EXEC
+	le.PutUint16(b[18:], machine)
+	le.PutUint32(b[20:], 1)
+	le.PutUint64(b[24:], Base+uint64(hdr)) // entry
+	le.PutUint64(b[32:], ehsize)           // program headers
+	le.PutUint16(b[52:], ehsize)
+	le.PutUint16(b[54:], phsize)
+	le.PutUint16(b[56:], 2)
+	load := b[ehsize:]
+	le.PutUint32(load[0:], 1) // PT_LOAD
+	le.PutUint32(load[4:], 5) // R+X
+	le.PutUint64(load[16:], Base)
+	le.PutUint64(load[24:], Base)
+	le.PutUint64(load[32:], uint64(len(b)))
+	le.PutUint64(load[40:], uint64(len(b)))
+	le.PutUint64(load[48:], 0x1000)
+	stack := b[ehsize+phsize:]
+	le.PutUint32(stack[0:], 0x6474e551) // PT_GNU_STACK
+	le.PutUint32(stack[4:], 6)          // R+W
+	le.PutUint64(stack[48:], 16)
+	return b
+}
