@@ -46,14 +46,17 @@ func guardPID(t *testing.T, stderr func() string) int {
 // TestCrashLeavesNothing kills contain with SIGKILL while its command runs
 // a background job, a setsid escapee, a double-forked process, one that
 // ignores SIGTERM and one that dropped the tag: within a second nothing of
-// the group is left, with a cgroup (root) and without (nobody).
+// the group is left, with a cgroup (root) and without (nobody: the shim,
+// as the built-in keeper and as contain __shim).
 func TestCrashLeavesNothing(t *testing.T) {
 	yes, no := true, false
 	modes := []struct {
 		name       string
 		nobody     bool
-		wantCgroup *bool // nil: whichever this user may have
-	}{{"root with cgroup", false, &yes}, {"nobody without cgroup", true, &no}}
+		wantCgroup *bool    // nil: whichever this user may have
+		env        []string // added to contain's environment
+	}{{"root with cgroup", false, &yes, nil}, {"nobody without cgroup", true, &no, nil},
+		{"nobody without cgroup, contain __shim", true, &no, []string{"CONTAIN_DISABLE=keeper"}}}
 	if os.Geteuid() != 0 {
 		// Root runs both paths; anyone else runs the one they have.
 		modes = modes[:1]
@@ -62,7 +65,7 @@ func TestCrashLeavesNothing(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
 			dir := sharedDir(t)
-			cmd, stderr, wait := startContainLive(t, runOpts{asNobody: m.nobody}, "run", "-v", "--", "sh", "-c", crashTree(dir))
+			cmd, stderr, wait := startContainLive(t, runOpts{asNobody: m.nobody, env: m.env}, "run", "-v", "--", "sh", "-c", crashTree(dir))
 			waitFor(t, "the tree to be ready", 10*time.Second, func() bool {
 				b, _ := os.ReadFile(filepath.Join(dir, "ready"))
 				return len(b) > 0
@@ -187,15 +190,15 @@ func TestCrashWindow(t *testing.T) {
 	if testing.Short() {
 		rounds = 15
 	}
-	modes := []struct {
+	type mode struct {
 		name   string
 		nobody bool
-	}{{"root", false}, {"nobody", true}}
+		env    []string
+	}
+	// nobody's shim: the built-in keeper, and contain __shim.
+	modes := []mode{{"root", false, nil}, {"nobody", true, nil}, {"nobody, contain __shim", true, []string{"CONTAIN_DISABLE=keeper"}}}
 	if os.Geteuid() != 0 {
-		modes = []struct {
-			name   string
-			nobody bool
-		}{{"unprivileged", false}}
+		modes = []mode{{"unprivileged", false, nil}}
 	}
 	script := `sleep 300 & setsid sleep 300 & sh -c 'sleep 300 &' & sleep 300`
 	for _, m := range modes {
@@ -205,7 +208,7 @@ func TestCrashWindow(t *testing.T) {
 			}
 			var left []string
 			for i := range rounds {
-				cmd := containCmd(runOpts{asNobody: m.nobody}, "run", "--", "sh", "-c", script)
+				cmd := containCmd(runOpts{asNobody: m.nobody, env: m.env}, "run", "--", "sh", "-c", script)
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
 				}

@@ -1,0 +1,132 @@
+//go:build linux
+
+package tests
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/contain-cli/contain/report"
+)
+
+// shimMode is one way contain runs its shim, a subreaper above COMMAND,
+// where there is no cgroup: the built-in keeper (linux/amd64), or
+// contain __shim, a Go program (CONTAIN_DISABLE=keeper, and every other
+// machine). comm is the shim's name while COMMAND runs.
+type shimMode struct {
+	name string
+	env  []string
+	comm string
+}
+
+func shimModes() []shimMode {
+	modes := []shimMode{{"contain __shim", []string{"CONTAIN_DISABLE=cgroup,keeper"}, "exe"}}
+	if runtime.GOARCH == "amd64" {
+		modes = append(modes, shimMode{"keeper", []string{"CONTAIN_DISABLE=cgroup"}, "contain-shim"})
+	}
+	return modes
+}
+
+// TestShimStarts: COMMAND started by the shim, both kinds, as root and as
+// nobody: its status, GNU timeout's for what cannot be started (127 not
+// found, 126 not executable or a directory), a script without #! run by
+// /bin/sh, the timeout, its arguments and environment as given (the tag
+// among them), and the shim as its parent.
+func TestShimStarts(t *testing.T) {
+	t.Parallel()
+	dir := sharedDir(t)
+	script := filepath.Join(dir, "script")
+	if err := os.WriteFile(script, []byte("exit 7\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	notExec := filepath.Join(dir, "not-exec")
+	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range shimModes() {
+		for _, nobody := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/nobody=%t", m.name, nobody), func(t *testing.T) {
+				t.Parallel()
+				o := runOpts{asNobody: nobody, env: append([]string{"CONTAIN_TEST_X=a  b"}, m.env...)}
+				for _, c := range []struct {
+					args []string
+					want int
+				}{
+					{[]string{"--", "sh", "-c", "exit 3"}, 3},
+					{[]string{"--", "sh", "-c", "kill -USR1 $$"}, 128 + 10},
+					{[]string{"--", "contain-no-such-command"}, 127},
+					{[]string{"--", filepath.Join(dir, "missing")}, 127},
+					{[]string{"--", notExec}, 126},
+					{[]string{"--", dir}, 126},
+					{[]string{"--", script}, 7},
+					{[]string{"-t", "0.2", "--", "sleep", "30"}, 124},
+					{[]string{"-t", "0.2", "-s", "KILL", "--", "sleep", "30"}, 137},
+				} {
+					res := run(t, o, append([]string{"run"}, c.args...)...)
+					if res.code != c.want {
+						t.Errorf("%q: exit status %d, want %d; stderr:\n%s", c.args, res.code, c.want, res.stderr)
+					}
+				}
+				res := run(t, o, "run", "-v", "--", "sh", "-c",
+					`printf '[%s]' "$@"; echo; echo "$RUNNING_PROCESS_ORIGINATOR|$CONTAIN_TEST_X"; cat /proc/$PPID/comm`, "sh", "a b", "", "c")
+				wantCode(t, res, 0)
+				want := fmt.Sprintf("[a b][][c]\nCONTAIN:%d|a  b\n%s\n", res.pid, m.comm)
+				if res.stdout != want {
+					t.Errorf("stdout %q, want %q; stderr:\n%s", res.stdout, want, res.stderr)
+				}
+				if !strings.Contains(res.stderr, "containment: process group, pdeathsig, subreaper, tracking, shim") {
+					t.Errorf("-v does not name the shim:\n%s", res.stderr)
+				}
+			})
+		}
+	}
+}
+
+// TestShimCrashAfterCommand: contain is killed after COMMAND ended, while
+// it waits out the grace period of a leftover that ignores SIGTERM. The
+// shim, which reaped COMMAND (the keeper: before contain __shim took
+// over, from its journal), closes the session: the leftover is killed,
+// and the shim writes the report.
+func TestShimCrashAfterCommand(t *testing.T) {
+	t.Parallel()
+	for _, m := range shimModes() {
+		for _, nobody := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/nobody=%t", m.name, nobody), func(t *testing.T) {
+				t.Parallel()
+				dir := sharedDir(t)
+				rep := filepath.Join(dir, "report.json")
+				cmd, stderr, wait := startContainLive(t, runOpts{asNobody: nobody, env: m.env}, "run", "-v", "-g", "30", "--report", rep, "--",
+					"sh", "-c", `sh -c 'trap "" TERM; echo $$ > `+dir+`/left; exec sleep 300' & sleep 0.2; exit 3`)
+				left := readPID(t, dir, "left")
+				killOnCleanup(t, left)
+				waitFor(t, "contain to signal the leftover", 10*time.Second, func() bool {
+					return strings.Contains(stderr(), "sending SIGTERM to leftover")
+				})
+				cmd.Process.Signal(syscall.SIGKILL)
+				wait()
+				waitFor(t, "the shim to kill the leftover", 10*time.Second, func() bool { return !alive(left) })
+				if !strings.Contains(stderr(), "shim: contain "+fmt.Sprint(cmd.Process.Pid)+" has ended without closing its group: closing it") {
+					t.Errorf("the shim did not close the session:\n%s", stderr())
+				}
+				if m.comm == "contain-shim" && !strings.Contains(stderr(), "shim: took over from the keeper") {
+					t.Errorf("contain __shim did not take over from the keeper:\n%s", stderr())
+				}
+				var r report.Report
+				waitFor(t, "the shim's report", 10*time.Second, func() bool {
+					b, err := os.ReadFile(rep)
+					return err == nil && json.Unmarshal(b, &r) == nil && r.WrittenBy == "shim"
+				})
+				if len(r.Leftovers) != 1 || r.Leftovers[0].PID != left || r.Leftovers[0].EndedBy != "SIGKILL" {
+					t.Errorf("leftovers %+v, want %d killed", r.Leftovers, left)
+				}
+			})
+		}
+	}
+}
