@@ -126,6 +126,11 @@ func TestShimCrashAfterCommand(t *testing.T) {
 				if len(r.Leftovers) != 1 || r.Leftovers[0].PID != left || r.Leftovers[0].EndedBy != "SIGKILL" {
 					t.Errorf("leftovers %+v, want %d killed", r.Leftovers, left)
 				}
+				// The shim reaped COMMAND: how it ended is no longer
+				// "only contain knew".
+				if r.Ending.ExitCode == nil || *r.Ending.ExitCode != 3 || r.Ending.Absent["exit_code"] != "" {
+					t.Errorf("the shim's report has COMMAND's exit code %v (absent: %q), want 3", r.Ending.ExitCode, r.Ending.Absent["exit_code"])
+				}
 			})
 		}
 	}

@@ -695,6 +695,19 @@ func guardedReport(o Orders, pid int, began time.Time, rr reap.Report, accounted
 		"timed_out":            onlyContainKnew + " whether the timeout had fired",
 		"killed_after_timeout": onlyContainKnew + " whether --kill-after had fired",
 	}
+	// The shim reaped COMMAND (before contain died, or as it closed the
+	// session after): how it ended is known after all.
+	if ws, ok := statusOf(o.Pgrp); ok && o.Pgrp != 0 {
+		switch {
+		case ws.Exited():
+			code := ws.ExitStatus()
+			r.Ending.ExitCode = &code
+			delete(r.Ending.Absent, "exit_code")
+		case ws.Signaled():
+			r.Ending.Signal = signals.Name(ws.Signal())
+			delete(r.Ending.Absent, "exit_code")
+		}
+	}
 	if accounted != nil {
 		r.Resources = *accounted
 	}
