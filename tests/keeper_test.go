@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contain-cli/contain/internal/testtool"
 	"github.com/contain-cli/contain/report"
 )
 
@@ -28,10 +30,18 @@ type shimMode struct {
 
 func shimModes() []shimMode {
 	modes := []shimMode{{"contain __shim", []string{"CONTAIN_DISABLE=cgroup,keeper"}, "exe"}}
-	if runtime.GOARCH == "amd64" {
+	if runtime.GOARCH == "amd64" && memfdExec() {
 		modes = append(modes, shimMode{"keeper", []string{"CONTAIN_DISABLE=cgroup"}, "contain-shim"})
 	}
 	return modes
+}
+
+// memfdExec reports whether the kernel executes a memfd (vm.memfd_noexec
+// below 2, or a kernel without it): else the built-in programs cannot run,
+// and contain runs the shell and contain __shim in their place.
+func memfdExec() bool {
+	b, err := os.ReadFile("/proc/sys/vm/memfd_noexec")
+	return err != nil || strings.TrimSpace(string(b)) != "2"
 }
 
 // TestShimStarts: COMMAND started by the shim, both kinds, as root and as
@@ -133,5 +143,67 @@ func TestShimCrashAfterCommand(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestBuiltinsRefused: where memfd_create is refused (a seccomp filter,
+// as some sandboxes have), the crash guard waits in /bin/sh and the shim
+// is contain __shim, -v says so, and contain killed with SIGKILL still
+// leaves nothing: as root without a cgroup, and as nobody.
+func TestBuiltinsRefused(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skipf("no built-in programs on %s: nothing to refuse", runtime.GOARCH)
+	}
+	requireRoot(t, "runs as root and as nobody")
+	testtool.Need(t, "setpriv", "util-linux")
+	nomemfd := filepath.Join(t.TempDir(), "nomemfd")
+	if out, err := exec.Command("go", "build", "-o", nomemfd, "./testdata/nomemfd").CombinedOutput(); err != nil {
+		t.Fatalf("building nomemfd: %v\n%s", err, out)
+	}
+	for _, nobody := range []bool{false, true} {
+		t.Run(fmt.Sprintf("nobody=%t", nobody), func(t *testing.T) {
+			dir := sharedDir(t)
+			argv := []string{nomemfd}
+			if nobody {
+				argv = append(argv, "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--")
+			}
+			argv = append(argv, bin, "run", "-v", "--", "sh", "-c", `cat /proc/$PPID/comm > `+dir+`/parent; `+crashTree(dir))
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Env = append(os.Environ(), "CONTAIN_DISABLE=cgroup")
+			var stderr syncBuffer
+			cmd.Stderr = &stderr
+			cmd.WaitDelay = time.Second
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			waitFor(t, "the tree to be ready", 10*time.Second, func() bool { return nonEmpty(filepath.Join(dir, "ready")) })
+			pids := []int{readPID(t, dir, "ready")}
+			for _, kind := range crashKinds {
+				pids = append(pids, readPID(t, dir, kind))
+			}
+			for _, p := range pids {
+				killOnCleanup(t, p)
+			}
+			for _, want := range []string{"crash guard: PID", ", waiting in /bin/sh",
+				"cannot start the built-in keeper: operation not permitted (the shim runs as contain __shim)"} {
+				if !strings.Contains(stderr.String(), want) {
+					t.Errorf("-v lacks %q:\n%s", want, stderr.String())
+				}
+			}
+			if b, _ := os.ReadFile(filepath.Join(dir, "parent")); strings.TrimSpace(string(b)) != "exe" {
+				t.Errorf("COMMAND's parent is %q, want contain __shim (exe)", strings.TrimSpace(string(b)))
+			}
+			cmd.Process.Signal(syscall.SIGKILL)
+			cmd.Wait()
+			waitFor(t, "the tree to be ended", 10*time.Second, func() bool {
+				for _, p := range pids {
+					if alive(p) {
+						return false
+					}
+				}
+				return true
+			})
+		})
 	}
 }

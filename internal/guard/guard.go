@@ -56,7 +56,13 @@ type Guard struct {
 	// ready is the waiter shell's word that it runs its script (see
 	// confirm); nil once heard, or where contain __guard waits itself.
 	ready *os.File
+	// waiter is what the guard waits in, for -v: the built-in waiter,
+	// /bin/sh, or contain __guard.
+	waiter string
 }
+
+// Waiter says what the guard waits in, for -v.
+func (g *Guard) Waiter() string { return g.waiter }
 
 // Start starts the guard. It is called off the main thread: the
 // reaper (main thread, __WNOTHREAD) must not see it among its children.
@@ -137,7 +143,11 @@ func startWaiter(inShell bool) (*Guard, error) {
 		}
 		return nil, err
 	}
-	return &Guard{pid: pid, w: w, ready: ready}, nil
+	waiter := "contain " + Arg
+	if inShell {
+		waiter = waiterShell
+	}
+	return &Guard{pid: pid, w: w, ready: ready, waiter: waiter}, nil
 }
 
 // confirm makes sure that the guard waits, before the first order: the
@@ -163,7 +173,7 @@ func (g *Guard) confirm() error {
 	go func() {
 		ng, err := startWaiter(false)
 		if err == nil {
-			g.pid, g.w = ng.pid, ng.w
+			g.pid, g.w, g.waiter = ng.pid, ng.w, ng.waiter
 		}
 		started <- err
 	}()

@@ -71,5 +71,5 @@ func startCoded() (*Guard, error) {
 		w.Close()
 		return nil, err
 	}
-	return &Guard{pid: pid, w: orders, hold: w}, nil
+	return &Guard{pid: pid, w: orders, hold: w, waiter: "the built-in waiter"}, nil
 }

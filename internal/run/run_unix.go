@@ -254,7 +254,7 @@ func (r *runner) begin(layers []string, undo *cleanups) {
 	r.told = map[proc.ID]bool{}
 	if r.guard != nil {
 		r.track.Skip[r.guard.PID()] = true
-		r.log("crash guard: PID %d", r.guard.PID())
+		r.log("crash guard: PID %d, waiting in %s", r.guard.PID(), r.guard.Waiter())
 	}
 	if g := r.grp.name(); g != "" {
 		layers = append(layers, g)
