@@ -8,7 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -204,6 +207,131 @@ func TestBuiltinsRefused(t *testing.T) {
 				}
 				return true
 			})
+		})
+	}
+}
+
+// TestShimKeepsInheritedFds: COMMAND inherits the descriptors contain
+// inherited (systemd's sockets, make's jobserver, a 5>log), with or
+// without a shim: the shim's own go above them. Before, the keeper's
+// took 3 to 8 and closed them for COMMAND, and contain __shim's 3 and 4.
+func TestShimKeepsInheritedFds(t *testing.T) {
+	t.Parallel()
+	type mode struct {
+		name string
+		env  []string
+	}
+	modes := []mode{{"cgroup or none", nil}}
+	for _, m := range shimModes() {
+		modes = append(modes, mode{m.name, m.env})
+	}
+	for _, m := range modes {
+		for _, nobody := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/nobody=%t", m.name, nobody), func(t *testing.T) {
+				t.Parallel()
+				if nobody {
+					testtool.Need(t, "setpriv", "util-linux")
+				}
+				as := ""
+				if nobody {
+					as = "setpriv --reuid=nobody --regid=nogroup --clear-groups -- "
+				}
+				script := as + `"$0" run -- sh -c 'for fd in 3 4 5 7 9; do [ -e /proc/self/fd/$fd ] && printf "%s " $fd; done' 3</dev/null 4>/dev/null 5>/dev/null 7>/dev/null 9</dev/null`
+				cmd := exec.Command("sh", "-c", script, bin)
+				cmd.Env = append(os.Environ(), m.env...)
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					t.Fatalf("%v\n%s", err, out)
+				}
+				if got := string(out); got != "3 4 5 7 9 " {
+					t.Errorf("COMMAND has descriptors %q of 3 4 5 7 9", got)
+				}
+			})
+		}
+	}
+}
+
+// TestKeeperPendingSignals: signals sent to the keeper while contain
+// lives are blocked there, so pending; when contain dies, the keeper
+// hands over to contain __shim keeper, which must not die of them (SIGPROF
+// and SIGRTMIN among them, which the keeper did not ignore before: the
+// guard then wrote the report, the shim's close undone).
+func TestKeeperPendingSignals(t *testing.T) {
+	if runtime.GOARCH != "amd64" || !memfdExec() {
+		t.Skip("no built-in keeper here")
+	}
+	t.Parallel()
+	dir := sharedDir(t)
+	rep := filepath.Join(dir, "report.json")
+	cmd, stderr, wait := startContainLive(t, runOpts{asNobody: true}, "run", "-v", "--report", rep, "--", "sh", "-c", crashTree(dir))
+	waitFor(t, "the tree to be ready", 10*time.Second, func() bool { return nonEmpty(filepath.Join(dir, "ready")) })
+	pids := []int{readPID(t, dir, "ready")}
+	for _, kind := range crashKinds {
+		pids = append(pids, readPID(t, dir, kind))
+	}
+	for _, p := range pids {
+		killOnCleanup(t, p)
+	}
+	var m []string
+	waitFor(t, "-v to name the shim", 10*time.Second, func() bool {
+		m = regexp.MustCompile(`shim: PID (\d+)`).FindStringSubmatch(stderr())
+		return m != nil
+	})
+	keeper, _ := strconv.Atoi(m[1])
+	for _, sig := range []syscall.Signal{syscall.SIGPROF, 34, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGHUP} {
+		syscall.Kill(keeper, sig)
+	}
+	time.Sleep(50 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGKILL)
+	wait()
+	waitFor(t, "the tree to be ended", 10*time.Second, func() bool {
+		for _, p := range pids {
+			if alive(p) {
+				return false
+			}
+		}
+		return true
+	})
+	var r report.Report
+	waitFor(t, "the report", 10*time.Second, func() bool {
+		b, err := os.ReadFile(rep)
+		return err == nil && json.Unmarshal(b, &r) == nil
+	})
+	if r.WrittenBy != "shim" || !strings.Contains(stderr(), "took over from the keeper") {
+		t.Errorf("the report is written by %q, want the shim; stderr:\n%s", r.WrittenBy, stderr())
+	}
+}
+
+// TestShimNoPdeathsig: CONTAIN_DISABLE=pdeathsig holds under either shim:
+// COMMAND outlives a shim killed alone (contain, a subreaper, takes it),
+// where it got its Pdeathsig before whatever -v said.
+func TestShimNoPdeathsig(t *testing.T) {
+	t.Parallel()
+	for _, m := range shimModes() {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			dir := sharedDir(t)
+			env := append(slices.Clone(m.env), "CONTAIN_DISABLE=cgroup,pdeathsig"+strings.TrimPrefix(m.env[0], "CONTAIN_DISABLE=cgroup"))
+			cmd, stderr, wait := startContainLive(t, runOpts{env: env}, "run", "-v", "--", "sh", "-c", "echo $$ > "+dir+"/ready; sleep 300")
+			waitFor(t, "COMMAND", 10*time.Second, func() bool { return nonEmpty(filepath.Join(dir, "ready")) })
+			command := readPID(t, dir, "ready")
+			killOnCleanup(t, command)
+			var m []string
+			waitFor(t, "-v to name the shim", 10*time.Second, func() bool {
+				m = regexp.MustCompile(`shim: PID (\d+)`).FindStringSubmatch(stderr())
+				return m != nil
+			})
+			if !strings.Contains(stderr(), "pdeathsig turned off") {
+				t.Fatalf("-v does not say pdeathsig is off:\n%s", stderr())
+			}
+			shimPID, _ := strconv.Atoi(m[1])
+			syscall.Kill(shimPID, syscall.SIGKILL)
+			time.Sleep(300 * time.Millisecond)
+			if !alive(command) {
+				t.Errorf("COMMAND died with its shim: it had a Pdeathsig; stderr:\n%s", stderr())
+			}
+			cmd.Process.Signal(syscall.SIGTERM)
+			wait()
 		})
 	}
 }

@@ -38,12 +38,13 @@ func memfd(name string, extra int) (*os.File, error) {
 	return os.NewFile(uintptr(fd), name), nil
 }
 
-// Load writes code, followed by the signal numbers sigs (a byte each) and
-// a 0, as a static executable to a memfd named name, and returns it open
-// read-only (a file open for writing cannot be executed: ETXTBSY) and
-// close-on-exec. The caller hands it to the child as a descriptor and
-// executes /proc/self/fd/N.
-func Load(name string, code, sigs []byte) (*os.File, error) {
+// Load writes code, followed by data (what the code reads after itself:
+// the waiter's signal numbers, the keeper's first descriptor), as a static
+// executable to a memfd named name, and returns it open read-only (a file
+// open for writing cannot be executed: ETXTBSY) and close-on-exec. The
+// caller hands it to the child as a descriptor and executes
+// /proc/self/fd/N.
+func Load(name string, code, data []byte) (*os.File, error) {
 	if code == nil {
 		return nil, ErrUnavailable
 	}
@@ -52,7 +53,7 @@ func Load(name string, code, sigs []byte) (*os.File, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if _, err := f.Write(Image(code, sigs)); err != nil {
+	if _, err := f.Write(Image(code, data)); err != nil {
 		return nil, err
 	}
 	return os.Open("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
@@ -63,15 +64,15 @@ const Base = 0x400000
 
 // Image is code as a static executable: one segment at Base, readable
 // and executable, its entry the code's first byte; a stack that is not
-// executable; after the code the numbers sigs, a byte each, and a 0.
-func Image(code, sigs []byte) []byte {
+// executable; data right after the code.
+func Image(code, data []byte) []byte {
 	const (
 		ehsize = 64
 		phsize = 56
 	)
 	hdr := ehsize + 2*phsize
-	b := make([]byte, hdr, hdr+len(code)+len(sigs)+1)
-	b = append(append(append(b, code...), sigs...), 0)
+	b := make([]byte, hdr, hdr+len(code)+len(data))
+	b = append(append(b, code...), data...)
 	le := binary.LittleEndian
 	copy(b, "\x7fELF")
 	b[4], b[5], b[6] = 2, 1, 1 // 64-bit, little-endian, version 1

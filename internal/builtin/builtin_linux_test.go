@@ -13,14 +13,14 @@ import (
 )
 
 // TestImage: Image makes a static executable for this machine whose
-// entry is the code's first byte, followed by the signal numbers, with a
-// stack that is not executable.
+// entry is the code's first byte, followed by its data, with a stack
+// that is not executable.
 func TestImage(t *testing.T) {
 	if !Available() {
 		t.Skipf("no built-in programs for %s", runtime.GOARCH)
 	}
 	for _, code := range [][]byte{Waiter, Keeper} {
-		img := Image(code, []byte{15, 2})
+		img := Image(code, []byte{15, 2, 0})
 		f, err := elf.NewFile(bytes.NewReader(img))
 		if err != nil {
 			t.Fatal(err)
@@ -44,7 +44,7 @@ func TestImage(t *testing.T) {
 		}
 		at := f.Entry - load.Vaddr
 		if !bytes.Equal(img[at:at+uint64(len(code))], code) || !bytes.Equal(img[len(img)-3:], []byte{15, 2, 0}) {
-			t.Errorf("the entry does not lead to the code and the signals after it")
+			t.Errorf("the entry does not lead to the code and its data after it")
 		}
 	}
 }

@@ -317,7 +317,7 @@ func (g *Guard) Command(pgrp int, since uint64) error {
 
 // Shim tells the guard of the shim: it closes the session itself if
 // contain dies, and the guard waits for it to end before it looks for
-// what is left.
+// what is left. PID 0: there is none after all (the last line counts).
 func (g *Guard) Shim(pid int, start uint64) error {
 	_, err := fmt.Fprintf(nosigpipe.Writer(g.w), "%s %d %d\n", guardShim, pid, start)
 	return err
@@ -492,6 +492,7 @@ func Main(args []string) int {
 	case len(args) == 2 && args[1] == "-":
 		b, err = io.ReadAll(os.Stdin) // read by the shell that waited
 	case len(args) == 2 && args[1] == ordersArg:
+		unix.Close(5) // contain's binary, which the waiter executed
 		// The waiter saw the pipe end; reading it to its EOF makes sure
 		// of it (nothing is written there) before the orders are read.
 		if _, err = io.Copy(io.Discard, os.NewFile(3, "contain")); err == nil {

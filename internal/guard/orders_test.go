@@ -36,6 +36,9 @@ func TestParseGuardOrders(t *testing.T) {
 		{in: "session CONTAIN:12 2s false\nhook 30 4700\n", want: Orders{Value: "CONTAIN:12", Grace: 2 * time.Second, Hook: proc.ID{PID: 30, Start: 4700}}},
 		{in: "session CONTAIN:12 2s false\nhook 30 4700\nhook-end\n", want: Orders{Value: "CONTAIN:12", Grace: 2 * time.Second}},
 		{in: "hook 30\n", bad: true},
+		// A shim that ended before it started COMMAND: there is none.
+		{in: "session CONTAIN:12 2s false\nshim 40 4800\n", want: Orders{Value: "CONTAIN:12", Grace: 2 * time.Second, Shim: proc.ID{PID: 40, Start: 4800}}},
+		{in: "session CONTAIN:12 2s false\nshim 40 4800\nshim 0 0\n", want: Orders{Value: "CONTAIN:12", Grace: 2 * time.Second}},
 		{in: "session CONTAIN:12 2s false\nreport {\"path\":\"/tmp/a b.json\",\"command\":[\"sh\",\"-c\",\"x y\"],\"started\":\"2026-11-22T15:04:05Z\"}\n",
 			want: Orders{Value: "CONTAIN:12", Grace: 2 * time.Second, Report: &ReportOrder{Path: "/tmp/a b.json", Command: []string{"sh", "-c", "x y"}, Started: time.Date(2026, 11, 22, 15, 4, 5, 0, time.UTC)}}},
 		{in: "report {\n", bad: true},

@@ -33,7 +33,7 @@ func startCoded() (*Guard, error) {
 	for i, s := range sigs {
 		nums[i] = byte(s.(syscall.Signal))
 	}
-	prog, err := builtin.Load("contain-guard", builtin.Waiter, nums)
+	prog, err := builtin.Load("contain-guard", builtin.Waiter, append(nums, 0))
 	if err != nil {
 		return nil, err
 	}

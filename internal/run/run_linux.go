@@ -166,6 +166,13 @@ func (r *runner) startUnder(path string, foreground bool) (done bool, err error)
 		if r.shim != nil {
 			r.shim.orders.Close()
 			unix.Kill(r.shim.pid, unix.SIGKILL) // a child not yet waited for
+			// The guard was told of it: it is told there is none, so
+			// that it sends COMMAND its signal itself should contain die.
+			if r.guard != nil {
+				if err := r.guard.Shim(0, 0); err != nil {
+					r.log("cannot tell the crash guard of the shim: %v", err)
+				}
+			}
 		}
 		r.shim, r.noShim = nil, true
 	}

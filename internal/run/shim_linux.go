@@ -2,7 +2,9 @@ package run
 
 import (
 	"bufio"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -90,8 +92,9 @@ func forkShim() (*shimProc, error) {
 	// contain's own environment, not COMMAND's: it is no member of the
 	// session and carries no tag. Its own process group: a kill of
 	// contain's group spares it, as it spares COMMAND.
-	pid, err := syscall.ForkExec("/proc/self/exe", []string{"contain", shim.Arg},
-		&syscall.ProcAttr{Env: append(os.Environ(), "GOMAXPROCS=1"), Files: []uintptr{0, 1, 2, or.Fd(), sw.Fd()},
+	files, base := inherited()
+	pid, err := syscall.ForkExec("/proc/self/exe", []string{"contain", shim.Arg, strconv.Itoa(base)},
+		&syscall.ProcAttr{Env: append(os.Environ(), "GOMAXPROCS=1"), Files: append(files, or.Fd(), sw.Fd()),
 			Sys: &syscall.SysProcAttr{Setpgid: true}})
 	if err != nil {
 		ow.Close()
@@ -105,9 +108,13 @@ func forkShim() (*shimProc, error) {
 // the early shim or one started now. It returns once COMMAND runs, or
 // with its start error.
 func (r *runner) startShim(path string, foreground bool) error {
-	pdeath := syscall.SIGKILL
-	if r.guard != nil {
+	var pdeath syscall.Signal
+	switch {
+	case disabledLayer("pdeathsig"):
+	case r.guard != nil:
 		pdeath = r.o.Signal
+	default:
+		pdeath = syscall.SIGKILL
 	}
 	o := shim.Orders{Path: path, Argv: r.o.Args, Env: r.o.Env, Foreground: foreground,
 		Pdeathsig: int(pdeath), Signal: int(r.o.Signal), Tag: r.o.Tag, Grace: r.o.Grace, Verbose: r.o.Log != nil,
@@ -119,24 +126,38 @@ func (r *runner) startShim(path string, foreground bool) error {
 	if err != nil {
 		return err
 	}
-	var s *shimProc
 	if keeperAvailable() && !r.o.AllowDaemons {
-		if s, err = startKeeper(o, b); err != nil {
-			r.log("cannot start the built-in keeper: %v (the shim runs as contain %s)", err, shim.Arg)
-			s = nil
-		}
-	}
-	if s == nil {
-		if p := r.o.Prepared; p != nil {
-			s, err = p.shim, p.shimErr
-			p.shim, p.shimErr = nil, nil
-		}
-		if s == nil || err != nil {
-			if s, err = forkShim(); err != nil {
+		s, err := startKeeper(o, b)
+		if err == nil {
+			err = r.brief(s, []byte{1}, foreground) // the word to start: the brief has the rest
+			if err == nil || errors.As(err, new(*StartError)) {
 				return err
 			}
+			// It ended before it started COMMAND (it could not map its
+			// brief, say): the guard is told of the shim below instead.
+			unix.Kill(s.pid, unix.SIGKILL)
+			unix.Wait4(s.pid, nil, 0, nil)
+			r.shim = nil
+		}
+		r.log("cannot start the built-in keeper: %v (the shim runs as contain %s)", err, shim.Arg)
+	}
+	var s *shimProc
+	if p := r.o.Prepared; p != nil {
+		s, err = p.shim, p.shimErr
+		p.shim, p.shimErr = nil, nil
+	}
+	if s == nil || err != nil {
+		if s, err = forkShim(); err != nil {
+			return err
 		}
 	}
+	return r.brief(s, append(b, '\n'), foreground)
+}
+
+// brief tells the guard of shim s, then has s start COMMAND (orders: the
+// JSON line, or the keeper's word; foreground: it takes the terminal),
+// and returns once COMMAND runs, or with its start error.
+func (r *runner) brief(s *shimProc, orders []byte, foreground bool) error {
 	r.shim = s
 	// The guard learns of the shim before COMMAND can run: should contain
 	// die at once, the shim, not the guard, gives COMMAND its -s signal
@@ -148,12 +169,7 @@ func (r *runner) startShim(path string, foreground bool) error {
 			r.log("cannot tell the crash guard of the shim: %v", err)
 		}
 	}
-	if s.keeper {
-		b = []byte{1} // the word to start: the brief has the rest
-	} else {
-		b = append(b, '\n')
-	}
-	if _, err := nosigpipe.Writer(s.orders).Write(b); err != nil {
+	if _, err := nosigpipe.Writer(s.orders).Write(orders); err != nil {
 		return fmt.Errorf("cannot brief the shim: %w", err)
 	}
 	rec, err := shim.ReadRecord(s.lines)
@@ -175,14 +191,38 @@ func (r *runner) startShim(path string, foreground bool) error {
 // "keeper".
 func keeperAvailable() bool { return builtin.Available() && !disabledLayer("keeper") }
 
-// keeperSignals are those the keeper ignores once contain is gone, as
-// contain __shim does.
-func keeperSignals() []byte {
-	var out []byte
-	for _, s := range append(signals.Fatal(), unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU) {
-		out = append(out, byte(s.(syscall.Signal)))
+// inherited are the descriptors a shim keeps at their numbers, for
+// COMMAND: 0 to 2, and every one above that contain inherited (open, not
+// close-on-exec: systemd's sockets, make's jobserver, a 5>log), the
+// others closed (^uintptr(0)); base is the first number above them all,
+// where the shim's own go.
+func inherited() (files []uintptr, base int) {
+	files = []uintptr{0, 1, 2}
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return files, 3
 	}
-	return out
+	var open []int
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd < 3 {
+			continue
+		}
+		if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && flags&unix.FD_CLOEXEC == 0 {
+			open = append(open, fd)
+		}
+	}
+	base = 3
+	for _, fd := range open {
+		base = max(base, fd+1)
+	}
+	for fd := 3; fd < base; fd++ {
+		files = append(files, ^uintptr(0))
+	}
+	for _, fd := range open {
+		files[fd] = uintptr(fd)
+	}
+	return files, base
 }
 
 // startKeeper starts the built-in keeper, briefed to start COMMAND (o;
@@ -196,7 +236,10 @@ func startKeeper(o shim.Orders, b []byte) (*shimProc, error) {
 		}
 	}
 	defer closeAll()
-	prog, err := builtin.Load("contain-shim", builtin.Keeper, keeperSignals())
+	files, base := inherited()
+	var fdbase [4]byte
+	binary.LittleEndian.PutUint32(fdbase[:], uint32(base))
+	prog, err := builtin.Load("contain-shim", builtin.Keeper, fdbase[:])
 	if err != nil {
 		return nil, err
 	}
@@ -231,9 +274,9 @@ func startKeeper(o shim.Orders, b []byte) (*shimProc, error) {
 	}
 	opened = append(opened, er)
 	nosigpipe.Quiet(ew)
-	pid, err := syscall.ForkExec("/proc/self/fd/8", []string{"contain-shim", shim.Arg, shim.KeeperArg},
+	pid, err := syscall.ForkExec("/proc/self/fd/"+strconv.Itoa(base+shim.KeeperFd), []string{"contain-shim", shim.Arg, shim.KeeperArg, strconv.Itoa(base)},
 		&syscall.ProcAttr{Env: append(os.Environ(), "GOMAXPROCS=1"),
-			Files: []uintptr{0, 1, 2, brief.Fd(), sw.Fd(), er.Fd(), journal.Fd(), self.Fd(), prog.Fd()},
+			Files: append(files, brief.Fd(), sw.Fd(), er.Fd(), journal.Fd(), self.Fd(), prog.Fd()),
 			Sys:   &syscall.SysProcAttr{Setpgid: true}})
 	if err != nil {
 		sr.Close()

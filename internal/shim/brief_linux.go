@@ -10,14 +10,15 @@ import (
 // (builtin.Keeper) hands over to it: contain __shim keeper.
 const KeeperArg = "keeper"
 
-// The keeper's descriptors (see testdata/keeper_amd64.S in
-// internal/builtin). Its records go to StatusFd, as the shim's do.
+// The keeper's descriptors, from its first (Base): above every one contain
+// inherited, which COMMAND inherits in turn (see internal/builtin's
+// keeper_amd64.S). Its records go to Base+StatusFd, as the shim's do.
 const (
-	BriefFd   = 3 // the brief: a memfd contain wrote (Brief)
-	EndFd     = 5 // a pipe whose write end only contain holds: a byte to start, then its end
-	JournalFd = 6 // every record again, for contain __shim keeper
-	ExeFd     = 7 // contain's binary, for the hand-over
-	KeeperFd  = 8 // the keeper itself, which closes it
+	BriefFd   = 0 // the brief: a memfd contain wrote (Brief)
+	EndFd     = 2 // a pipe whose write end only contain holds: a byte to start, then its end
+	JournalFd = 3 // the records of COMMAND's start and end again, for contain __shim keeper
+	ExeFd     = 4 // contain's binary, for the hand-over
+	KeeperFd  = 5 // the keeper itself, which closes it
 )
 
 // BriefBase is where the keeper maps the brief: the pointers in it point

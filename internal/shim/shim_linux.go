@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -46,14 +47,23 @@ const Arg = "__shim"
 // signal (-s), every other process SIGTERM, SIGKILL after the grace period
 // (at most guard.Grace), and the shim writes the guard's report.
 //
-// Its descriptors: 0-2 contain's (COMMAND's), 3 the orders (JSON, then
-// EOF when contain ends), 4 the shim's reports to contain. When COMMAND is
-// to be the terminal's foreground job, the shim opens the terminal
-// itself: it is in contain's session.
+// Its descriptors: 0-2 contain's (COMMAND's), and from its argument BASE
+// on: BASE the orders (JSON, then EOF when contain ends), BASE+1 the
+// shim's records to contain. BASE is above every descriptor contain
+// inherited: those are COMMAND's too, as they would be without a shim
+// (systemd's sockets, make's jobserver, a 5>log). When COMMAND is to be
+// the terminal's foreground job, the shim opens the terminal itself: it
+// is in contain's session.
 const (
-	OrdersFd = 3
-	StatusFd = 4
+	OrdersFd = 0
+	StatusFd = 1
 )
+
+// ParseBase reads the shim's first descriptor from its argument.
+func ParseBase(arg string) (int, bool) {
+	n, err := strconv.Atoi(arg)
+	return n, err == nil && n >= 3 && n < 1<<20
+}
 
 // Orders is what contain tells the shim, as one line of JSON.
 type Orders struct {
@@ -78,16 +88,22 @@ const Release = "release"
 
 // Main is the shim's main. It returns its exit status.
 func Main(args []string) int {
-	if len(args) == 1 && args[0] == KeeperArg {
-		return keeperMain()
+	if len(args) == 2 && args[0] == KeeperArg {
+		if base, ok := ParseBase(args[1]); ok {
+			return keeperMain(base)
+		}
 	}
 	var st unix.Stat_t
-	if len(args) != 0 || unix.Fstat(OrdersFd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+	base, ok := 0, len(args) == 1
+	if ok {
+		base, ok = ParseBase(args[0])
+	}
+	if !ok || unix.Fstat(base+OrdersFd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
 		fmt.Fprintln(os.Stderr, "contain: the shim is started by contain run, not by hand")
 		return 2
 	}
 	// Nothing of this reaches COMMAND but what the orders say.
-	for _, fd := range []int{OrdersFd, StatusFd} {
+	for _, fd := range []int{base + OrdersFd, base + StatusFd} {
 		unix.CloseOnExec(fd)
 	}
 	runtime.LockOSThread() // COMMAND's Pdeathsig follows the thread that forks it
@@ -95,8 +111,8 @@ func Main(args []string) int {
 		fmt.Fprintf(os.Stderr, "contain: shim: cannot become a child subreaper: %v\n", err)
 		return 125
 	}
-	in := bufio.NewReader(os.NewFile(OrdersFd, "orders"))
-	out := os.NewFile(StatusFd, "status")
+	in := bufio.NewReader(os.NewFile(uintptr(base+OrdersFd), "orders"))
+	out := os.NewFile(uintptr(base+StatusFd), "status")
 	line, err := in.ReadString('\n')
 	var o Orders
 	if err == nil {
@@ -117,23 +133,29 @@ func Main(args []string) int {
 }
 
 // keeperMain takes over from the built-in keeper (builtin.Keeper), which
-// executes contain __shim keeper when contain has died (or when it cannot
-// go on itself): it carries on from the keeper's journal, as the shim
-// would have from the start of COMMAND. Its descriptors are the keeper's.
-func keeperMain() int {
+// executes contain __shim keeper BASE when contain has died (or when it
+// cannot go on itself): it carries on from the keeper's journal, as the
+// shim would have from the start of COMMAND. Its descriptors are the
+// keeper's, from base.
+func keeperMain(base int) int {
+	// Before anything else: the keeper ignored every signal before it
+	// executed this, but Go's runtime takes most of them back at its
+	// start, and contain is gone: nothing but SIGKILL may end the session's
+	// last holder halfway.
+	signal.Ignore(append(signals.Fatal(), unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU)...)
 	var st unix.Stat_t
-	if unix.Fstat(EndFd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO ||
-		unix.Fstat(BriefFd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG ||
-		unix.Fstat(JournalFd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+	if unix.Fstat(base+EndFd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO ||
+		unix.Fstat(base+BriefFd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG ||
+		unix.Fstat(base+JournalFd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		fmt.Fprintln(os.Stderr, "contain: the shim is started by contain run, not by hand")
 		return 2
 	}
-	unix.Close(ExeFd)
-	for _, fd := range []int{BriefFd, StatusFd, EndFd, JournalFd} {
+	unix.Close(base + ExeFd)
+	for _, fd := range []int{base + BriefFd, base + StatusFd, base + EndFd, base + JournalFd} {
 		unix.CloseOnExec(fd)
 	}
 	unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) // kept across the exec; said again
-	b, containPID, err := readBrief(os.NewFile(BriefFd, "brief"))
+	b, containPID, err := readBrief(os.NewFile(uintptr(base+BriefFd), "brief"))
 	var o Orders
 	if err == nil {
 		err = json.Unmarshal(b, &o)
@@ -142,8 +164,8 @@ func keeperMain() int {
 		fmt.Fprintf(os.Stderr, "contain: shim: cannot read the keeper's brief: %v\n", err)
 		return 125
 	}
-	s := newRun(o, os.NewFile(StatusFd, "status"), containPID)
-	journal := os.NewFile(JournalFd, "journal")
+	s := newRun(o, os.NewFile(uintptr(base+StatusFd), "status"), containPID)
+	journal := os.NewFile(uintptr(base+JournalFd), "journal")
 	journal.Seek(0, io.SeekStart) // the keeper's writes left the offset at the end
 	for {
 		rec, err := ReadRecord(journal)
@@ -171,7 +193,7 @@ func keeperMain() int {
 		s.since = proc.StartOf(s.self)
 	}
 	s.log("took over from the keeper")
-	return s.serve(bufio.NewReader(os.NewFile(EndFd, "contain")))
+	return s.serve(bufio.NewReader(os.NewFile(uintptr(base+EndFd), "contain")))
 }
 
 // newRun is the shim's state for COMMAND, run for contain containPID.

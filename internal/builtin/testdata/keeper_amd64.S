@@ -2,21 +2,22 @@
 # code (internal/builtin) and runs it from a memfd, for a user without a
 # cgroup. It is the shim while contain lives, in a few system calls and
 # no runtime: a child subreaper that starts COMMAND and tells contain
-# what it reaps, as `contain __shim` does. Should contain die (or anything
-# fail here once COMMAND runs), it executes `contain __shim keeper`,
+# what it reaps, as `contain __shim` does. Should contain die (or poll
+# fail here once COMMAND runs), it executes `contain __shim keeper BASE`,
 # which carries on from what it wrote to its journal and closes the
 # session.
 #
-# On entry (execve): fd 3 is the brief, a memfd that contain wrote (see
-# keeper_linux.go in internal/run), mapped here at 0x10000000: pointers to
-# COMMAND's path, argv and envp, to /bin/sh's and its argv (a script
-# without #!), COMMAND's Pdeathsig and whether it takes the terminal.
-# fd 4 is the pipe of the records to contain, fd 5 a pipe whose only
-# write end contain holds (one byte: start COMMAND; its end: contain's),
-# fd 6 the journal (every record again), fd 7 contain's binary, fd 8 this
-# program. argv is `contain-shim __shim keeper`. contain appends the
-# numbers of the signals to ignore once contain is gone, one byte each,
-# then a 0.
+# Its descriptors start at BASE, a 32-bit number contain appends to this
+# code (fdbase), above every descriptor contain inherited, which COMMAND
+# inherits in turn: BASE is the brief, a memfd that contain wrote (see
+# shim.Brief), mapped here at 0x10000000 once contain says to start:
+# pointers to COMMAND's path, argv and envp, to /bin/sh's and its argv (a
+# script without #!), COMMAND's Pdeathsig and whether it takes the
+# terminal. BASE+1 is the pipe of the records to contain, BASE+2 a pipe
+# whose only write end contain holds (one byte: start COMMAND; its end:
+# contain's), BASE+3 the journal (the records of COMMAND's start and end
+# again), BASE+4 contain's binary, BASE+5 this program. argv is
+# `contain-shim __shim keeper BASE`.
 #
 # A record is 16 bytes: kind, then three 32-bit values. Kinds: 1 COMMAND
 # started (PID), 2 it could not be (errno), 3 it stopped (status), 4 it
@@ -37,8 +38,9 @@ _start:
 	mov	$15, %edi
 	lea	comm(%rip), %rsi
 	syscall
-	mov	$3, %eax		# close(8): this program
-	mov	$8, %edi
+	mov	$3, %eax		# close(BASE+5): this program
+	mov	fdbase(%rip), %edi
+	add	$5, %edi
 	syscall
 	movq	$-1, (%rsp)		# block every signal; the mask before, at 8(%rsp)
 	mov	$14, %eax		# rt_sigprocmask(SIG_BLOCK, &all, &old, 8)
@@ -55,18 +57,42 @@ _start:
 	syscall
 	test	%rax, %rax
 	jnz	fail
-	mov	$5, %eax		# fstat(3, &st): the brief's size
-	mov	$3, %edi
+	movq	$0x10000, (%rsp)	# signalfd4(-1, {SIGCHLD}, 8, SFD_CLOEXEC)
+	mov	$289, %eax
+	mov	$-1, %rdi
+	mov	%rsp, %rsi
+	mov	$8, %edx
+	mov	$0x80000, %r10d
+	syscall
+	test	%rax, %rax
+	js	fail
+	mov	%rax, %r14
+	mov	$39, %eax		# getpid
+	syscall
+	mov	%rax, %rbx
+word:
+	xor	%eax, %eax		# read(BASE+2, buf, 1): contain's word to start
+	mov	fdbase(%rip), %edi
+	add	$2, %edi
+	mov	%rsp, %rsi
+	mov	$1, %edx
+	syscall
+	cmp	$-4, %rax
+	je	word
+	cmp	$1, %rax
+	jne	quit			# contain ended first: nothing was started
+	mov	$5, %eax		# fstat(BASE, &st): the brief's size
+	mov	fdbase(%rip), %edi
 	lea	64(%rsp), %rsi
 	syscall
 	test	%rax, %rax
 	jnz	fail
-	mov	$9, %eax		# mmap(0x10000000, size, RW, MAP_PRIVATE|MAP_FIXED, 3, 0)
+	mov	$9, %eax		# mmap(0x10000000, size, RW, MAP_PRIVATE|MAP_FIXED, BASE, 0)
 	mov	$0x10000000, %edi
 	mov	112(%rsp), %rsi		# st_size
 	mov	$3, %edx
 	mov	$0x12, %r10d
-	mov	$3, %r8d
+	mov	fdbase(%rip), %r8d
 	xor	%r9d, %r9d
 	syscall
 	cmp	$0x10000000, %rax
@@ -86,39 +112,21 @@ _start:
 	test	%rax, %rax
 	js	1f
 	mov	%rax, %r13
-1:
-	movq	$0x10000, (%rsp)	# signalfd4(-1, {SIGCHLD}, 8, SFD_CLOEXEC)
-	mov	$289, %eax
-	mov	$-1, %rdi
-	mov	%rsp, %rsi
-	mov	$8, %edx
-	mov	$0x80000, %r10d
-	syscall
-	test	%rax, %rax
-	js	fail
-	mov	%rax, %r14
-	mov	$39, %eax		# getpid
-	syscall
-	mov	%rax, %rbx
-word:
-	xor	%eax, %eax		# read(5, buf, 1): contain's word to start
-	mov	$5, %edi
-	mov	%rsp, %rsi
-	mov	$1, %edx
-	syscall
-	cmp	$-4, %rax
-	je	word
-	cmp	$1, %rax
-	jne	quit			# contain ended first: nothing was started
-	mov	$58, %eax		# vfork
+1:	mov	$58, %eax		# vfork
 	syscall
 	test	%rax, %rax
 	jz	child
 	js	forkfailed
 	mov	%rax, %r12
-	mov	48(%rbp), %eax		# the child's errno, where execve failed
+	test	%r13, %r13		# the terminal is COMMAND's now
+	js	2f
+	mov	$3, %eax
+	mov	%r13, %rdi
+	syscall
+2:	mov	48(%rbp), %eax		# the child's errno, where execve failed
 	test	%eax, %eax
 	jnz	execfailed
+	movq	$0, 24(%rsp)
 	movl	$1, 16(%rsp)		# started PID
 	mov	%r12d, 20(%rsp)
 	call	emit
@@ -127,27 +135,30 @@ forkfailed:
 	neg	%eax
 	jmp	refused
 execfailed:
-	push	%rax
+	mov	%eax, 40(%rsp)
 	mov	$61, %eax		# wait4(pid, NULL, 0, NULL)
 	mov	%r12, %rdi
 	xor	%esi, %esi
 	xor	%edx, %edx
 	xor	%r10d, %r10d
 	syscall
-	pop	%rax
+	mov	40(%rsp), %eax
 refused:
+	movq	$0, 24(%rsp)
 	movl	$2, 16(%rsp)		# could not start: errno
 	mov	%eax, 20(%rsp)
 	call	emit
 	jmp	quit
 
 child:					# shares this memory until it executes
-	mov	$3, %edi		# close fds 3 to 7
-2:	mov	$3, %eax
+	mov	fdbase(%rip), %edi	# close BASE to BASE+4: contain's, not COMMAND's
+	lea	5(%rdi), %ecx
+	mov	%ecx, 52(%rbp)
+3:	mov	$3, %eax
 	syscall
 	inc	%edi
-	cmp	$8, %edi
-	jne	2b
+	cmp	52(%rbp), %edi
+	jne	3b
 	mov	$109, %eax		# setpgid(0, 0)
 	xor	%edi, %edi
 	xor	%esi, %esi
@@ -155,7 +166,7 @@ child:					# shares this memory until it executes
 	test	%rax, %rax
 	jnz	childfail
 	test	%r13, %r13
-	js	3f
+	js	4f
 	mov	$39, %eax		# getpid
 	syscall
 	mov	%eax, 52(%rbp)
@@ -166,9 +177,9 @@ child:					# shares this memory until it executes
 	syscall
 	test	%rax, %rax
 	jnz	childfail
-3:	mov	40(%rbp), %esi		# prctl(PR_SET_PDEATHSIG, sig)
+4:	mov	40(%rbp), %esi		# prctl(PR_SET_PDEATHSIG, sig)
 	test	%esi, %esi
-	jz	4f
+	jz	5f
 	mov	$157, %eax
 	mov	$1, %edi
 	syscall
@@ -177,14 +188,14 @@ child:					# shares this memory until it executes
 	mov	$110, %eax		# getppid: the keeper died already?
 	syscall
 	cmp	%rax, %rbx
-	je	4f
+	je	5f
 	mov	$39, %eax		# then kill(getpid(), sig)
 	syscall
 	mov	%rax, %rdi
 	mov	40(%rbp), %esi
 	mov	$62, %eax
 	syscall
-4:	mov	$14, %eax		# rt_sigprocmask(SIG_SETMASK, &before, NULL, 8)
+5:	mov	$14, %eax		# rt_sigprocmask(SIG_SETMASK, &before, NULL, 8)
 	mov	$2, %edi
 	lea	56(%rbp), %rsi
 	xor	%edx, %edx
@@ -213,9 +224,11 @@ childfail:
 	syscall
 
 loop:
-	mov	%r14d, (%rsp)		# poll: the signalfd (POLLIN), and fd 5 (its end only)
+	mov	%r14d, (%rsp)		# poll: the signalfd (POLLIN), and BASE+2 (its end only)
 	movl	$1, 4(%rsp)
-	movl	$5, 8(%rsp)
+	mov	fdbase(%rip), %eax
+	add	$2, %eax
+	mov	%eax, 8(%rsp)
 	movl	$0, 12(%rsp)
 	mov	$7, %eax
 	mov	%rsp, %rdi
@@ -249,6 +262,7 @@ reap:
 	test	%rax, %rax
 	jle	loop			# none ended (or an error: poll again)
 	mov	32(%rsp), %ecx
+	movq	$0, 24(%rsp)
 	cmp	$0x7f, %cl		# stopped
 	jne	ended
 	cmp	%rax, %r12
@@ -279,6 +293,7 @@ more:
 	je	more
 	test	%rax, %rax
 	jle	told
+	movq	$0, 24(%rsp)
 	movl	$5, 16(%rsp)
 	mov	%eax, 20(%rsp)
 	mov	32(%rsp), %ecx
@@ -286,6 +301,7 @@ more:
 	call	emit
 	jmp	more
 told:
+	movq	$0, 24(%rsp)
 	movl	$4, 16(%rsp)		# COMMAND ended: status, more
 	mov	40(%rsp), %ecx
 	mov	%ecx, 20(%rsp)
@@ -299,30 +315,36 @@ told:
 	je	loop
 	jmp	quit
 
-handover:				# contain is gone: contain __shim keeper carries on
+handover:				# contain is gone: contain __shim keeper BASE carries on
 	movq	$1, 64(%rsp)		# struct kernel_sigaction: SIG_IGN
 	movq	$0, 72(%rsp)
 	movq	$0, 80(%rsp)
 	movq	$0, 88(%rsp)
-	lea	signals(%rip), %r12
-5:	movzbl	(%r12), %edi
-	test	%edi, %edi
-	jz	6f
+	mov	$1, %r12d		# every signal but KILL, CHLD and STOP ignored, so
+6:	cmp	$9, %r12d		# that none pending (blocked here) ends what follows
+	je	7f
+	cmp	$17, %r12d
+	je	7f
+	cmp	$19, %r12d
+	je	7f
 	mov	$13, %eax		# rt_sigaction(sig, &ign, NULL, 8)
+	mov	%r12d, %edi
 	lea	64(%rsp), %rsi
 	xor	%edx, %edx
 	mov	$8, %r10d
 	syscall
-	inc	%r12
-	jmp	5b
-6:	mov	$14, %eax		# rt_sigprocmask(SIG_SETMASK, &before, NULL, 8)
+7:	inc	%r12d
+	cmp	$65, %r12d
+	jne	6b
+	mov	$14, %eax		# rt_sigprocmask(SIG_SETMASK, &before, NULL, 8)
 	mov	$2, %edi
 	lea	56(%rbp), %rsi
 	xor	%edx, %edx
 	mov	$8, %r10d
 	syscall
-	mov	$322, %eax		# execveat(7, "", argv, envp, AT_EMPTY_PATH)
-	mov	$7, %edi
+	mov	$322, %eax		# execveat(BASE+4, "", argv, envp, AT_EMPTY_PATH)
+	mov	fdbase(%rip), %edi
+	add	$4, %edi
 	lea	empty(%rip), %rsi
 	lea	8(%r15), %rdx
 	mov	(%r15), %rcx
@@ -338,18 +360,25 @@ quit:
 	xor	%edi, %edi
 	syscall
 
-emit:					# write the record at 16(%rsp) (the caller's) to fd 4 and fd 6
-	mov	$1, %eax
-	mov	$4, %edi
+emit:					# write the record at 16(%rsp) (the caller's) to BASE+1,
+	mov	$1, %eax		# and a start or an end to the journal, BASE+3
+	mov	fdbase(%rip), %edi
+	add	$1, %edi
 	lea	24(%rsp), %rsi
 	mov	$16, %edx
 	syscall
-	mov	$1, %eax
-	mov	$6, %edi
+	mov	24(%rsp), %eax
+	cmp	$1, %eax
+	je	8f
+	cmp	$4, %eax
+	jne	9f
+8:	mov	$1, %eax
+	mov	fdbase(%rip), %edi
+	add	$3, %edi
 	lea	24(%rsp), %rsi
 	mov	$16, %edx
 	syscall
-	ret
+9:	ret
 
 comm:
 	.asciz	"contain-shim"
@@ -357,4 +386,5 @@ tty:
 	.asciz	"/dev/tty"
 empty:
 	.byte	0
-signals:
+	.balign	4
+fdbase:
