@@ -149,6 +149,70 @@ func TestShimCrashAfterCommand(t *testing.T) {
 	}
 }
 
+// buildRefuse builds testdata/refuse, which runs a program with one
+// system call refused.
+func buildRefuse(t *testing.T) string {
+	t.Helper()
+	refuse := filepath.Join(t.TempDir(), "refuse")
+	if out, err := exec.Command("go", "build", "-o", refuse, "./testdata/refuse").CombinedOutput(); err != nil {
+		t.Fatalf("building refuse: %v\n%s", err, out)
+	}
+	return refuse
+}
+
+// TestKeeperEndsBeforeCommand: a keeper that ends before it starts
+// COMMAND (here signalfd4 is refused) gives way to contain __shim, which
+// starts COMMAND; the guard is told of the new shim, and a SIGKILL of
+// contain leaves nothing. Before, COMMAND was started without a shim, and
+// the guard waited for the dead keeper.
+func TestKeeperEndsBeforeCommand(t *testing.T) {
+	if runtime.GOARCH != "amd64" || !memfdExec() {
+		t.Skip("no built-in keeper here")
+	}
+	requireRoot(t, "runs as nobody through setpriv after the filter")
+	testtool.Need(t, "setpriv", "util-linux")
+	t.Parallel()
+	refuse := buildRefuse(t)
+	dir := sharedDir(t)
+	cmd := exec.Command(refuse, "signalfd4", "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--",
+		bin, "run", "-v", "--", "sh", "-c", `cat /proc/$PPID/comm > `+dir+`/parent; `+crashTree(dir))
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	cmd.WaitDelay = time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	waitFor(t, "the tree to be ready", 10*time.Second, func() bool { return nonEmpty(filepath.Join(dir, "ready")) })
+	pids := []int{readPID(t, dir, "ready")}
+	for _, kind := range crashKinds {
+		pids = append(pids, readPID(t, dir, kind))
+	}
+	for _, p := range pids {
+		killOnCleanup(t, p)
+	}
+	// It ended before or after the word to start: "broken pipe", or EOF.
+	if !regexp.MustCompile(`cannot start the built-in keeper: (cannot brief the shim: broken pipe|the shim ended before starting COMMAND: EOF) \(the shim runs as contain __shim\)`).MatchString(stderr.String()) {
+		t.Errorf("-v does not say the keeper gave way:\n%s", stderr.String())
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "parent")); strings.TrimSpace(string(b)) != "exe" {
+		t.Errorf("COMMAND's parent is %q, want contain __shim (exe)", strings.TrimSpace(string(b)))
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	waitFor(t, "the tree to be ended", 10*time.Second, func() bool {
+		for _, p := range pids {
+			if alive(p) {
+				return false
+			}
+		}
+		return true
+	})
+	if !strings.Contains(stderr.String(), "shim: contain ") {
+		t.Errorf("contain __shim did not close the session:\n%s", stderr.String())
+	}
+}
+
 // TestBuiltinsRefused: where memfd_create is refused (a seccomp filter,
 // as some sandboxes have), the crash guard waits in /bin/sh and the shim
 // is contain __shim, -v says so, and contain killed with SIGKILL still
@@ -159,14 +223,11 @@ func TestBuiltinsRefused(t *testing.T) {
 	}
 	requireRoot(t, "runs as root and as nobody")
 	testtool.Need(t, "setpriv", "util-linux")
-	nomemfd := filepath.Join(t.TempDir(), "nomemfd")
-	if out, err := exec.Command("go", "build", "-o", nomemfd, "./testdata/nomemfd").CombinedOutput(); err != nil {
-		t.Fatalf("building nomemfd: %v\n%s", err, out)
-	}
+	refuse := buildRefuse(t)
 	for _, nobody := range []bool{false, true} {
 		t.Run(fmt.Sprintf("nobody=%t", nobody), func(t *testing.T) {
 			dir := sharedDir(t)
-			argv := []string{nomemfd}
+			argv := []string{refuse, "memfd_create"}
 			if nobody {
 				argv = append(argv, "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--")
 			}

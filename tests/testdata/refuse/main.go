@@ -1,11 +1,12 @@
 //go:build linux
 
-// Command nomemfd runs PROGRAM where memfd_create fails (EPERM, from a
-// seccomp filter), as in a sandbox that forbids it: contain's built-in
-// programs cannot be written there, and contain must fall back to the
-// shell and to contain __shim.
+// Command refuse runs PROGRAM where one system call fails (EPERM, from a
+// seccomp filter), as in a sandbox that forbids it: memfd_create (contain's
+// built-in programs cannot be written, and contain must fall back to the
+// shell and to contain __shim), or signalfd4 (the built-in keeper starts,
+// and ends before it starts COMMAND).
 //
-//	nomemfd PROGRAM [ARG...]
+//	refuse memfd_create|signalfd4 PROGRAM [ARG...]
 package main
 
 import (
@@ -20,11 +21,13 @@ import (
 )
 
 func main() {
-	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: nomemfd PROGRAM [ARG...]")
+	calls := map[string]uint32{"memfd_create": unix.SYS_MEMFD_CREATE, "signalfd4": unix.SYS_SIGNALFD4}
+	if len(os.Args) < 3 || calls[os.Args[1]] == 0 {
+		fmt.Fprintln(os.Stderr, "usage: refuse memfd_create|signalfd4 PROGRAM [ARG...]")
 		os.Exit(2)
 	}
-	path, err := exec.LookPath(os.Args[1])
+	refused := calls[os.Args[1]]
+	path, err := exec.LookPath(os.Args[2])
 	if err != nil {
 		fail(err)
 	}
@@ -42,7 +45,7 @@ func main() {
 		{Code: jeq, Jt: 1, Jf: 0, K: unix.AUDIT_ARCH_X86_64},
 		{Code: ret, K: unix.SECCOMP_RET_ALLOW}, // another machine: no filter
 		{Code: ld, K: nr},
-		{Code: jeq, Jt: 0, Jf: 1, K: unix.SYS_MEMFD_CREATE},
+		{Code: jeq, Jt: 0, Jf: 1, K: refused},
 		{Code: ret, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
 		{Code: ret, K: unix.SECCOMP_RET_ALLOW},
 	}
@@ -53,10 +56,10 @@ func main() {
 	if _, _, e := unix.Syscall(unix.SYS_PRCTL, unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&prog))); e != 0 {
 		fail(e)
 	}
-	fail(syscall.Exec(path, os.Args[1:], os.Environ()))
+	fail(syscall.Exec(path, os.Args[2:], os.Environ()))
 }
 
 func fail(err error) {
-	fmt.Fprintln(os.Stderr, "nomemfd:", err)
+	fmt.Fprintln(os.Stderr, "refuse:", err)
 	os.Exit(127)
 }
