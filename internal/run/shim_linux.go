@@ -197,24 +197,31 @@ func keeperAvailable() bool { return builtin.Available() && !disabledLayer("keep
 // others closed (^uintptr(0)); base is the first number above them all,
 // where the shim's own go.
 func inherited() (files []uintptr, base int) {
-	files = []uintptr{0, 1, 2}
-	ents, err := os.ReadDir("/proc/self/fd")
+	files, base = []uintptr{0, 1, 2}, 3
+	dir, err := unix.Open("/proc/self/fd", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return files, 3
+		return files, base
 	}
+	defer unix.Close(dir)
 	var open []int
-	for _, e := range ents {
-		fd, err := strconv.Atoi(e.Name())
-		if err != nil || fd < 3 {
-			continue
+	buf := make([]byte, 4096)
+	for {
+		n, err := unix.Getdents(dir, buf)
+		if err != nil || n <= 0 {
+			break
 		}
-		if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && flags&unix.FD_CLOEXEC == 0 {
-			open = append(open, fd)
+		var names []string
+		_, _, names = unix.ParseDirent(buf[:n], -1, names)
+		for _, name := range names {
+			fd, err := strconv.Atoi(name)
+			if err != nil || fd < 3 || fd == dir {
+				continue
+			}
+			if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && flags&unix.FD_CLOEXEC == 0 {
+				open = append(open, fd)
+				base = max(base, fd+1)
+			}
 		}
-	}
-	base = 3
-	for _, fd := range open {
-		base = max(base, fd+1)
 	}
 	for fd := 3; fd < base; fd++ {
 		files = append(files, ^uintptr(0))
