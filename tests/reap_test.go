@@ -64,6 +64,9 @@ func TestReapOrphansOnly(t *testing.T) {
 	orphan := startTagged(t, orphanValue, procOpts{})
 	// A TERM-ignoring member: it takes SIGKILL after the grace period.
 	stubborn := startTagged(t, orphanValue, procOpts{}, "sh", "-c", `trap "" TERM; while :; do sleep 0.05; done`)
+	// Its tag shows before the shell has run its trap: a reap then ended
+	// it with the first signal (once in some fifteen runs of the suite).
+	waitFor(t, "the shell to ignore SIGTERM", 10*time.Second, func() bool { return sigIgn(t, stubborn)&(1<<(syscall.SIGTERM-1)) != 0 })
 	live := startTagged(t, fmt.Sprintf("%s:%d", tool, os.Getpid()), procOpts{})
 	daemonValue := fmt.Sprintf("%s:%d", tool, deadPID(t))
 	daemon := startTagged(t, daemonValue, procOpts{daemon: true})
