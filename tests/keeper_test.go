@@ -149,6 +149,34 @@ func TestShimCrashAfterCommand(t *testing.T) {
 	}
 }
 
+// crashTreeReady waits for crashTree(dir) to be ready and returns its
+// PIDs, COMMAND's first, each killed at the end of the test.
+func crashTreeReady(t *testing.T, dir string) []int {
+	t.Helper()
+	waitFor(t, "the tree to be ready", 10*time.Second, func() bool { return nonEmpty(filepath.Join(dir, "ready")) })
+	pids := []int{readPID(t, dir, "ready")}
+	for _, kind := range crashKinds {
+		pids = append(pids, readPID(t, dir, kind))
+	}
+	for _, p := range pids {
+		killOnCleanup(t, p)
+	}
+	return pids
+}
+
+// waitAllGone waits until none of pids is alive, at most 10 s.
+func waitAllGone(t *testing.T, pids []int) {
+	t.Helper()
+	waitFor(t, "the tree to be ended", 10*time.Second, func() bool {
+		for _, p := range pids {
+			if alive(p) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // buildRefuse builds testdata/refuse, which runs a program with one
 // system call refused.
 func buildRefuse(t *testing.T) string {
@@ -183,14 +211,7 @@ func TestKeeperEndsBeforeCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	waitFor(t, "the tree to be ready", 10*time.Second, func() bool { return nonEmpty(filepath.Join(dir, "ready")) })
-	pids := []int{readPID(t, dir, "ready")}
-	for _, kind := range crashKinds {
-		pids = append(pids, readPID(t, dir, kind))
-	}
-	for _, p := range pids {
-		killOnCleanup(t, p)
-	}
+	pids := crashTreeReady(t, dir)
 	// It ended before or after the word to start: "broken pipe", or EOF.
 	if !regexp.MustCompile(`cannot start the built-in keeper: (cannot brief the shim: broken pipe|the shim ended before starting COMMAND: EOF) \(the shim runs as contain __shim\)`).MatchString(stderr.String()) {
 		t.Errorf("-v does not say the keeper gave way:\n%s", stderr.String())
@@ -200,14 +221,7 @@ func TestKeeperEndsBeforeCommand(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	waitFor(t, "the tree to be ended", 10*time.Second, func() bool {
-		for _, p := range pids {
-			if alive(p) {
-				return false
-			}
-		}
-		return true
-	})
+	waitAllGone(t, pids)
 	if !strings.Contains(stderr.String(), "shim: contain ") {
 		t.Errorf("contain __shim did not close the session:\n%s", stderr.String())
 	}
@@ -241,14 +255,7 @@ func TestBuiltinsRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer cmd.Process.Kill()
-			waitFor(t, "the tree to be ready", 10*time.Second, func() bool { return nonEmpty(filepath.Join(dir, "ready")) })
-			pids := []int{readPID(t, dir, "ready")}
-			for _, kind := range crashKinds {
-				pids = append(pids, readPID(t, dir, kind))
-			}
-			for _, p := range pids {
-				killOnCleanup(t, p)
-			}
+			pids := crashTreeReady(t, dir)
 			for _, want := range []string{"crash guard: PID", ", waiting in /bin/sh",
 				"cannot start the built-in keeper: operation not permitted (the shim runs as contain __shim)"} {
 				if !strings.Contains(stderr.String(), want) {
@@ -260,14 +267,7 @@ func TestBuiltinsRefused(t *testing.T) {
 			}
 			cmd.Process.Signal(syscall.SIGKILL)
 			cmd.Wait()
-			waitFor(t, "the tree to be ended", 10*time.Second, func() bool {
-				for _, p := range pids {
-					if alive(p) {
-						return false
-					}
-				}
-				return true
-			})
+			waitAllGone(t, pids)
 		})
 	}
 }
@@ -325,14 +325,7 @@ func TestKeeperPendingSignals(t *testing.T) {
 	dir := sharedDir(t)
 	rep := filepath.Join(dir, "report.json")
 	cmd, stderr, wait := startContainLive(t, runOpts{asNobody: true}, "run", "-v", "--report", rep, "--", "sh", "-c", crashTree(dir))
-	waitFor(t, "the tree to be ready", 10*time.Second, func() bool { return nonEmpty(filepath.Join(dir, "ready")) })
-	pids := []int{readPID(t, dir, "ready")}
-	for _, kind := range crashKinds {
-		pids = append(pids, readPID(t, dir, kind))
-	}
-	for _, p := range pids {
-		killOnCleanup(t, p)
-	}
+	pids := crashTreeReady(t, dir)
 	var m []string
 	waitFor(t, "-v to name the shim", 10*time.Second, func() bool {
 		m = regexp.MustCompile(`shim: PID (\d+)`).FindStringSubmatch(stderr())
@@ -345,14 +338,7 @@ func TestKeeperPendingSignals(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	cmd.Process.Signal(syscall.SIGKILL)
 	wait()
-	waitFor(t, "the tree to be ended", 10*time.Second, func() bool {
-		for _, p := range pids {
-			if alive(p) {
-				return false
-			}
-		}
-		return true
-	})
+	waitAllGone(t, pids)
 	var r report.Report
 	waitFor(t, "the report", 10*time.Second, func() bool {
 		b, err := os.ReadFile(rep)
