@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/contain-cli/contain/internal/cgroup"
+	"github.com/contain-cli/contain/internal/layers"
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/reap"
@@ -71,7 +72,7 @@ func (g *Guard) Waiter() string { return g.waiter }
 // else as contain __guard itself. On linux/amd64 it waits in a program
 // of contain's own (startCoded), where the kernel lets it run one.
 func Start() (*Guard, error) {
-	if !waiterDisabled() {
+	if !layers.Disabled("waiter") {
 		if g, err := startCoded(); err == nil {
 			return g, nil
 		}
@@ -178,17 +179,6 @@ func (g *Guard) confirm() error {
 		started <- err
 	}()
 	return <-started
-}
-
-// waiterDisabled: CONTAIN_DISABLE names "waiter" (or "macos", which has
-// none): the guard waits in /bin/sh.
-func waiterDisabled() bool {
-	for _, l := range strings.Split(os.Getenv("CONTAIN_DISABLE"), ",") {
-		if l = strings.TrimSpace(l); l == "waiter" || l == "macos" {
-			return true
-		}
-	}
-	return false
 }
 
 // ordersArg is the guard's last argument when its orders are in fd 4,

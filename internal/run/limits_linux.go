@@ -7,6 +7,7 @@ import (
 
 	"github.com/contain-cli/contain/internal/cgroup"
 	"github.com/contain-cli/contain/internal/guard"
+	"github.com/contain-cli/contain/internal/layers"
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/scope"
@@ -48,14 +49,14 @@ func (r *runner) kernelLimits(w *limit.Watch) {
 		}
 	} else {
 		why := "no cgroup for this run"
-		if disabledLayer("cgroup") {
+		if layers.Disabled("cgroup") {
 			why = "the cgroup is turned off by CONTAIN_DISABLE"
 		}
 		for _, k := range w.Set.Asked() {
 			r.limitWhy[k] = why
 		}
 	}
-	if len(kinds) > 0 && !disabledLayer("cgroup") && r.intoScope(w, kinds) {
+	if len(kinds) > 0 && !layers.Disabled("cgroup") && r.intoScope(w, kinds) {
 		w.Enforce(limit.CPUTime, fmt.Sprintf("cgroup cpu.stat, polled every %v", w.Every), true)
 		delete(r.limitWhy, limit.CPUTime)
 		r.holdLimits(w, kinds)
@@ -132,7 +133,7 @@ func (r *runner) intoScope(w *limit.Watch, kinds []limit.Kind) bool {
 		}
 		return false
 	}
-	if disabledLayer("systemd") {
+	if layers.Disabled("systemd") {
 		return fail("turned off by CONTAIN_DISABLE")
 	}
 	if missing := cgroup.Missing(controllersOf(kinds)); len(missing) > 0 {

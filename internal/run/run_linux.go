@@ -3,13 +3,12 @@ package run
 import (
 	"errors"
 	"os"
-	"slices"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/contain-cli/contain/internal/cgroup"
+	"github.com/contain-cli/contain/internal/layers"
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/scope"
 )
@@ -31,59 +30,33 @@ type runnerOS struct {
 	claimErr error
 }
 
-// disabledLayer reports whether CONTAIN_DISABLE (a comma-separated list)
-// turns a layer off: how the tests, and anyone who wants to see what
-// contain does without it, run the portable tracking alone. The layers
-// are cgroup, subreaper, shim and pdeathsig; "macos" turns off all four,
-// which leaves exactly what macOS has (the process group, the tracking,
-// the crash guard, which then sends COMMAND its -s signal itself, as it
-// does on macOS): how the tests run the macOS logic on Linux.
-func disabledLayer(name string) bool {
-	for _, l := range strings.Split(os.Getenv("CONTAIN_DISABLE"), ",") {
-		switch strings.TrimSpace(l) {
-		case name:
-			return true
-		case macOSMode:
-			if slices.Contains(macOSOff, name) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// macOSMode is the CONTAIN_DISABLE name of every layer macOS lacks.
-const macOSMode = "macos"
-
-var macOSOff = []string{"cgroup", "subreaper", "shim", "pdeathsig"}
-
 // guardSignalsCommand reports whether the crash guard, not the kernel
 // (Pdeathsig) nor the shim, sends COMMAND its -s signal when contain
 // dies: where Pdeathsig is turned off.
-func guardSignalsCommand() bool { return disabledLayer("pdeathsig") }
+func guardSignalsCommand() bool { return layers.Disabled("pdeathsig") }
 
 // setUp adds the layers Linux has beyond the process group and the
 // tracking: subreaper, cgroup, and Pdeathsig (set at the start).
 func (r *runner) setUp() []string {
-	var layers []string
-	if disabledLayer("pdeathsig") {
+	var on []string
+	if layers.Disabled("pdeathsig") {
 		r.log("pdeathsig turned off by CONTAIN_DISABLE")
 	} else {
-		layers = append(layers, "pdeathsig")
+		on = append(on, "pdeathsig")
 	}
 	switch {
-	case disabledLayer("subreaper"):
+	case layers.Disabled("subreaper"):
 		r.log("subreaper turned off by CONTAIN_DISABLE")
 	default:
 		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 			r.log("cannot become a child subreaper: %v (tracking descendants by scans)", err)
 		} else {
 			r.subreaper = true
-			layers = append(layers, "subreaper")
+			on = append(on, "subreaper")
 		}
 	}
 	switch {
-	case disabledLayer("cgroup"):
+	case layers.Disabled("cgroup"):
 		r.log("cgroup turned off by CONTAIN_DISABLE")
 	default:
 		if cg, err := cgroup.New(r.self); err != nil {
@@ -97,7 +70,7 @@ func (r *runner) setUp() []string {
 			r.grp = r.cg
 		}
 	}
-	return layers
+	return on
 }
 
 // strong reports whether the kernel keeps every process of the group in
@@ -114,7 +87,7 @@ func (r *runner) complete() bool { return r.strong() || r.subreaper || r.shim !=
 // no cgroup holds the session, and contain's main runs (only contain's
 // binary can be the shim).
 func (r *runner) useShim() bool {
-	return r.cg == nil && r.o.Prepared != nil && !r.noShim && !disabledLayer("shim")
+	return r.cg == nil && r.o.Prepared != nil && !r.noShim && !layers.Disabled("shim")
 }
 
 // started finishes what the start began: the shim is adopted by the
@@ -186,7 +159,7 @@ func (r *runner) startUnder(path string, foreground bool) (done bool, err error)
 // no second chance: SIGKILL.
 func (r *runner) startAttr(attr *syscall.SysProcAttr) {
 	switch {
-	case disabledLayer("pdeathsig"):
+	case layers.Disabled("pdeathsig"):
 	case r.guard != nil:
 		attr.Pdeathsig = r.o.Signal
 	default:

@@ -16,6 +16,7 @@ import (
 
 	"github.com/contain-cli/contain/internal/builtin"
 	"github.com/contain-cli/contain/internal/guard"
+	"github.com/contain-cli/contain/internal/layers"
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/shim"
@@ -50,7 +51,7 @@ type preparedOS struct {
 // for: fork and exec are all it waits for here, the shim's own start-up
 // runs beside contain's.
 func (p *Prepared) prepareShim() {
-	if os.Geteuid() == 0 || disabledLayer("shim") || keeperAvailable() {
+	if os.Geteuid() == 0 || layers.Disabled("shim") || keeperAvailable() {
 		return
 	}
 	p.shim, p.shimErr = forkShim()
@@ -110,7 +111,7 @@ func forkShim() (*shimProc, error) {
 func (r *runner) startShim(path string, foreground bool) error {
 	var pdeath syscall.Signal
 	switch {
-	case disabledLayer("pdeathsig"):
+	case layers.Disabled("pdeathsig"):
 	case r.guard != nil:
 		pdeath = r.o.Signal
 	default:
@@ -189,7 +190,7 @@ func (r *runner) brief(s *shimProc, orders []byte, foreground bool) error {
 // keeperAvailable reports whether the shim can be the built-in keeper:
 // there is code for this machine, and CONTAIN_DISABLE does not name
 // "keeper".
-func keeperAvailable() bool { return builtin.Available() && !disabledLayer("keeper") }
+func keeperAvailable() bool { return builtin.Available() && !layers.Disabled("keeper") }
 
 // inherited are the descriptors a shim keeps at their numbers, for
 // COMMAND: 0 to 2, and every one above that contain inherited (open, not

@@ -175,11 +175,9 @@ func keeperMain(base int) int {
 		switch rec.Kind {
 		case Started:
 			s.cmd = int(rec.A)
-		case Exited:
+		case Exited: // the journal holds COMMAND's start and end only
 			s.statuses[s.cmd] = unix.WaitStatus(rec.A)
 			s.cmdDone = true
-		case Reaped:
-			s.statuses[int(rec.A)] = unix.WaitStatus(rec.B)
 		}
 	}
 	if s.cmd == 0 {
