@@ -27,13 +27,22 @@ type Untellable struct {
 // them (absent, a zombie, or gone before its user could be read), so its
 // re-parenting to PID 1 is not in this scan yet. A double fork's middle
 // exiting as its child is read is one: the child, the one that stays, is
-// left out of this scan, and a scan an instant later finds it.
+// left out of this scan, and a scan an instant later finds it. A zombie
+// that started during the run, re-parented to PID 1, a child of such a
+// process or one skip names (a member) is another: the listing may have
+// been read before it forked the child that stays, and its stat after it
+// ended, so that child is in neither.
 func Untold(procs []Entry, since uint64, uid int, skip func(Entry) bool, uidOf func(int) (int, error), envWhy func(int) string) (out []Untellable, unsettled bool) {
 	byPID := make(map[int]Entry, len(procs))
 	order := make([]Entry, 0)
+	var zombies []Entry
 	for _, p := range procs {
 		byPID[p.PID] = p
-		if p.PID > 1 && !p.Zombie && p.Start >= since && !skip(p) {
+		switch {
+		case p.PID <= 1 || p.Start < since:
+		case p.Zombie:
+			zombies = append(zombies, p)
+		case !skip(p):
 			order = append(order, p)
 		}
 	}
@@ -66,6 +75,11 @@ func Untold(procs []Entry, since uint64, uid int, skip func(Entry) bool, uidOf f
 		}
 		untold[p.PID] = true
 		out = append(out, Untellable{Entry: p, Why: why})
+	}
+	for _, z := range zombies {
+		if z.PPID == 1 || untold[z.PPID] || skip(z) {
+			unsettled = true
+		}
 	}
 	return out, unsettled
 }

@@ -12,10 +12,12 @@ import (
 // PPID 1) ends while the scan reads it, and its child (101, the one that
 // stays) still names it as parent: neither is listed, and the scan says
 // it is unsettled, so that the caller looks again. Once the child shows
-// PID 1 as its parent the scan lists it and is settled.
+// PID 1 as its parent the scan lists it and is settled. A zombie that
+// started during the run, re-parented to PID 1 or a member (90 here), may
+// have forked after the listing was read: unsettled too.
 func TestUntoldUnsettled(t *testing.T) {
 	const uid, since = 1000, 50
-	none := func(Entry) bool { return false }
+	member := func(p Entry) bool { return p.PID == 90 }
 	cleared := func(int) string { return "its environment is empty" }
 	tellable := func(int) string { return "" }
 	live := map[int]bool{101: true}
@@ -45,6 +47,18 @@ func TestUntoldUnsettled(t *testing.T) {
 		{"middle gone after its user was read, its environment then unreadable as gone", []Entry{
 			{PID: 100, PPID: 1, Start: 60}, {PID: 101, PPID: 100, Start: 61},
 		}, tellable, readOnce(100, uid), nil, true},
+		{"middle a zombie re-parented to PID 1, the child not yet listed", []Entry{
+			{PID: 100, PPID: 1, Start: 60, Zombie: true},
+		}, cleared, nil, nil, true},
+		{"a member a zombie, its child not yet listed", []Entry{
+			{PID: 90, PPID: 1, Start: 55, Zombie: true},
+		}, cleared, nil, nil, true},
+		{"a zombie from before the run", []Entry{
+			{PID: 80, PPID: 1, Start: 40, Zombie: true},
+		}, cleared, nil, nil, false},
+		{"a zombie of a live parent that is not looked for", []Entry{
+			{PID: 70, PPID: 1, Start: 10}, {PID: 101, PPID: 70, Start: 61, Zombie: true},
+		}, cleared, nil, nil, false},
 		{"the child re-parented", []Entry{
 			{PID: 101, PPID: 1, Start: 61},
 		}, cleared, nil, []int{101}, false},
@@ -58,7 +72,7 @@ func TestUntoldUnsettled(t *testing.T) {
 			if c.uidOf != nil {
 				uidOf = c.uidOf
 			}
-			out, unsettled := Untold(c.procs, since, uid, none, uidOf, c.envWhy)
+			out, unsettled := Untold(c.procs, since, uid, member, uidOf, c.envWhy)
 			var listed []int
 			for _, u := range out {
 				listed = append(listed, u.PID)

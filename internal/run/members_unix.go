@@ -258,8 +258,23 @@ func (r *runner) othersLeft() bool {
 	if r.complete() {
 		return false
 	}
-	live, _ := r.scanAll()
-	return len(live) > 0
+	// A member read as a zombie may have forked after the scan listed the
+	// PIDs (track.ZombieSeen): the next scan lists its child, while that
+	// child may still name the zombie as its parent. A few at most: each
+	// takes a scan, and a chain of fork-and-exit can go on.
+	for range 4 {
+		live, _ := r.scanAll()
+		if len(live) > 0 {
+			return true
+		}
+		r.trackMu.Lock()
+		again := r.track.ZombieSeen()
+		r.trackMu.Unlock()
+		if !again {
+			return false
+		}
+	}
+	return false
 }
 
 // closeGroup runs after COMMAND ended: SIGTERM (and SIGCONT, for stopped

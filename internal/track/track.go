@@ -87,6 +87,8 @@ type Tracker struct {
 	released  map[proc.ID]bool
 	undecided map[proc.ID]bool
 	spared    []proc.Entry // released by the last Update
+	// zombie: the last Update read a member as a zombie (ZombieSeen).
+	zombie bool
 }
 
 // Verdict is what Tracker.Daemon says of a process.
@@ -255,12 +257,14 @@ func (t *Tracker) Update(procs []proc.Entry) (live, added []proc.Entry) {
 			delete(t.sessions, id)
 		}
 	}
+	t.zombie = false
 	for _, p := range order {
 		if _, ok := t.members[p.PID]; !ok {
 			continue
 		}
 		t.leads(p)
 		if p.Zombie {
+			t.zombie = true
 			continue
 		}
 		live = append(live, *p)
@@ -313,6 +317,16 @@ func (t *Tracker) recheck(byPID map[int]*proc.Entry) {
 		}
 	}
 }
+
+// ZombieSeen reports that the last Update read a member as a zombie. A
+// scan of /proc lists the PIDs first and reads each process after: such
+// a member may have forked after the listing and ended before it was
+// read, so that its child, if it left the member's group and session, is
+// in neither this scan nor, once the zombie is reaped and the child
+// re-parented, any later one that could tell it. A scan taken now lists
+// that child while its parent may still be the zombie. (macOS's scan is
+// one snapshot; there a zombie's children are in it.)
+func (t *Tracker) ZombieSeen() bool { return t.zombie }
 
 // Spared lists the processes that the last Update took out of the
 // session as daemons, or as their descendants.

@@ -177,6 +177,24 @@ func TestTrackZombies(t *testing.T) {
 	wantMembers(t, tr, procs, 160)
 }
 
+// A member read as a zombie is reported, so that the caller can scan
+// again; a zombie that is no member, or a live member, is not.
+func TestTrackZombieSeen(t *testing.T) {
+	tr := newTestTracker(nil)
+	live := append(slices.Clone(shell[:3]), proc.Entry{PID: tCmd, PPID: tSelf, Pgrp: tCmd, Sid: 5, Start: tSince},
+		proc.Entry{PID: 170, PPID: 1, Pgrp: 170, Sid: 170, Start: 1070, Zombie: true})
+	if tr.Update(live); tr.ZombieSeen() {
+		t.Error("a zombie that is no member is reported")
+	}
+	dead := append(slices.Clone(shell[:3]), proc.Entry{PID: tCmd, PPID: tSelf, Pgrp: tCmd, Sid: 5, Start: tSince, Zombie: true})
+	if tr.Update(dead); !tr.ZombieSeen() {
+		t.Error("COMMAND read as a zombie is not reported")
+	}
+	if tr.Update(shell[:3]); tr.ZombieSeen() {
+		t.Error("the report outlived the scan that made it")
+	}
+}
+
 // Where the scan carries no session (macOS), it is asked only of a group
 // leader or of a process no other rule took, and once per process.
 func TestTrackAsksSession(t *testing.T) {
