@@ -7,10 +7,12 @@ import (
 	"os/signal"
 	"runtime"
 	"sync"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/contain-cli/contain/internal/guard"
+	"github.com/contain-cli/contain/internal/sigcatch"
 	"github.com/contain-cli/contain/internal/signals"
 )
 
@@ -27,6 +29,7 @@ var subscription struct {
 	mu   sync.Mutex
 	sigs chan os.Signal
 	done chan struct{} // closed when the subscription is in force
+	all  bool          // signals.ForwardedLater is caught too (sigcatch)
 }
 
 // PrepareRun keeps the main goroutine on the main thread, starts the crash
@@ -52,7 +55,7 @@ func PrepareRun() *Prepared {
 		close(p.guardDone)
 	}()
 	p.prepareShim()
-	subscribe()
+	subscribe(true)
 	return p
 }
 
@@ -97,8 +100,15 @@ func (p *Prepared) takeGuard(log Logger) *guard.Guard {
 	return p.guard
 }
 
-// subscribe starts the subscription, once.
-func subscribe() {
+// subscribe starts the subscription, once. contain's own main (catch)
+// catches every forwarded signal the Go runtime does not need for itself
+// at once, with handlers of its own (package sigcatch: one system call per
+// signal, where os/signal takes a round trip between two threads), and
+// subscribes the rest with os/signal; it keeps them until it exits. A Run
+// in another program (a test's), or where sigcatch has no handler,
+// subscribes with os/signal, the first signals now and the later ones once
+// COMMAND runs.
+func subscribe(catch bool) {
 	subscription.mu.Lock()
 	defer subscription.mu.Unlock()
 	if subscription.sigs != nil {
@@ -106,18 +116,38 @@ func subscribe() {
 	}
 	sigs, done := make(chan os.Signal, 64), make(chan struct{})
 	subscription.sigs, subscription.done = sigs, done
+	first := signals.NotIgnored(signals.ForwardedFirst)
+	if catch {
+		var own []syscall.Signal
+		var runtime []os.Signal
+		for _, s := range append(first, signals.ForwardedLater...) {
+			if signals.RuntimeOwn(s) {
+				runtime = append(runtime, s)
+			} else {
+				own = append(own, s.(syscall.Signal))
+			}
+		}
+		if sigcatch.Catch(own, sigs) == nil {
+			subscription.all = true
+			// No round trip for these: the runtime handles them itself.
+			signal.Notify(sigs, runtime...)
+			close(done)
+			return
+		}
+	}
 	go func() {
-		signal.Notify(sigs, signals.NotIgnored(signals.ForwardedFirst)...)
+		signal.Notify(sigs, first...)
 		close(done)
 	}()
 }
 
-// takeSubscription hands the prepared subscription to one Run.
-func takeSubscription() (chan os.Signal, chan struct{}) {
-	subscribe()
+// takeSubscription hands the prepared subscription to one Run, and whether
+// it catches signals.ForwardedLater too.
+func takeSubscription() (chan os.Signal, chan struct{}, bool) {
+	subscribe(false)
 	subscription.mu.Lock()
 	defer subscription.mu.Unlock()
-	sigs, done := subscription.sigs, subscription.done
-	subscription.sigs, subscription.done = nil, nil
-	return sigs, done
+	sigs, done, all := subscription.sigs, subscription.done, subscription.all
+	subscription.sigs, subscription.done, subscription.all = nil, nil, false
+	return sigs, done, all
 }

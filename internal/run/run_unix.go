@@ -82,6 +82,7 @@ type runner struct {
 
 	sigs      chan os.Signal
 	laterDone chan struct{}  // closed once signals.ForwardedLater is subscribed too
+	caughtAll bool           // the first subscription has signals.ForwardedLater already
 	events    chan waitEvent // from the reaper: COMMAND stopped or ended
 	noKids    chan struct{}  // closed by the reaper once contain has no child left
 
@@ -202,8 +203,8 @@ func (c *cleanups) run() {
 // the start and the loop), the crash guard, the recorder, the OS's layers
 // and the terminal. It returns the layers.
 func (r *runner) prepare(undo *cleanups) []string {
-	sigs, subscribed := takeSubscription()
-	r.sigs = sigs
+	sigs, subscribed, all := takeSubscription()
+	r.sigs, r.caughtAll = sigs, all
 	if r.o.Prepared == nil {
 		undo.add(func() {
 			if r.laterDone != nil {
@@ -266,16 +267,21 @@ func (r *runner) begin(layers []string, undo *cleanups) {
 	r.rec.started(layers)
 }
 
-// supervise runs the run: the later signals subscribed, the watcher, the
+// supervise runs the run: the later signals subscribed (unless sigcatch
+// caught them with the first), the watcher, the
 // main loop until COMMAND ends, then the close; the reaper here, on the
 // thread that forked COMMAND, until no child of contain is left.
 func (r *runner) supervise() {
 	closed := make(chan struct{})
 	r.laterDone = make(chan struct{})
-	go func() {
-		signal.Notify(r.sigs, signals.ForwardedLater...)
+	if r.caughtAll {
 		close(r.laterDone)
-	}()
+	} else {
+		go func() {
+			signal.Notify(r.sigs, signals.ForwardedLater...)
+			close(r.laterDone)
+		}()
+	}
 	stopWatch := r.watch()
 	if r.o.AllowDaemons {
 		stopClaims := r.listenClaims()

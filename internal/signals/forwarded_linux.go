@@ -19,7 +19,9 @@ import (
 // subscribed before COMMAND starts (ForwardedFirst); the rest
 // (ForwardedLater), which a Go program ignores until it subscribes, are
 // subscribed once COMMAND runs, beside the main loop. A signal among them
-// that comes in the first moments is lost, not fatal.
+// that comes in the first moments is lost, not fatal. (contain's own main
+// on amd64 catches them all at once before COMMAND starts, with package
+// sigcatch, which costs no round trip: none is lost there.)
 //
 // Left out, because the Go runtime keeps them: SIGPROF (its profiler), and
 // signals 32 to 34 (glibc's and musl's own; 34 is SIGRTMIN as glibc and GNU

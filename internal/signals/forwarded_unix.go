@@ -22,6 +22,17 @@ var (
 	unixLater = []os.Signal{unix.SIGWINCH, unix.SIGCONT, unix.SIGXCPU, unix.SIGXFSZ, unix.SIGVTALRM}
 )
 
+// RuntimeOwn reports whether the Go runtime needs s for itself (a fault,
+// a trap): a forwarded signal of these can be subscribed only through
+// os/signal, which costs no round trip for them.
+func RuntimeOwn(s os.Signal) bool {
+	switch s {
+	case unix.SIGILL, unix.SIGTRAP, unix.SIGBUS, unix.SIGFPE, unix.SIGSEGV, unix.SIGSYS:
+		return true
+	}
+	return false
+}
+
 // Fatal are the forwarded signals whose default action ends a process:
 // all but WINCH and CONT, the first two of ForwardedLater. The crash guard
 // and the shim ignore them, so that nothing but SIGKILL ends them halfway
