@@ -136,6 +136,57 @@ func TestLaterSignalsNotLost(t *testing.T) {
 	}
 }
 
+// TestSignalStorm: signals sent to contain without pause, from the moment
+// COMMAND has set its traps until contain has exited, land wherever contain is
+// (forwarding, reaping, closing, exiting): contain neither dies of one nor
+// crashes, and forwards them to COMMAND, which ignores them; 20 rounds as
+// root and as nobody (where the shim relays COMMAND's end).
+func TestSignalStorm(t *testing.T) {
+	t.Parallel()
+	modes := []runOpts{{}}
+	if os.Geteuid() == 0 {
+		modes = append(modes, runOpts{asNobody: true})
+	}
+	storm := []syscall.Signal{unix.SIGUSR1, unix.SIGWINCH, unix.SIGUSR2, 40, unix.SIGCONT, unix.SIGXCPU, 64}
+	for _, o := range modes {
+		t.Run(modeName(o), func(t *testing.T) {
+			for round := range 20 {
+				ready := filepath.Join(sharedDir(t), "ready")
+				cmd, stderr, wait := startContainLive(t, o, "run", "-v", "--", "sh", "-c", "trap '' USR1 USR2 XCPU 40 64; : > "+ready+"; sleep 0.1")
+				for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Microsecond) {
+					if _, err := os.Stat(ready); err == nil {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("COMMAND did not start:\n%s", stderr())
+					}
+				}
+				done := make(chan result, 1)
+				go func() { done <- wait() }()
+				sent := 0
+				var res result
+			send:
+				for {
+					select {
+					case res = <-done:
+						break send
+					default:
+					}
+					cmd.Process.Signal(storm[sent%len(storm)])
+					sent++
+					time.Sleep(50 * time.Microsecond)
+				}
+				if round == 0 {
+					t.Logf("%d signals sent in the first round", sent)
+				}
+				if res.code != 0 || res.signal != 0 || strings.Contains(res.stderr, "fatal") || strings.Contains(res.stderr, "goroutine") {
+					t.Fatalf("round %d, %d signals sent: status %d, signal %d\n%s", round, sent, res.code, res.signal, res.stderr)
+				}
+			}
+		})
+	}
+}
+
 // TestAlarmTimesOutNow: SIGALRM sent to contain is the timeout firing now:
 // the timeout signal goes to the group, and contain exits 124.
 func TestAlarmTimesOutNow(t *testing.T) {
