@@ -10,7 +10,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/contain-cli/contain/internal/builtin"
 	"github.com/contain-cli/contain/internal/signals"
 )
 
@@ -88,34 +87,15 @@ func startCloned() (*Guard, error) {
 	if !closeRangeWorks() {
 		return nil, errors.New("no close_range")
 	}
-	orders, err := builtin.Memfd("contain-guard-orders")
+	f, err := openWaiterFiles()
 	if err != nil {
 		return nil, err
 	}
-	self, err := os.Open("/proc/self/exe")
-	if err != nil {
-		orders.Close()
-		return nil, err
-	}
-	defer self.Close()
-	r, w, err := os.Pipe()
-	if err != nil {
-		orders.Close()
-		return nil, err
-	}
-	defer r.Close()
-	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
-	if err != nil {
-		orders.Close()
-		w.Close()
-		return nil, err
-	}
-	defer null.Close()
+	defer f.closeChilds()
 	// Never unmapped: the child may outlive contain in it (it then execs).
 	mem, err := unix.Mmap(-1, 0, cloneArea, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
-		orders.Close()
-		w.Close()
+		f.closeContains()
 		return nil, err
 	}
 	a := (*cloneArgs)(unsafe.Pointer(&mem[0]))
@@ -123,15 +103,14 @@ func startCloned() (*Guard, error) {
 	// to 5 cannot overwrite one it has yet to copy (an error here is
 	// contain's, and the next waiter is tried); the copies are closed once
 	// the child has its own.
-	srcs := []int{int(null.Fd()), int(null.Fd()), 2, int(r.Fd()), int(orders.Fd()), int(self.Fd())}
+	srcs := []int{int(f.null.Fd()), int(f.null.Fd()), 2, int(f.r.Fd()), int(f.orders.Fd()), int(f.self.Fd())}
 	if _, err := unix.FcntlInt(2, unix.F_GETFD, 0); err != nil {
-		srcs[2] = int(null.Fd()) // no stderr: /dev/null, as for 0 and 1
+		srcs[2] = int(f.null.Fd()) // no stderr: /dev/null, as for 0 and 1
 	}
 	for i, fd := range srcs {
 		high, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 6)
 		if err != nil {
-			orders.Close()
-			w.Close()
+			f.closeContains()
 			return nil, err
 		}
 		defer unix.Close(high)
@@ -178,8 +157,7 @@ func startCloned() (*Guard, error) {
 		need += len(s) + 1 + 8
 	}
 	if need+256 > room {
-		orders.Close()
-		w.Close()
+		f.closeContains()
 		return nil, errors.New("the environment is too large for the cloned waiter")
 	}
 	a.argv = ptrs([]string{"contain-guard", Arg, strconv.Itoa(os.Getpid()), ordersArg})
@@ -198,16 +176,14 @@ func startCloned() (*Guard, error) {
 		all.Val[i] = ^uint64(0)
 	}
 	if err := unix.PthreadSigmask(unix.SIG_SETMASK, &all, &old); err != nil {
-		orders.Close()
-		w.Close()
+		f.closeContains()
 		return nil, err
 	}
 	pid, errno := cloneGuard(uintptr(unsafe.Pointer(&a.clone)))
 	unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
 	runtime.KeepAlive(mem)
 	if errno != 0 {
-		orders.Close()
-		w.Close()
+		f.closeContains()
 		return nil, syscall.Errno(errno)
 	}
 	// Not waited for: it goes on setting itself up while contain does,
@@ -215,5 +191,5 @@ func startCloned() (*Guard, error) {
 	// own then). Its setup cannot fail (every descriptor it copies is open
 	// and above the ones it makes); should it anyway, it says so in
 	// status, which Failed reads before COMMAND starts.
-	return &Guard{pid: int(pid), w: orders, hold: w, waiter: "a clone of contain", cloned: &a.status}, nil
+	return &Guard{pid: int(pid), w: f.orders, hold: f.w, waiter: "a clone of contain", cloned: &a.status}, nil
 }

@@ -39,23 +39,7 @@ func TestClonedWaiter(t *testing.T) {
 	if g.ready != nil || g.hold == nil || g.waiter != "a clone of contain" {
 		t.Fatalf("the cloned waiter needs no word, and holds a pipe: %+v", g)
 	}
-	line := fmt.Sprintf("member %d %d\n", 123456, 987654321)
-	done := make(chan error, 1)
-	go func() {
-		var err error
-		for i := 0; i < 4<<20/len(line) && err == nil; i++ {
-			_, err = g.w.WriteString(line)
-		}
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("4 MiB of orders blocked contain")
-	}
+	fillOrders(t, g)
 	var comm []byte
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		if comm, _ = os.ReadFile(fmt.Sprintf("/proc/%d/comm", g.pid)); string(comm) == "contain-guard\n" {
