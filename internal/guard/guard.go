@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -58,25 +57,13 @@ type Guard struct {
 	// ready is the waiter shell's word that it runs its script (see
 	// confirm); nil once heard, or where contain __guard waits itself.
 	ready *os.File
-	// waiter is what the guard waits in, for -v: a clone of contain, the
-	// built-in waiter, /bin/sh, or contain __guard.
+	// waiter is what the guard waits in, for -v: the built-in waiter,
+	// /bin/sh, or contain __guard.
 	waiter string
-	// cloned is a clone of contain's status (clone_linux_amd64.go): 2 if
-	// it could not set itself up; nil for the other waiters.
-	cloned *int32
 }
 
 // Waiter says what the guard waits in, for -v.
 func (g *Guard) Waiter() string { return g.waiter }
-
-// Failed reports that the guard could not set itself up and is gone: a
-// clone of contain says so (it cannot happen short of a kernel that
-// refuses what it was checked to allow); the other waiters fail in Start.
-func (g *Guard) Failed() bool { return g.cloned != nil && atomic.LoadInt32(g.cloned) == 2 }
-
-// StartInstead starts a guard in place of one that Failed: a waiter
-// other than a clone of contain.
-func StartInstead() (*Guard, error) { return start(false) }
 
 // Start starts the guard. It is called off the main thread: the
 // reaper (main thread, __WNOTHREAD) must not see it among its children.
@@ -84,15 +71,8 @@ func StartInstead() (*Guard, error) { return start(false) }
 // verbose. It waits in the shell where there is one that can be executed,
 // else as contain __guard itself. On linux/amd64 it waits in a program
 // of contain's own (startCoded), where the kernel lets it run one.
-func Start() (*Guard, error) { return start(true) }
-
-func start(clone bool) (*Guard, error) {
+func Start() (*Guard, error) {
 	if !layers.Disabled("waiter") {
-		if clone && !layers.Disabled("clone") {
-			if g, err := startCloned(); err == nil {
-				return g, nil
-			}
-		}
 		if g, err := startCoded(); err == nil {
 			return g, nil
 		}

@@ -2,8 +2,7 @@
 // layers contain run is to do without: how the tests, and anyone who wants
 // to see what contain does without one, run the rest alone. The layers
 // are cgroup, subreaper, shim, pdeathsig, systemd (Linux), waiter (the
-// crash guard then waits in /bin/sh), clone (it waits in the built-in
-// waiter rather than in a clone of contain) and keeper (the shim is then
+// crash guard then waits in /bin/sh) and keeper (the shim is then
 // contain __shim); "macos" turns off every one macOS lacks, which leaves
 // exactly what macOS has (the process group, the tracking, the crash
 // guard waiting in the shell, which then sends COMMAND its -s signal

@@ -94,17 +94,6 @@ func (p *Prepared) takeGuard(log Logger) *guard.Guard {
 	}
 	p.taken = true
 	<-p.guardDone
-	if p.guard != nil && p.guard.Failed() {
-		// Started off the main thread, as the first was.
-		log("the crash guard (PID %d) could not set itself up: starting another", p.guard.PID())
-		p.guard.Stop()
-		done := make(chan struct{})
-		go func() {
-			p.guard, p.guardErr = guard.StartInstead()
-			close(done)
-		}()
-		<-done
-	}
 	if p.guardErr != nil {
 		log("cannot start the crash guard: %v (if contain is killed, run contain reap)", p.guardErr)
 	}
