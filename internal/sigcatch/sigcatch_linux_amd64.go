@@ -69,6 +69,11 @@ func Catch(sigs []syscall.Signal, c chan<- os.Signal) error {
 	// the runtime's poller, without a thread of its own.
 	r := os.NewFile(uintptr(p[0]), "signals")
 	writeFD = int64(p[1])
+	// The reader first: should an rt_sigaction fail midway, the signals
+	// caught before it still reach c. (os/signal, which the caller then
+	// falls back to, would not take them back: the runtime believes its
+	// own handler is there.)
+	go deliver(r, c, func(b byte) os.Signal { return syscall.Signal(b) })
 	sa := sigactiont{handler: handlerPC(), flags: saSiginfo | saOnstack | saRestorer | saRestart,
 		restorer: restorerPC(), mask: ^uint64(0)}
 	for _, s := range sigs {
@@ -76,6 +81,5 @@ func Catch(sigs []syscall.Signal, c chan<- os.Signal) error {
 			return fmt.Errorf("sigcatch: %v: %w", s, e)
 		}
 	}
-	go deliver(r, c, func(b byte) os.Signal { return syscall.Signal(b) })
 	return nil
 }
