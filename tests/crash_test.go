@@ -217,8 +217,9 @@ func TestCrashWindow(t *testing.T) {
 				// leave a dead run's cgroup for a moment on purpose): its
 				// cgroup is not this round's to check. contain itself makes
 				// its cgroup only after its runtime has started.
-				_, err := os.Stat(cgroupDir(cmd.Process.Pid))
-				stale := cgroupDir(cmd.Process.Pid) != "" && err == nil
+				cg := cgroupDir(cmd.Process.Pid)
+				_, err := os.Stat(cg)
+				stale := cg != "" && err == nil
 				// 0 to 12 ms after the start, spread over the rounds.
 				delay := time.Duration(i*173%12000) * time.Microsecond
 				time.Sleep(delay)
@@ -226,7 +227,6 @@ func TestCrashWindow(t *testing.T) {
 				cmd.Wait()
 				pid := cmd.Process.Pid
 				value := fmt.Sprintf("CONTAIN:%d", pid) // setpriv execs contain: same PID
-				cg := cgroupDir(pid)
 				deadline := time.Now().Add(time.Second)
 				for {
 					procs := tagged(value)

@@ -202,15 +202,8 @@ func TestKeeperEndsBeforeCommand(t *testing.T) {
 	t.Parallel()
 	refuse := buildRefuse(t)
 	dir := sharedDir(t)
-	cmd := exec.Command(refuse, "signalfd4", "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--",
+	cmd, stderr := startRefused(t, nil, refuse, "signalfd4", "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--",
 		bin, "run", "-v", "--", "sh", "-c", `cat /proc/$PPID/comm > `+dir+`/parent; `+crashTree(dir))
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	cmd.WaitDelay = time.Second
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
 	pids := crashTreeReady(t, dir)
 	// It ended before or after the word to start: "broken pipe", or EOF.
 	if !regexp.MustCompile(`cannot start the built-in keeper: (cannot brief the shim: broken pipe|the shim ended before starting COMMAND: EOF) \(the shim runs as contain __shim\)`).MatchString(stderr.String()) {
@@ -246,15 +239,7 @@ func TestBuiltinsRefused(t *testing.T) {
 				argv = append(argv, "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--")
 			}
 			argv = append(argv, bin, "run", "-v", "--", "sh", "-c", `cat /proc/$PPID/comm > `+dir+`/parent; `+crashTree(dir))
-			cmd := exec.Command(argv[0], argv[1:]...)
-			cmd.Env = append(os.Environ(), "CONTAIN_DISABLE=cgroup")
-			var stderr syncBuffer
-			cmd.Stderr = &stderr
-			cmd.WaitDelay = time.Second
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer cmd.Process.Kill()
+			cmd, stderr := startRefused(t, []string{"CONTAIN_DISABLE=cgroup"}, argv...)
 			pids := crashTreeReady(t, dir)
 			for _, want := range []string{"crash guard: PID", ", waiting in /bin/sh",
 				"cannot start the built-in keeper: operation not permitted (the shim runs as contain __shim)"} {
@@ -381,4 +366,21 @@ func TestShimNoPdeathsig(t *testing.T) {
 			wait()
 		})
 	}
+}
+
+// startRefused starts argv (tests/testdata/refuse and what it runs), env
+// added to the test's environment, its stderr kept; it is killed when the
+// test ends.
+func startRefused(t *testing.T, env []string, argv ...string) (*exec.Cmd, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	cmd.WaitDelay = time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return cmd, stderr
 }

@@ -38,64 +38,38 @@ func startCoded() (*Guard, error) {
 		return nil, err
 	}
 	defer prog.Close()
-	f, err := openWaiterFiles()
+	orders, err := builtin.Memfd("contain-guard-orders")
 	if err != nil {
 		return nil, err
 	}
-	defer f.closeChilds()
+	self, err := os.Open("/proc/self/exe")
+	if err != nil {
+		orders.Close()
+		return nil, err
+	}
+	defer self.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		orders.Close()
+		return nil, err
+	}
+	defer r.Close()
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		orders.Close()
+		w.Close()
+		return nil, err
+	}
+	defer null.Close()
 	pid, err := syscall.ForkExec("/proc/self/fd/6", []string{"contain-guard", Arg, strconv.Itoa(os.Getpid()), ordersArg}, &syscall.ProcAttr{
 		Env:   append(os.Environ(), "GOMAXPROCS=1"),
-		Files: []uintptr{f.null.Fd(), f.null.Fd(), os.Stderr.Fd(), f.r.Fd(), f.orders.Fd(), f.self.Fd(), prog.Fd()},
+		Files: []uintptr{null.Fd(), null.Fd(), os.Stderr.Fd(), r.Fd(), orders.Fd(), self.Fd(), prog.Fd()},
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})
 	if err != nil {
-		f.closeContains()
+		orders.Close()
+		w.Close()
 		return nil, err
 	}
-	return &Guard{pid: pid, w: f.orders, hold: f.w, waiter: "the built-in waiter"}, nil
-}
-
-// waiterFiles are what a built-in waiter gets: the orders (a memfd),
-// contain's binary, the pipe whose end says contain is gone, /dev/null.
-// contain keeps the orders and the pipe's write end; the rest is the
-// child's alone once it has them.
-type waiterFiles struct{ orders, self, r, w, null *os.File }
-
-func openWaiterFiles() (*waiterFiles, error) {
-	f := &waiterFiles{}
-	var err error
-	if f.orders, err = builtin.Memfd("contain-guard-orders"); err != nil {
-		return nil, err
-	}
-	if f.self, err = os.Open("/proc/self/exe"); err != nil {
-		f.orders.Close()
-		return nil, err
-	}
-	if f.r, f.w, err = os.Pipe(); err != nil {
-		f.orders.Close()
-		f.self.Close()
-		return nil, err
-	}
-	if f.null, err = os.OpenFile(os.DevNull, os.O_RDWR, 0); err != nil {
-		f.orders.Close()
-		f.self.Close()
-		f.r.Close()
-		f.w.Close()
-		return nil, err
-	}
-	return f, nil
-}
-
-// closeChilds closes what only the child keeps.
-func (f *waiterFiles) closeChilds() {
-	f.self.Close()
-	f.r.Close()
-	f.null.Close()
-}
-
-// closeContains closes what contain would have kept, for a child that
-// did not start.
-func (f *waiterFiles) closeContains() {
-	f.orders.Close()
-	f.w.Close()
+	return &Guard{pid: pid, w: orders, hold: w, waiter: "the built-in waiter"}, nil
 }

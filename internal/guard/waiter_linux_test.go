@@ -35,7 +35,23 @@ func TestCodedWaiter(t *testing.T) {
 	if g.ready != nil || g.hold == nil {
 		t.Fatalf("the built-in waiter needs no word, and holds a pipe: %+v", g)
 	}
-	fillOrders(t, g)
+	line := fmt.Sprintf("member %d %d\n", 123456, 987654321)
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		for i := 0; i < 4<<20/len(line) && err == nil; i++ {
+			_, err = g.w.WriteString(line)
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("4 MiB of orders blocked contain")
+	}
 	var comm []byte
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
@@ -75,28 +91,5 @@ func TestCodedWaiter(t *testing.T) {
 	time.Sleep(20 * time.Millisecond)
 	if st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", g.pid)); !bytes.Contains(st, []byte(") S ")) {
 		t.Errorf("SIGTERM ended the waiter, or it does not sleep: %s", st)
-	}
-}
-
-// fillOrders writes 4 MiB of orders to g, which no one reads while contain
-// lives: a pipe would block contain at 64 KiB.
-func fillOrders(t *testing.T, g *Guard) {
-	t.Helper()
-	line := fmt.Sprintf("member %d %d\n", 123456, 987654321)
-	done := make(chan error, 1)
-	go func() {
-		var err error
-		for i := 0; i < 4<<20/len(line) && err == nil; i++ {
-			_, err = g.w.WriteString(line)
-		}
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("4 MiB of orders blocked contain")
 	}
 }

@@ -119,10 +119,10 @@ func subscribe(catch bool) {
 	first := signals.NotIgnored(signals.ForwardedFirst)
 	if catch {
 		var own []syscall.Signal
-		var runtime []os.Signal
+		var runtimes []os.Signal
 		for _, s := range append(first, signals.ForwardedLater...) {
 			if signals.RuntimeOwn(s) {
-				runtime = append(runtime, s)
+				runtimes = append(runtimes, s)
 			} else {
 				own = append(own, s.(syscall.Signal))
 			}
@@ -130,7 +130,7 @@ func subscribe(catch bool) {
 		if sigcatch.Catch(own, sigs) == nil {
 			subscription.all = true
 			// No round trip for these: the runtime handles them itself.
-			signal.Notify(sigs, runtime...)
+			signal.Notify(sigs, runtimes...)
 			close(done)
 			return
 		}
