@@ -45,18 +45,34 @@ func memfd(name string, extra int) (*os.File, error) {
 // caller hands it to the child as a descriptor and executes
 // /proc/self/fd/N.
 func Load(name string, code, data []byte) (*os.File, error) {
-	if code == nil {
-		return nil, ErrUnavailable
-	}
-	f, err := memfd(name, mfdExec)
+	fd, err := LoadFd(name, code, data)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	if _, err := f.Write(Image(code, data)); err != nil {
-		return nil, err
+	return os.NewFile(uintptr(fd), name), nil
+}
+
+// LoadFd is Load's descriptor, without an *os.File around it.
+func LoadFd(name string, code, data []byte) (int, error) {
+	if code == nil {
+		return -1, ErrUnavailable
 	}
-	return os.Open("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC|mfdExec)
+	if err == unix.EINVAL {
+		fd, err = unix.MemfdCreate(name, unix.MFD_CLOEXEC)
+	}
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(fd)
+	img := Image(code, data)
+	if n, err := unix.Write(fd, img); err != nil || n != len(img) {
+		if err == nil {
+			err = unix.EIO
+		}
+		return -1, err
+	}
+	return unix.Open("/proc/self/fd/"+strconv.Itoa(fd), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 }
 
 // Base is where Image loads code.

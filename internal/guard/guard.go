@@ -57,6 +57,12 @@ type Guard struct {
 	// ready is the waiter shell's word that it runs its script (see
 	// confirm); nil once heard, or where contain __guard waits itself.
 	ready *os.File
+	// starting is the built-in waiter while it may still be executing
+	// (startSpawned); nil once Ready knows it waits.
+	starting interface {
+		Executed() error
+		Ended()
+	}
 	// waiter is what the guard waits in, for -v: the built-in waiter,
 	// /bin/sh, or contain __guard.
 	waiter string
@@ -68,10 +74,22 @@ func (g *Guard) Waiter() string { return g.waiter }
 // Start starts the guard. It is called off the main thread: the
 // reaper (main thread, __WNOTHREAD) must not see it among its children.
 // The guard's stderr is contain's; it writes there only when told to be
-// verbose. It waits in the shell where there is one that can be executed,
-// else as contain __guard itself. On linux/amd64 it waits in a program
-// of contain's own (startCoded), where the kernel lets it run one.
+// verbose. On linux/amd64 it waits in a program of contain's own, where
+// the kernel lets it run one (startSpawned, or startCoded on a kernel
+// without clone3); else in the shell where there is one that can be
+// executed, else as contain __guard itself. A guard that startSpawned
+// started may still be executing when Start returns: Ready waits for it.
 func Start() (*Guard, error) {
+	if !layers.Disabled("waiter") {
+		if g, err := startSpawned(); err == nil {
+			return g, nil
+		}
+	}
+	return startOther()
+}
+
+// startOther starts the guard by the other ways Start tries.
+func startOther() (*Guard, error) {
 	if !layers.Disabled("waiter") {
 		if g, err := startCoded(); err == nil {
 			return g, nil
@@ -85,6 +103,58 @@ func Start() (*Guard, error) {
 		// missing): the guard waits itself.
 	}
 	return startWaiter(false)
+}
+
+// Ready returns once the guard waits, before COMMAND starts: a waiter
+// that Start left executing has done so. If it could not (a kernel or a
+// security module that refuses to execute a memfd), the guard is started
+// again by the other ways Start has, and told the orders given so far;
+// Ready then says why in failed. An error: there is no guard (and Stop
+// signals nothing).
+func (g *Guard) Ready() (failed, err error) {
+	c := g.starting
+	if c == nil {
+		return nil, nil
+	}
+	g.starting = nil
+	failed = c.Executed()
+	if failed == nil {
+		return nil, nil
+	}
+	// It exited 127: reaped here, so that Stop signals no PID of another's.
+	for {
+		if _, err := unix.Wait4(g.pid, nil, 0, nil); err != unix.EINTR {
+			break
+		}
+	}
+	g.pid = 0
+	// From another thread: this is the reaper's, which must not see the
+	// guard among its children.
+	var ng *Guard
+	started := make(chan struct{})
+	go func() {
+		ng, err = startOther()
+		close(started)
+	}()
+	<-started
+	if err != nil {
+		return failed, err
+	}
+	orders, err := io.ReadAll(io.NewSectionReader(g.w, 0, 1<<62))
+	if err == nil {
+		_, err = nosigpipe.Writer(ng.w).Write(orders)
+	}
+	g.w.Close()
+	if g.hold != nil {
+		g.hold.Close()
+	}
+	*g = *ng
+	if err != nil {
+		g.Stop()
+		g.pid = 0
+		return failed, fmt.Errorf("cannot hand the orders to the guard: %w", err)
+	}
+	return failed, nil
 }
 
 // startWaiter starts the guard waiting in the shell, or as contain
@@ -343,11 +413,17 @@ func (g *Guard) HookEnded() error {
 
 // Stop ends the guard of a run that closed its group itself.
 func (g *Guard) Stop() {
-	unix.Kill(g.pid, unix.SIGKILL) // a child not yet waited for: the PID is still its
-	for {
-		if _, err := unix.Wait4(g.pid, nil, 0, nil); err != unix.EINTR {
-			break
+	if g.pid != 0 {
+		unix.Kill(g.pid, unix.SIGKILL) // a child not yet waited for: the PID is still its
+		for {
+			if _, err := unix.Wait4(g.pid, nil, 0, nil); err != unix.EINTR {
+				break
+			}
 		}
+	}
+	if g.starting != nil {
+		g.starting.Ended()
+		g.starting = nil
 	}
 	g.w.Close()
 	if g.hold != nil {

@@ -7,3 +7,6 @@ import "errors"
 func startCoded() (*Guard, error) {
 	return nil, errors.New("no built-in waiter on macOS")
 }
+
+// startSpawned: macOS has no memfd either.
+func startSpawned() (*Guard, error) { return nil, errors.ErrUnsupported }

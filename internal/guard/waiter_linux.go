@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/contain-cli/contain/internal/builtin"
 	"github.com/contain-cli/contain/internal/signals"
 )
@@ -23,6 +25,65 @@ import (
 // a memfd: vm.memfd_noexec=2, a security module) the guard waits in
 // /bin/sh (waiterScript), as on macOS, or in contain __guard itself.
 // CONTAIN_DISABLE=waiter skips it.
+
+// startSpawned starts the guard waiting in the built-in waiter, as
+// startCoded does, but with builtin.Spawn: contain goes on while the
+// waiter executes, and Ready waits for that before COMMAND starts. Its
+// descriptors are the same.
+func startSpawned() (*Guard, error) {
+	sigs := signals.Fatal()
+	nums := make([]byte, len(sigs)+1)
+	for i, s := range sigs {
+		nums[i] = byte(s.(syscall.Signal))
+	}
+	prog, err := builtin.LoadFd("contain-guard", builtin.Waiter, nums)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(prog)
+	orders, err := builtin.Memfd("contain-guard-orders")
+	if err != nil {
+		return nil, err
+	}
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+		orders.Close()
+		return nil, err
+	}
+	defer unix.Close(fds[0])
+	w := os.NewFile(uintptr(fds[1]), "contain-guard-pipe")
+	fail := func(err error) (*Guard, error) {
+		orders.Close()
+		w.Close()
+		return nil, err
+	}
+	self, err := unix.Open("/proc/self/exe", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fail(err)
+	}
+	defer unix.Close(self)
+	null, err := unix.Open(os.DevNull, unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fail(err)
+	}
+	defer unix.Close(null)
+	stderr := 2
+	if _, err := unix.FcntlInt(2, unix.F_GETFD, 0); err != nil {
+		stderr = null // none: /dev/null, as for 0 and 1
+	}
+	c, err := builtin.Spawn(builtin.Spec{
+		Argv: []string{"contain-guard", Arg, strconv.Itoa(os.Getpid()), ordersArg},
+		Env:  append(os.Environ(), "GOMAXPROCS=1"),
+		Moves: []builtin.Move{{Src: null, Dst: 0}, {Src: null, Dst: 1}, {Src: stderr, Dst: 2},
+			{Src: fds[0], Dst: 3}, {Src: int(orders.Fd()), Dst: 4}, {Src: self, Dst: 5}, {Src: prog, Dst: 6}},
+		Prog:   6,
+		Setsid: true,
+	})
+	if err != nil {
+		return fail(err)
+	}
+	return &Guard{pid: c.Pid, w: orders, hold: w, waiter: "the built-in waiter", starting: c}, nil
+}
 
 // startCoded starts the guard waiting in the built-in waiter: fd 3 the
 // pipe, 4 the orders, 5 contain's binary, 6 the waiter itself (which

@@ -347,11 +347,29 @@ func (r *runner) takeGuard() *guard.Guard {
 	return g
 }
 
+// guardReady makes sure that the crash guard waits before COMMAND can
+// start: guard.Start may have left its waiter executing, beside contain's
+// own set-up.
+func (r *runner) guardReady() {
+	if r.guard == nil {
+		return
+	}
+	failed, err := r.guard.Ready()
+	switch {
+	case err != nil:
+		r.log("cannot start the crash guard: %v (if contain is killed, run contain reap)", err)
+		r.guard = nil
+	case failed != nil:
+		r.log("the built-in waiter could not run (%v): the crash guard waits in %s", failed, r.guard.Waiter())
+	}
+}
+
 // start starts COMMAND in its own process group, in the terminal's
 // foreground when contain is, and adds what the OS has (on Linux the
 // shim, Pdeathsig and the cgroup, with a retry without a cgroup the kernel
 // refuses).
 func (r *runner) start() error {
+	r.guardReady()
 	path, err := lookPath(r.o.Args[0])
 	if err != nil {
 		return &StartError{Name: r.o.Args[0], Err: err}

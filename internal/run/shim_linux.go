@@ -35,6 +35,9 @@ type shimProc struct {
 	// keeper: the built-in keeper (builtin.Keeper), not contain __shim:
 	// orders takes one byte, the word to start COMMAND, and no lines.
 	keeper bool
+	// spawned is the keeper that builtin.Spawn started, until its first
+	// record says that it ran (or its end that it could not).
+	spawned *builtin.Child
 }
 
 // preparedOS is the shim that PrepareRun started, for a user who has no
@@ -123,12 +126,8 @@ func (r *runner) startShim(path string, foreground bool) error {
 	if r.o.Report != "" {
 		o.Report = &guard.ReportOrder{Path: r.o.Report, Command: r.o.Args, Started: time.Now()}
 	}
-	b, err := json.Marshal(o)
-	if err != nil {
-		return err
-	}
 	if keeperAvailable() && !r.o.AllowDaemons {
-		s, err := startKeeper(o, b)
+		s, err := startKeeper(o)
 		if err == nil {
 			err = r.brief(s, []byte{1}, foreground) // the word to start: the brief has the rest
 			if err == nil || errors.As(err, new(*StartError)) {
@@ -141,6 +140,10 @@ func (r *runner) startShim(path string, foreground bool) error {
 			r.shim = nil
 		}
 		r.log("cannot start the built-in keeper: %v (the shim runs as contain %s)", err, shim.Arg)
+	}
+	b, err := json.Marshal(o)
+	if err != nil {
+		return err
 	}
 	var s *shimProc
 	if p := r.o.Prepared; p != nil {
@@ -174,7 +177,16 @@ func (r *runner) brief(s *shimProc, orders []byte, foreground bool) error {
 		return fmt.Errorf("cannot brief the shim: %w", err)
 	}
 	rec, err := shim.ReadRecord(s.lines)
+	var execErr error
+	if s.spawned != nil {
+		// It wrote a record, or ended: either way it is done with the
+		// memory it shared.
+		execErr = s.spawned.Executed()
+		s.spawned = nil
+	}
 	switch {
+	case execErr != nil:
+		return fmt.Errorf("cannot execute it: %v", execErr)
 	case err != nil:
 		return fmt.Errorf("the shim ended before starting COMMAND: %v", err)
 	case rec.Kind == shim.Failed:
@@ -233,10 +245,11 @@ func inherited() (files []uintptr, base int) {
 	return files, base
 }
 
-// startKeeper starts the built-in keeper, briefed to start COMMAND (o;
-// b, the orders as JSON, for contain __shim keeper), which waits for
-// the word to start it. It runs on the main thread, as the shim does.
-func startKeeper(o shim.Orders, b []byte) (*shimProc, error) {
+// startKeeper starts the built-in keeper, briefed to start COMMAND (o),
+// which waits for the word to start it. It runs on the main thread, as
+// the shim does. The brief is written while the keeper executes: it
+// reads it only once it has the word.
+func startKeeper(o shim.Orders) (*shimProc, error) {
 	var opened []*os.File
 	closeAll := func() {
 		for _, f := range opened {
@@ -257,9 +270,6 @@ func startKeeper(o shim.Orders, b []byte) (*shimProc, error) {
 		return nil, err
 	}
 	opened = append(opened, brief)
-	if _, err := brief.Write(shim.Brief(o, b, os.Getpid())); err != nil {
-		return nil, err
-	}
 	journal, err := builtin.Memfd("contain-shim-journal")
 	if err != nil {
 		return nil, err
@@ -282,17 +292,47 @@ func startKeeper(o shim.Orders, b []byte) (*shimProc, error) {
 	}
 	opened = append(opened, er)
 	nosigpipe.Quiet(ew)
-	pid, err := syscall.ForkExec("/proc/self/fd/"+strconv.Itoa(base+shim.KeeperFd), []string{"contain-shim", shim.Arg, shim.KeeperArg, strconv.Itoa(base)},
-		&syscall.ProcAttr{Env: append(os.Environ(), "GOMAXPROCS=1"),
-			Files: append(files, brief.Fd(), sw.Fd(), er.Fd(), journal.Fd(), self.Fd(), prog.Fd()),
-			Sys:   &syscall.SysProcAttr{Setpgid: true}})
+	argv := []string{"contain-shim", shim.Arg, shim.KeeperArg, strconv.Itoa(base)}
+	env := append(os.Environ(), "GOMAXPROCS=1")
+	// Spawned where it can be: contain goes on (briefs the guard, writes
+	// the word) while the keeper executes. The descriptors contain
+	// inherited open stay at their numbers, its own (close-on-exec) go.
+	c, err := builtin.Spawn(builtin.Spec{Argv: argv, Env: env, Prog: base + shim.KeeperFd, Moves: []builtin.Move{
+		{Src: int(brief.Fd()), Dst: base + shim.BriefFd}, {Src: int(sw.Fd()), Dst: base + shim.StatusFd},
+		{Src: int(er.Fd()), Dst: base + shim.EndFd}, {Src: int(journal.Fd()), Dst: base + shim.JournalFd},
+		{Src: int(self.Fd()), Dst: base + shim.ExeFd}, {Src: int(prog.Fd()), Dst: base + shim.KeeperFd}}})
+	var pid int
+	if err == nil {
+		pid = c.Pid
+	} else {
+		c = nil
+		pid, err = syscall.ForkExec("/proc/self/fd/"+strconv.Itoa(base+shim.KeeperFd), argv,
+			&syscall.ProcAttr{Env: env, Files: append(files, brief.Fd(), sw.Fd(), er.Fd(), journal.Fd(), self.Fd(), prog.Fd()),
+				Sys: &syscall.SysProcAttr{Setpgid: true}})
+	}
 	if err != nil {
 		sr.Close()
 		ew.Close()
 		return nil, err
 	}
-	return &shimProc{pid: pid, start: proc.StartOf(pid), orders: ew, status: sr, lines: bufio.NewReader(sr),
-		done: make(chan struct{}), keeper: true}, nil
+	s := &shimProc{pid: pid, start: proc.StartOf(pid), orders: ew, status: sr, lines: bufio.NewReader(sr),
+		done: make(chan struct{}), keeper: true, spawned: c}
+	// The orders again as JSON, for contain __shim keeper should contain
+	// die.
+	b, err := json.Marshal(o)
+	if err == nil {
+		_, err = brief.Write(shim.Brief(o, b, os.Getpid()))
+	}
+	if err != nil {
+		ew.Close() // its end before the word: it exits
+		unix.Wait4(pid, nil, 0, nil)
+		if c != nil {
+			c.Ended()
+		}
+		sr.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
 // relay turns the shim's records into what contain's reaper would have seen

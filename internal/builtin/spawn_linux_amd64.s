@@ -1,0 +1,104 @@
+#include "go_asm.h"
+#include "textflag.h"
+
+// Spawn's clone and its child (spawn_linux_amd64.go says what they do
+// and why).
+
+#define SYS_fcntl 72
+#define SYS_setpgid 109
+#define SYS_setsid 112
+#define SYS_rt_sigprocmask 14
+#define SYS_exit_group 231
+#define SYS_dup3 292
+#define SYS_execveat 322
+#define SYS_clone3 435
+
+// func clone(a *spawnArgs) (pid, errno uintptr)
+TEXT ·clone(SB),NOSPLIT,$0-24
+	MOVQ	a+0(FP), R12 // &a.clone is a
+	MOVQ	R12, DI
+	MOVQ	$64, SI // CLONE_ARGS_SIZE_VER0
+	MOVQ	$SYS_clone3, AX
+	SYSCALL
+	CMPQ	AX, $0
+	JEQ	child
+	JLT	failed
+	MOVQ	AX, pid+8(FP)
+	MOVQ	$0, errno+16(FP)
+	RET
+failed:
+	NEGQ	AX
+	MOVQ	$0, pid+8(FP)
+	MOVQ	AX, errno+16(FP)
+	RET
+
+// The child, on the stack at the end of a's mapping, a in R12. It writes
+// nothing but a.errno, and never returns: it executes the program or
+// exits 127.
+child:
+	// Its own session, or process group, first: a signal sent to
+	// contain's group from now on is not its.
+	CMPQ	spawnArgs_setsid(R12), $0
+	JEQ	pgrp
+	MOVQ	$SYS_setsid, AX
+	SYSCALL
+	TESTQ	AX, AX
+	JMI	die
+	JMP	moves
+pgrp:
+	XORQ	DI, DI
+	XORQ	SI, SI
+	MOVQ	$SYS_setpgid, AX
+	SYSCALL
+	TESTQ	AX, AX
+	JMI	die
+moves:
+	// Each descriptor to its number (Spawn moved every source that is
+	// another's destination out of the way); one already there loses
+	// close-on-exec.
+	XORQ	BX, BX
+move:
+	CMPQ	BX, spawnArgs_nmoves(R12)
+	JGE	mask
+	MOVQ	spawnArgs_src(R12)(BX*8), DI
+	MOVQ	spawnArgs_dst(R12)(BX*8), SI
+	CMPQ	DI, SI
+	JEQ	same
+	XORQ	DX, DX
+	MOVQ	$SYS_dup3, AX
+	SYSCALL
+	TESTQ	AX, AX
+	JMI	die
+	INCQ	BX
+	JMP	move
+same:
+	MOVQ	$2, SI // F_SETFD
+	XORQ	DX, DX
+	MOVQ	$SYS_fcntl, AX
+	SYSCALL
+	TESTQ	AX, AX
+	JMI	die
+	INCQ	BX
+	JMP	move
+mask:
+	// The mask the cloning thread had before Spawn blocked every signal.
+	MOVQ	$2, DI // SIG_SETMASK
+	LEAQ	spawnArgs_mask(R12), SI
+	XORQ	DX, DX
+	MOVQ	$8, R10
+	MOVQ	$SYS_rt_sigprocmask, AX
+	SYSCALL
+	MOVQ	spawnArgs_prog(R12), DI
+	LEAQ	spawnArgs_empty(R12), SI
+	MOVQ	spawnArgs_argv(R12), DX
+	MOVQ	spawnArgs_envp(R12), R10
+	MOVQ	$0x1000, R8 // AT_EMPTY_PATH
+	MOVQ	$SYS_execveat, AX
+	SYSCALL
+die:
+	NEGQ	AX
+	MOVQ	AX, spawnArgs_errno(R12)
+	MOVQ	$127, DI
+	MOVQ	$SYS_exit_group, AX
+	SYSCALL
+	JMP	die

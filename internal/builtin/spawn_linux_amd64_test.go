@@ -1,0 +1,176 @@
+package builtin
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// spawnOutput spawns prog (a path, opened and handed as descriptor 20)
+// with argv, its stdout a pipe moved to 1 and the extra moves, from a
+// thread whose mask blocks SIGUSR2 and SIGWINCH; it returns what the
+// program wrote, its exit status and Executed's error.
+func spawnOutput(t *testing.T, prog string, argv []string, setsid bool, extra ...Move) (string, unix.WaitStatus, error) {
+	t.Helper()
+	f, err := os.Open(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var set, old unix.Sigset_t
+	set.Val[0] = 1<<(unix.SIGUSR2-1) | 1<<(unix.SIGWINCH-1)
+	unix.PthreadSigmask(unix.SIG_SETMASK, &set, &old)
+	defer unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
+	moves := append([]Move{{int(w.Fd()), 1}, {int(f.Fd()), 20}}, extra...)
+	c, err := Spawn(Spec{Argv: argv, Env: []string{"LC_ALL=C", "A=b"}, Moves: moves, Prog: 20, Setsid: setsid})
+	if err != nil {
+		w.Close()
+		t.Fatal(err)
+	}
+	w.Close()
+	execErr := c.Executed()
+	out, _ := io.ReadAll(r)
+	var ws unix.WaitStatus
+	if _, err := unix.Wait4(c.Pid, &ws, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	return string(out), ws, execErr
+}
+
+func statusField(status, name string) string {
+	for _, l := range strings.Split(status, "\n") {
+		if v, ok := strings.CutPrefix(l, name+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// TestSpawn: the child executes the program from its descriptor with its
+// argv and environment, in a session of its own (or a process group),
+// with no handler and the cloning thread's signal mask, its descriptors
+// moved into place, and none of contain's that it was not given.
+func TestSpawn(t *testing.T) {
+	if _, err := Spawn(Spec{Argv: []string{"x"}, Prog: 1 << 20}); errors.Is(err, ErrNoSpawn) {
+		t.Skipf("this kernel: %v", err)
+	}
+	// A descriptor of the test's own, close-on-exec, that the child must
+	// not have; and one inherited open (not close-on-exec), that it keeps.
+	cloexec, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cloexec.Close()
+	open, err := unix.Open(os.DevNull, unix.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(open)
+	for _, setsid := range []bool{true, false} {
+		out, ws, err := spawnOutput(t, "/bin/cat", []string{"cat", "/proc/self/status", "/proc/self/stat", "/proc/self/environ"}, setsid)
+		if err != nil || !ws.Exited() || ws.ExitStatus() != 0 {
+			t.Fatalf("setsid %v: executed %v, status %v: %s", setsid, err, ws, out)
+		}
+		if got, want := statusField(out, "SigBlk"), fmt.Sprintf("%016x", 1<<(unix.SIGUSR2-1)|1<<(unix.SIGWINCH-1)); got != want {
+			t.Errorf("setsid %v: blocked %s, want the thread's (USR2, WINCH): %s", setsid, got, want)
+		}
+		if got := statusField(out, "SigCgt"); got != "0000000000000000" {
+			t.Errorf("setsid %v: caught %s, want none", setsid, got)
+		}
+		pid := statusField(out, "Pid")
+		i := strings.Index(out, pid+" (cat) ")
+		if i < 0 {
+			t.Fatalf("no stat line in %q", out)
+		}
+		f := strings.Fields(out[i:])
+		pgrp, sid := f[4], f[5]
+		if setsid && (sid != pid || pgrp != pid) {
+			t.Errorf("session %s, process group %s; want its own, %s", sid, pgrp, pid)
+		}
+		if !setsid && (sid == pid || pgrp != pid) {
+			t.Errorf("session %s, process group %s; want contain's session and its own group %s", sid, pgrp, pid)
+		}
+		if !strings.Contains(out, "LC_ALL=C\x00A=b\x00") {
+			t.Errorf("environment not in %q", out)
+		}
+	}
+	// The descriptors: 1 the pipe, 20 the program; the test's binary to
+	// 21 from a number that /dev/null takes (a source that is another
+	// move's destination); the inherited one kept; a close-on-exec one
+	// not given gone.
+	other, err := os.Open("/proc/self/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	gone, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gone.Close()
+	out, ws, err := spawnOutput(t, "/bin/ls", []string{"ls", "-l", "/proc/self/fd/"}, true,
+		Move{int(cloexec.Fd()), int(other.Fd())}, Move{int(other.Fd()), 21})
+	if err != nil || !ws.Exited() || ws.ExitStatus() != 0 {
+		t.Fatalf("executed %v, status %v: %s", err, ws, out)
+	}
+	fds := map[int]string{}
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 3 && f[len(f)-2] == "->" {
+			n, _ := strconv.Atoi(f[len(f)-3])
+			fds[n] = f[len(f)-1]
+		}
+	}
+	exe, _ := os.Readlink("/proc/self/exe")
+	if fds[21] != exe || fds[20] != "/bin/ls" && fds[20] != "/usr/bin/ls" || !strings.HasPrefix(fds[1], "pipe:") {
+		t.Errorf("descriptors %v: want 1 a pipe, 20 ls, 21 %s", fds, exe)
+	}
+	if fds[int(other.Fd())] != os.DevNull {
+		t.Errorf("descriptor %d is not /dev/null: %v", other.Fd(), fds)
+	}
+	if fds[open] != os.DevNull {
+		t.Errorf("the inherited descriptor %d is not kept: %v", open, fds)
+	}
+	if _, ok := fds[int(gone.Fd())]; ok {
+		t.Errorf("the close-on-exec %d reached the child: %v", gone.Fd(), fds)
+	}
+}
+
+// TestSpawnFails: a program the kernel will not execute is reported by
+// Executed, and the child exits 127.
+func TestSpawnFails(t *testing.T) {
+	if _, err := Spawn(Spec{Argv: []string{"x"}, Prog: 1 << 20}); errors.Is(err, ErrNoSpawn) {
+		t.Skipf("this kernel: %v", err)
+	}
+	script := t.TempDir() + "/noexec"
+	if err := os.WriteFile(script, []byte("echo no interpreter line\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, ws, err := spawnOutput(t, script, []string{"noexec"}, true)
+	if !errors.Is(err, syscall.ENOEXEC) || !ws.Exited() || ws.ExitStatus() != 127 {
+		t.Errorf("executed %v, status %v; want ENOEXEC and 127", err, ws)
+	}
+	// A descriptor that is not open: dup3 fails in the child.
+	_, ws, err = spawnOutput(t, "/bin/true", []string{"true"}, true, Move{1 << 19, 4})
+	if !errors.Is(err, syscall.EBADF) || ws.ExitStatus() != 127 {
+		t.Errorf("executed %v, status %v; want EBADF and 127", err, ws)
+	}
+	if _, err := Spawn(Spec{Argv: []string{"x"}, Moves: make([]Move, maxMoves+1)}); err == nil {
+		t.Errorf("%d moves accepted", maxMoves+1)
+	}
+}

@@ -1,0 +1,31 @@
+//go:build linux && !amd64
+
+package builtin
+
+import "errors"
+
+// Spec is what Spawn starts (spawn_linux_amd64.go).
+type Spec struct {
+	Argv, Env []string
+	Moves     []Move
+	Prog      int
+	Setsid    bool
+}
+
+// Move is one descriptor of Spec.Moves.
+type Move struct{ Src, Dst int }
+
+// Child is a program that Spawn started.
+type Child struct{ Pid int }
+
+// ErrNoSpawn: Spawn has no code for this machine.
+var ErrNoSpawn = errors.New("no built-in spawn for this machine")
+
+// Spawn is linux/amd64's.
+func Spawn(Spec) (*Child, error) { return nil, ErrNoSpawn }
+
+// Executed is linux/amd64's.
+func (*Child) Executed() error { return ErrNoSpawn }
+
+// Ended is linux/amd64's.
+func (*Child) Ended() {}
