@@ -286,3 +286,43 @@ func TestReapSessionRemovesEmptyCgroup(t *testing.T) {
 		t.Errorf("cgroups in the report: %+v", out.Cgroups)
 	}
 }
+
+// TestCommandKeepsNofile: COMMAND runs under the RLIMIT_NOFILE soft limit
+// that contain was given, not the one the Go runtime raises contain's own
+// to: as root (started by contain), as nobody (started by the built-in
+// keeper, and by the shim as a Go program), and with the crash guard's
+// waiter and the keeper started either way.
+func TestCommandKeepsNofile(t *testing.T) {
+	t.Parallel()
+	testtool.Need(t, "prlimit", "util-linux")
+	for _, c := range []struct {
+		name   string
+		nobody bool
+		env    []string
+	}{
+		{"root", false, nil},
+		{"root, no built-in waiter", false, []string{"CONTAIN_DISABLE=waiter"}},
+		{"nobody", true, nil},
+		{"nobody, shim as contain __shim", true, []string{"CONTAIN_DISABLE=keeper"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.nobody {
+				requireRoot(t, "switching to nobody")
+			}
+			argv := []string{"prlimit", "--nofile=100:4096", "--"}
+			if c.nobody {
+				argv = append(argv, "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--")
+			}
+			argv = append(argv, bin, "run", "--", "sh", "-c", "ulimit -Sn; ulimit -Hn")
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Env = append(os.Environ(), c.env...)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			if got := strings.Fields(string(out)); len(got) != 2 || got[0] != "100" || got[1] != "4096" {
+				t.Errorf("COMMAND's soft and hard RLIMIT_NOFILE: %q, want 100 and 4096", out)
+			}
+		})
+	}
+}

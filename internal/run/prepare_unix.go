@@ -37,7 +37,8 @@ var subscription struct {
 // that Run does not wait for either (the guard's fork and exec, and the
 // runtime's round trip per subscribed signal, are the slowest steps of
 // contain run's set-up). Until Run starts COMMAND, the signals queue.
-// contain's main calls it first thing.
+// contain's main calls it first thing. It also gives contain run back the
+// RLIMIT_NOFILE it was started with (ownNofile), for its children.
 //
 // The main thread is the thread group leader: the kernel gives orphans to
 // the leader of a subreaper, so the reaper, which waits with __WNOTHREAD,
@@ -49,6 +50,7 @@ var subscription struct {
 // function would do, for every command, and costs contain run -- true 5%.)
 func PrepareRun() *Prepared {
 	runtime.LockOSThread()
+	ownNofile()
 	p := &Prepared{guardDone: make(chan struct{})}
 	go func() {
 		p.guard, p.guardErr = guard.Start()

@@ -217,3 +217,20 @@ const detachedWhere = "in a new session"
 
 // maxRSSBytes: Linux gives ru_maxrss in KiB.
 func maxRSSBytes(ru *unix.Rusage) uint64 { return uint64(max(ru.Maxrss, 0)) * 1024 }
+
+// ownNofile gives contain run back the RLIMIT_NOFILE soft limit it was
+// started with, which the Go runtime raised at start-up (to the hard limit
+// less one), so that every child inherits the user's limit, however it
+// was started: Go's ForkExec restores it in its children, builtin.Spawn's
+// children (the crash guard's waiter, the keeper, and so COMMAND) would
+// not. The runtime keeps the original where only syscall.Exec reads it:
+// an Exec that cannot succeed (an empty path: ENOENT) puts it back and
+// forgets it. contain run needs few descriptors (its tests run it under
+// 64).
+func ownNofile() {
+	var lim unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) != nil || lim.Max == 0 || lim.Cur != lim.Max-1 {
+		return // not raised by the runtime
+	}
+	syscall.Exec("", nil, nil)
+}
