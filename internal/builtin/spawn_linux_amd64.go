@@ -2,7 +2,6 @@ package builtin
 
 import (
 	"errors"
-	"runtime"
 	"sync/atomic"
 	"syscall"
 	"unsafe"
@@ -63,7 +62,8 @@ type spawnArgs struct {
 	nmoves int64
 	src    [maxMoves]int64
 	dst    [maxMoves]int64
-	mask   uint64 // the signal mask to execute with
+	all    uint64 // every signal: blocked on the cloning thread across the clone
+	mask   uint64 // that thread's mask before: the child's when it executes
 	prog   int64
 	argv   uintptr // NULL-terminated
 	envp   uintptr
@@ -78,8 +78,9 @@ type cloneArgs struct {
 	flags, pidfd, childTID, parentTID, exitSignal, stack, stackSize, tls uint64
 }
 
-// clone clones the child (clone3 with a.clone): it returns its PID, or an
-// errno.
+// clone blocks every signal on the calling thread, clones the child
+// (clone3 with a.clone), and restores the thread's mask: it returns the
+// child's PID, or an errno.
 func clone(a *spawnArgs) (pid, errno uintptr)
 
 // spawnStack is the child's stack, at the end of its mapping: it pushes
@@ -100,9 +101,28 @@ var ErrNoSpawn = errors.New("no clone3 with CLONE_CLEAR_SIGHAND")
 
 // Spawn starts s, a child of the calling thread that ends with SIGCHLD.
 func Spawn(s Spec) (*Child, error) {
+	p, err := NewSpawner(s)
+	if err != nil {
+		return nil, err
+	}
+	return p.Start()
+}
+
+// Spawner is a Spawn made ready, to start from another thread: what it
+// starts is that thread's child.
+type Spawner struct {
+	area []byte // the child's mapping
+	a    *spawnArgs
+	tmp  []int // the copies of sources moved out of the way
+}
+
+// NewSpawner makes s ready to start: the child's mapping, with its
+// arguments and environment, and its descriptors.
+func NewSpawner(s Spec) (*Spawner, error) {
 	if len(s.Moves) > maxMoves {
 		return nil, errors.New("too many descriptors")
 	}
+	p := &Spawner{}
 	// Every source that is another move's destination is copied out of
 	// the way first (close-on-exec, closed once the child has its own).
 	top := 0
@@ -123,9 +143,10 @@ func Spawn(s Spec) (*Child, error) {
 		}
 		fd, err := unix.FcntlInt(uintptr(m.Src), unix.F_DUPFD_CLOEXEC, top)
 		if err != nil {
+			p.Drop()
 			return nil, err
 		}
-		defer unix.Close(fd)
+		p.tmp = append(p.tmp, fd)
 		moves[i].Src = fd
 	}
 	size := int(unsafe.Sizeof(spawnArgs{}))
@@ -140,9 +161,11 @@ func Spawn(s Spec) (*Child, error) {
 	size = (size + 4095) &^ 4095
 	area, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
+		p.Drop()
 		return nil, err
 	}
 	a := (*spawnArgs)(unsafe.Pointer(&area[0]))
+	p.area, p.a = area, a
 	if s.Setsid {
 		a.setsid = 1
 	}
@@ -174,6 +197,7 @@ func Spawn(s Spec) (*Child, error) {
 	}
 	a.argv, a.envp = uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envp[0]))
 	a.tid = ^uint32(0)
+	a.all = ^uint64(0)
 	a.clone = cloneArgs{
 		flags:      unix.CLONE_VM | unix.CLONE_CLEAR_SIGHAND | unix.CLONE_CHILD_CLEARTID,
 		childTID:   uint64(uintptr(unsafe.Pointer(&a.tid))),
@@ -181,27 +205,25 @@ func Spawn(s Spec) (*Child, error) {
 		stack:      uint64(uintptr(unsafe.Pointer(&area[0]))) + uint64(size-spawnStack),
 		stackSize:  spawnStack,
 	}
-	// Every signal blocked on this thread across the clone, so that the
-	// child starts with them blocked; it restores the mask before it
+	return p, nil
+}
+
+// Start starts the child, once.
+func (p *Spawner) Start() (*Child, error) {
+	if p.a == nil {
+		return nil, errors.New("spawned already")
+	}
+	area, a := p.area, p.a
+	p.area, p.a = nil, nil
+	defer p.Drop()
+	// clone blocks every signal on this thread across the clone3 (no Go
+	// code runs between: no other goroutine can take the thread), so that
+	// the child starts with them blocked; it restores the mask before it
 	// executes. ForkLock: no descriptor is opened meanwhile without
 	// close-on-exec (Go's own forks take it too).
-	runtime.LockOSThread()
-	var all, old unix.Sigset_t
-	for i := range all.Val {
-		all.Val[i] = ^uint64(0)
-	}
 	syscall.ForkLock.Lock()
-	if err := unix.PthreadSigmask(unix.SIG_SETMASK, &all, &old); err != nil {
-		syscall.ForkLock.Unlock()
-		runtime.UnlockOSThread()
-		unix.Munmap(area)
-		return nil, err
-	}
-	a.mask = old.Val[0]
 	pid, errno := clone(a)
-	unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
 	syscall.ForkLock.Unlock()
-	runtime.UnlockOSThread()
 	if errno != 0 {
 		unix.Munmap(area)
 		if e := syscall.Errno(errno); e == unix.ENOSYS || e == unix.EINVAL || e == unix.EPERM {
@@ -210,6 +232,18 @@ func Spawn(s Spec) (*Child, error) {
 		return nil, syscall.Errno(errno)
 	}
 	return &Child{Pid: int(pid), area: area, a: a}, nil
+}
+
+// Drop releases what a Spawner that will not start holds.
+func (p *Spawner) Drop() {
+	for _, fd := range p.tmp {
+		unix.Close(fd)
+	}
+	p.tmp = nil
+	if p.area != nil {
+		unix.Munmap(p.area)
+		p.area, p.a = nil, nil
+	}
 }
 
 // Executed waits until the child has executed its program, and returns

@@ -14,14 +14,34 @@
 #define SYS_clone3 435
 
 // func clone(a *spawnArgs) (pid, errno uintptr)
+//
+// An assembly function is never preempted: the mask is set, the clone
+// made and the mask restored on one thread, with no Go code between.
 TEXT ·clone(SB),NOSPLIT,$0-24
 	MOVQ	a+0(FP), R12 // &a.clone is a
+	MOVQ	$2, DI // SIG_SETMASK
+	LEAQ	spawnArgs_all(R12), SI
+	LEAQ	spawnArgs_mask(R12), DX
+	MOVQ	$8, R10
+	MOVQ	$SYS_rt_sigprocmask, AX
+	SYSCALL
+	TESTQ	AX, AX
+	JNE	failed
 	MOVQ	R12, DI
 	MOVQ	$64, SI // CLONE_ARGS_SIZE_VER0
 	MOVQ	$SYS_clone3, AX
 	SYSCALL
 	CMPQ	AX, $0
 	JEQ	child
+	MOVQ	AX, R13
+	MOVQ	$2, DI // SIG_SETMASK
+	LEAQ	spawnArgs_mask(R12), SI
+	XORQ	DX, DX
+	MOVQ	$8, R10
+	MOVQ	$SYS_rt_sigprocmask, AX
+	SYSCALL
+	MOVQ	R13, AX
+	CMPQ	AX, $0
 	JLT	failed
 	MOVQ	AX, pid+8(FP)
 	MOVQ	$0, errno+16(FP)

@@ -43,6 +43,11 @@ func spawnOutput(t *testing.T, prog string, argv []string, setsid bool, extra ..
 		t.Fatal(err)
 	}
 	w.Close()
+	var now unix.Sigset_t
+	unix.PthreadSigmask(unix.SIG_SETMASK, nil, &now)
+	if now != set {
+		t.Errorf("the thread's mask after Spawn: %x, want %x as before", now.Val[0], set.Val[0])
+	}
 	execErr := c.Executed()
 	out, _ := io.ReadAll(r)
 	var ws unix.WaitStatus

@@ -29,3 +29,15 @@ func (*Child) Executed() error { return ErrNoSpawn }
 
 // Ended is linux/amd64's.
 func (*Child) Ended() {}
+
+// Spawner is linux/amd64's.
+type Spawner struct{}
+
+// NewSpawner is linux/amd64's.
+func NewSpawner(Spec) (*Spawner, error) { return nil, ErrNoSpawn }
+
+// Start is linux/amd64's.
+func (*Spawner) Start() (*Child, error) { return nil, ErrNoSpawn }
+
+// Drop is linux/amd64's.
+func (*Spawner) Drop() {}

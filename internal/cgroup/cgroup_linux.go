@@ -90,12 +90,29 @@ func cgroupOf(pid string) (string, error) {
 // New makes contain-PID beside contain's own cgroup members. Any error
 // means: fall back to the other layers.
 func New(pid int) (*Group, error) {
+	p, err := NewPlan(pid)
+	if err != nil {
+		return nil, err
+	}
+	return p.Make()
+}
+
+// Plan is where New makes its group, found before it is made: finding it
+// reads /proc and the mounts, which contain run does while its crash
+// guard starts, and makes the group only once the guard knows of it.
+type Plan struct{ parent, own, name string }
+
+// NewPlan finds where New(pid) makes its group.
+func NewPlan(pid int) (*Plan, error) {
 	parent, own, err := ownCgroupDir()
 	if err != nil {
 		return nil, err
 	}
-	return makeCgroup(parent, own, Prefix+strconv.Itoa(pid))
+	return &Plan{parent: parent, own: own, name: Prefix + strconv.Itoa(pid)}, nil
 }
+
+// Make makes the group.
+func (p *Plan) Make() (*Group, error) { return makeCgroup(p.parent, p.own, p.name) }
 
 // MoveToOwn moves pid into the caller's own cgroup (contain's, or the
 // leaf it moved into for the limits): out of a run's group, into the one

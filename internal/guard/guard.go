@@ -88,6 +88,27 @@ func Start() (*Guard, error) {
 	return startOther()
 }
 
+// Prepare readies the guard's start on the calling thread, as far as it
+// can go without starting it, and returns what starts it: a function to
+// call on another thread (Start's rule). It readies the built-in waiter
+// (startSpawned) where there is one; the function falls back as Start
+// does, and is Start itself where nothing could be readied.
+func Prepare() func() (*Guard, error) {
+	if layers.Disabled("waiter") {
+		return Start
+	}
+	p, err := prepareSpawned()
+	if err != nil {
+		return Start
+	}
+	return func() (*Guard, error) {
+		if g, err := p.start(); err == nil {
+			return g, nil
+		}
+		return startOther()
+	}
+}
+
 // startOther starts the guard by the other ways Start tries.
 func startOther() (*Guard, error) {
 	if !layers.Disabled("waiter") {

@@ -10,3 +10,9 @@ func startCoded() (*Guard, error) {
 
 // startSpawned: macOS has no memfd either.
 func startSpawned() (*Guard, error) { return nil, errors.ErrUnsupported }
+
+type spawnedGuard struct{}
+
+func prepareSpawned() (*spawnedGuard, error) { return nil, errors.ErrUnsupported }
+
+func (*spawnedGuard) start() (*Guard, error) { return nil, errors.ErrUnsupported }

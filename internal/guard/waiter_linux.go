@@ -31,6 +31,24 @@ import (
 // waiter executes, and Ready waits for that before COMMAND starts. Its
 // descriptors are the same.
 func startSpawned() (*Guard, error) {
+	p, err := prepareSpawned()
+	if err != nil {
+		return nil, err
+	}
+	return p.start()
+}
+
+// spawnedGuard is startSpawned's guard made ready, to start (start) from
+// another thread than the one that made it ready.
+type spawnedGuard struct {
+	sp           *builtin.Spawner
+	orders, hold *os.File
+	fds          []int // the child's sources, closed once it has its own
+}
+
+// prepareSpawned readies startSpawned's guard.
+func prepareSpawned() (*spawnedGuard, error) {
+	p := &spawnedGuard{}
 	sigs := signals.Fatal()
 	nums := make([]byte, len(sigs)+1)
 	for i, s := range sigs {
@@ -40,49 +58,71 @@ func startSpawned() (*Guard, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer unix.Close(prog)
-	orders, err := builtin.Memfd("contain-guard-orders")
-	if err != nil {
-		return nil, err
+	p.fds = append(p.fds, prog)
+	if p.orders, err = builtin.Memfd("contain-guard-orders"); err != nil {
+		return nil, p.drop(err)
 	}
-	var fds [2]int
-	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
-		orders.Close()
-		return nil, err
+	var pipe [2]int
+	if err := unix.Pipe2(pipe[:], unix.O_CLOEXEC); err != nil {
+		return nil, p.drop(err)
 	}
-	defer unix.Close(fds[0])
-	w := os.NewFile(uintptr(fds[1]), "contain-guard-pipe")
-	fail := func(err error) (*Guard, error) {
-		orders.Close()
-		w.Close()
-		return nil, err
-	}
+	p.fds = append(p.fds, pipe[0])
+	p.hold = os.NewFile(uintptr(pipe[1]), "contain-guard-pipe")
 	self, err := unix.Open("/proc/self/exe", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return fail(err)
+		return nil, p.drop(err)
 	}
-	defer unix.Close(self)
+	p.fds = append(p.fds, self)
 	null, err := unix.Open(os.DevNull, unix.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return fail(err)
+		return nil, p.drop(err)
 	}
-	defer unix.Close(null)
+	p.fds = append(p.fds, null)
 	stderr := 2
 	if _, err := unix.FcntlInt(2, unix.F_GETFD, 0); err != nil {
 		stderr = null // none: /dev/null, as for 0 and 1
 	}
-	c, err := builtin.Spawn(builtin.Spec{
+	p.sp, err = builtin.NewSpawner(builtin.Spec{
 		Argv: []string{"contain-guard", Arg, strconv.Itoa(os.Getpid()), ordersArg},
 		Env:  append(os.Environ(), "GOMAXPROCS=1"),
 		Moves: []builtin.Move{{Src: null, Dst: 0}, {Src: null, Dst: 1}, {Src: stderr, Dst: 2},
-			{Src: fds[0], Dst: 3}, {Src: int(orders.Fd()), Dst: 4}, {Src: self, Dst: 5}, {Src: prog, Dst: 6}},
+			{Src: pipe[0], Dst: 3}, {Src: int(p.orders.Fd()), Dst: 4}, {Src: self, Dst: 5}, {Src: prog, Dst: 6}},
 		Prog:   6,
 		Setsid: true,
 	})
 	if err != nil {
-		return fail(err)
+		return nil, p.drop(err)
 	}
-	return &Guard{pid: c.Pid, w: orders, hold: w, waiter: "the built-in waiter", starting: c}, nil
+	return p, nil
+}
+
+// start starts the guard that prepareSpawned readied; a child of the
+// calling thread.
+func (p *spawnedGuard) start() (*Guard, error) {
+	c, err := p.sp.Start()
+	if err != nil {
+		return nil, p.drop(err)
+	}
+	for _, fd := range p.fds {
+		unix.Close(fd)
+	}
+	return &Guard{pid: c.Pid, w: p.orders, hold: p.hold, waiter: "the built-in waiter", starting: c}, nil
+}
+
+// drop closes what p holds, and returns err.
+func (p *spawnedGuard) drop(err error) error {
+	for _, fd := range p.fds {
+		unix.Close(fd)
+	}
+	for _, f := range []*os.File{p.orders, p.hold} {
+		if f != nil {
+			f.Close()
+		}
+	}
+	if p.sp != nil {
+		p.sp.Drop()
+	}
+	return err
 }
 
 // startCoded starts the guard waiting in the built-in waiter: fd 3 the

@@ -36,7 +36,10 @@ var subscription struct {
 // guard and starts subscribing to the signals that would end contain, so
 // that Run does not wait for either (the guard's fork and exec, and the
 // runtime's round trip per subscribed signal, are the slowest steps of
-// contain run's set-up). Until Run starts COMMAND, the signals queue.
+// contain run's set-up). The guard's files are made here, and another
+// thread starts it (guard.Prepare): a goroutine takes a while to run, and
+// the guard's exec is what COMMAND's start waits for. Until Run starts
+// COMMAND, the signals queue.
 // contain's main calls it first thing. It also gives contain run back the
 // RLIMIT_NOFILE it was started with (ownNofile), for its children.
 //
@@ -52,8 +55,9 @@ func PrepareRun() *Prepared {
 	runtime.LockOSThread()
 	ownNofile()
 	p := &Prepared{guardDone: make(chan struct{})}
+	start := guard.Prepare()
 	go func() {
-		p.guard, p.guardErr = guard.Start()
+		p.guard, p.guardErr = start()
 		close(p.guardDone)
 	}()
 	p.prepareShim()

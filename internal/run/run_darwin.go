@@ -66,3 +66,6 @@ func maxRSSBytes(ru *unix.Rusage) uint64 { return uint64(max(ru.Maxrss, 0)) }
 // ownNofile: macOS's children start through Go's ForkExec alone, which
 // gives them the user's RLIMIT_NOFILE.
 func ownNofile() {}
+
+// planLayers: macOS has nothing to find before the guard is told.
+func (r *runner) planLayers() {}

@@ -17,6 +17,8 @@ import (
 // waits.
 type runnerOS struct {
 	cg        *cgroupGroup // also the run's group; nil: none
+	cgPlan    *cgroup.Plan // where it is made (planLayers)
+	cgPlanErr error
 	subreaper bool
 	waitFlags int                   // WNOTHREAD: the guard, a child of another thread, is not waited for
 	shim      *shimProc             // the subreaper between contain and COMMAND, where there is no cgroup
@@ -34,6 +36,15 @@ type runnerOS struct {
 // (Pdeathsig) nor the shim, sends COMMAND its -s signal when contain
 // dies: where Pdeathsig is turned off.
 func guardSignalsCommand() bool { return layers.Disabled("pdeathsig") }
+
+// planLayers finds what setUp needs before the crash guard is told of the
+// session: where the cgroup goes (reading /proc and the mounts takes
+// longer than making it).
+func (r *runner) planLayers() {
+	if !layers.Disabled("cgroup") {
+		r.cgPlan, r.cgPlanErr = cgroup.NewPlan(r.self)
+	}
+}
 
 // setUp adds the layers Linux has beyond the process group and the
 // tracking: subreaper, cgroup, and Pdeathsig (set at the start).
@@ -59,7 +70,15 @@ func (r *runner) setUp() []string {
 	case layers.Disabled("cgroup"):
 		r.log("cgroup turned off by CONTAIN_DISABLE")
 	default:
-		if cg, err := cgroup.New(r.self); err != nil {
+		if r.cgPlan == nil && r.cgPlanErr == nil {
+			r.planLayers()
+		}
+		var cg *cgroup.Group
+		err := r.cgPlanErr
+		if err == nil {
+			cg, err = r.cgPlan.Make()
+		}
+		if err != nil {
 			if r.o.Limits.Memory > 0 || r.o.Limits.Pids > 0 || r.o.Limits.CPUs > 0 {
 				r.log("%v", err) // systemd may make one for the limits (kernelLimits)
 			} else {

@@ -205,6 +205,12 @@ func (c *cleanups) run() {
 func (r *runner) prepare(undo *cleanups) []string {
 	sigs, subscribed, all := takeSubscription()
 	r.sigs, r.caughtAll = sigs, all
+	// What needs no guard is done first, while it starts.
+	r.planLayers()
+	r.rec = newRecorder(r.o.Collect)
+	if r.tty = openTerminal(); r.tty != nil {
+		undo.add(r.tty.close)
+	}
 	if r.o.Prepared == nil {
 		undo.add(func() {
 			if r.laterDone != nil {
@@ -217,11 +223,7 @@ func (r *runner) prepare(undo *cleanups) []string {
 		undo.add(g.Stop)
 		r.guard = g
 	}
-	r.rec = newRecorder(r.o.Collect)
 	layers := append([]string{"process group"}, r.setUp()...)
-	if r.tty = openTerminal(); r.tty != nil {
-		undo.add(r.tty.close)
-	}
 	<-subscribed
 	return layers
 }
