@@ -2,8 +2,11 @@ package builtin
 
 import (
 	"errors"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -12,7 +15,7 @@ import (
 // Spawn starts a built-in program without Go's fork and exec: a clone3
 // with CLONE_VM, whose child runs a few system calls of contain's own
 // (spawn_linux_amd64.s) and executes the program from its descriptor
-// (execveat, no /proc). The caller goes on at once, while the child
+// (execveat). The caller goes on at once, while the child
 // executes beside it; Executed waits for that. Go's syscall.ForkExec
 // would have the calling thread wait for the exec, have the child reset
 // each of the runtime's 60-odd signal handlers one system call at a time,
@@ -68,9 +71,15 @@ type spawnArgs struct {
 	argv   uintptr // NULL-terminated
 	envp   uintptr
 	empty  [8]byte // "" for execveat
-	errno  int64   // the child's, if it could not execute
-	tid    uint32  // CLONE_CHILD_CLEARTID: 0 once the child executed or ended
-	_      uint32
+	// pending, ign and old: the child drops the signals pending before it
+	// unblocks them (struct kernel_sigaction: SIG_IGN, then the one before).
+	pending uint64
+	ign     [4]uint64
+	old     [4]uint64
+	delay   [2]int64 // a test's pause before that (spawnDelay), a timespec
+	errno   int64    // the child's, if it could not execute
+	tid     uint32   // CLONE_CHILD_CLEARTID: 0 once the child executed or ended
+	_       uint32
 }
 
 // cloneArgs is the kernel's struct clone_args (its first version).
@@ -82,6 +91,10 @@ type cloneArgs struct {
 // (clone3 with a.clone), and restores the thread's mask: it returns the
 // child's PID, or an errno.
 func clone(a *spawnArgs) (pid, errno uintptr)
+
+// spawnDelay, set by a test, pauses the child before it unblocks its
+// signals.
+var spawnDelay time.Duration
 
 // spawnStack is the child's stack, at the end of its mapping: it pushes
 // nothing (no calls, every signal blocked), so this is margin.
@@ -121,6 +134,16 @@ type Spawner struct {
 func NewSpawner(s Spec) (*Spawner, error) {
 	if len(s.Moves) > maxMoves {
 		return nil, errors.New("too many descriptors")
+	}
+	if !slices.ContainsFunc(s.Moves, func(m Move) bool { return m.Dst == s.Prog }) {
+		return nil, errors.New("the program's descriptor is none of the moves' destinations")
+	}
+	for _, ss := range [][]string{s.Argv, s.Env} {
+		for _, x := range ss {
+			if strings.IndexByte(x, 0) >= 0 {
+				return nil, unix.EINVAL // as Go's ForkExec
+			}
+		}
 	}
 	p := &Spawner{}
 	// Every source that is another move's destination is copied out of
@@ -198,6 +221,8 @@ func NewSpawner(s Spec) (*Spawner, error) {
 	a.argv, a.envp = uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envp[0]))
 	a.tid = ^uint32(0)
 	a.all = ^uint64(0)
+	a.ign[0] = 1 // SIG_IGN
+	a.delay[1] = int64(spawnDelay)
 	a.clone = cloneArgs{
 		flags:      unix.CLONE_VM | unix.CLONE_CLEAR_SIGHAND | unix.CLONE_CHILD_CLEARTID,
 		childTID:   uint64(uintptr(unsafe.Pointer(&a.tid))),

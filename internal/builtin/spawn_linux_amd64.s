@@ -4,7 +4,10 @@
 // Spawn's clone and its child (spawn_linux_amd64.go says what they do
 // and why).
 
+#define SYS_rt_sigaction 13
+#define SYS_nanosleep 35
 #define SYS_fcntl 72
+#define SYS_rt_sigpending 127
 #define SYS_setpgid 109
 #define SYS_setsid 112
 #define SYS_rt_sigprocmask 14
@@ -101,6 +104,50 @@ same:
 	INCQ	BX
 	JMP	move
 mask:
+	// A test's pause, to send it signals (spawnDelay).
+	CMPQ	(spawnArgs_delay+8)(R12), $0
+	JEQ	pending
+	LEAQ	spawnArgs_delay(R12), DI
+	XORQ	SI, SI
+	MOVQ	$SYS_nanosleep, AX
+	SYSCALL
+pending:
+	// The signals that came before it had its own session or group were
+	// sent to contain's (a terminal's ^C or ^Z): dropped, by ignoring each
+	// for a moment, not taken with the default action once unblocked.
+	LEAQ	spawnArgs_pending(R12), DI
+	MOVQ	$8, SI
+	MOVQ	$SYS_rt_sigpending, AX
+	SYSCALL
+	TESTQ	AX, AX
+	JNE	restore
+	MOVQ	$1, BX
+drop:
+	CMPQ	BX, $65
+	JGE	restore
+	MOVQ	spawnArgs_pending(R12), AX
+	LEAQ	-1(BX), CX
+	SHRQ	CX, AX
+	ANDQ	$1, AX
+	JEQ	nextsig
+	MOVQ	BX, DI
+	LEAQ	spawnArgs_ign(R12), SI
+	LEAQ	spawnArgs_old(R12), DX
+	MOVQ	$8, R10
+	MOVQ	$SYS_rt_sigaction, AX
+	SYSCALL
+	TESTQ	AX, AX
+	JNE	nextsig // SIGKILL, SIGSTOP
+	MOVQ	BX, DI
+	LEAQ	spawnArgs_old(R12), SI
+	XORQ	DX, DX
+	MOVQ	$8, R10
+	MOVQ	$SYS_rt_sigaction, AX
+	SYSCALL
+nextsig:
+	INCQ	BX
+	JMP	drop
+restore:
 	// The mask the cloning thread had before Spawn blocked every signal.
 	MOVQ	$2, DI // SIG_SETMASK
 	LEAQ	spawnArgs_mask(R12), SI

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -66,14 +67,32 @@ func statusField(status, name string) string {
 	return ""
 }
 
+// needSpawn skips a test where the kernel cannot Spawn (before Linux 5.5,
+// or a seccomp filter that refuses clone3).
+func needSpawn(t *testing.T) {
+	t.Helper()
+	f, err := os.Open("/bin/true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c, err := Spawn(Spec{Argv: []string{"true"}, Moves: []Move{{int(f.Fd()), 20}}, Prog: 20, Setsid: true})
+	if errors.Is(err, ErrNoSpawn) {
+		t.Skipf("this kernel: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Executed()
+	unix.Wait4(c.Pid, nil, 0, nil)
+}
+
 // TestSpawn: the child executes the program from its descriptor with its
 // argv and environment, in a session of its own (or a process group),
 // with no handler and the cloning thread's signal mask, its descriptors
 // moved into place, and none of contain's that it was not given.
 func TestSpawn(t *testing.T) {
-	if _, err := Spawn(Spec{Argv: []string{"x"}, Prog: 1 << 20}); errors.Is(err, ErrNoSpawn) {
-		t.Skipf("this kernel: %v", err)
-	}
+	needSpawn(t)
 	// A descriptor of the test's own, close-on-exec, that the child must
 	// not have; and one inherited open (not close-on-exec), that it keeps.
 	cloexec, err := os.Open(os.DevNull)
@@ -159,9 +178,7 @@ func TestSpawn(t *testing.T) {
 // TestSpawnFails: a program the kernel will not execute is reported by
 // Executed, and the child exits 127.
 func TestSpawnFails(t *testing.T) {
-	if _, err := Spawn(Spec{Argv: []string{"x"}, Prog: 1 << 20}); errors.Is(err, ErrNoSpawn) {
-		t.Skipf("this kernel: %v", err)
-	}
+	needSpawn(t)
 	script := t.TempDir() + "/noexec"
 	if err := os.WriteFile(script, []byte("echo no interpreter line\n"), 0o755); err != nil {
 		t.Fatal(err)
@@ -175,7 +192,66 @@ func TestSpawnFails(t *testing.T) {
 	if !errors.Is(err, syscall.EBADF) || ws.ExitStatus() != 127 {
 		t.Errorf("executed %v, status %v; want EBADF and 127", err, ws)
 	}
-	if _, err := Spawn(Spec{Argv: []string{"x"}, Moves: make([]Move, maxMoves+1)}); err == nil {
-		t.Errorf("%d moves accepted", maxMoves+1)
+	for _, bad := range []Spec{
+		{Argv: []string{"x"}, Moves: make([]Move, maxMoves+1)},
+		{Argv: []string{"x"}, Moves: []Move{{1, 1}}, Prog: 20},     // the program's descriptor not moved
+		{Argv: []string{"x\x00y"}, Moves: []Move{{1, 1}}, Prog: 1}, // a NUL
+		{Argv: []string{"x"}, Env: []string{"A=\x00"}, Moves: []Move{{1, 1}}, Prog: 1},
+	} {
+		if c, err := Spawn(bad); err == nil {
+			unix.Kill(c.Pid, unix.SIGKILL)
+			unix.Wait4(c.Pid, nil, 0, nil)
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+}
+
+// TestSpawnDropsEarlySignals: signals that reach the child before it
+// unblocks them (sent to contain's process group before the child had a
+// group of its own: a terminal's ^C, ^Z) are dropped, not taken with the
+// default action: the program runs, neither ended nor stopped.
+func TestSpawnDropsEarlySignals(t *testing.T) {
+	needSpawn(t)
+	spawnDelay = 300 * time.Millisecond
+	defer func() { spawnDelay = 0 }()
+	f, err := os.Open("/bin/sleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	c, err := Spawn(Spec{Argv: []string{"sleep", "30"}, Moves: []Move{{int(f.Fd()), 20}}, Prog: 20, Setsid: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		unix.Kill(c.Pid, unix.SIGKILL)
+		unix.Wait4(c.Pid, nil, 0, nil)
+	}()
+	time.Sleep(100 * time.Millisecond) // in its pause, every signal blocked
+	for _, s := range []syscall.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGTSTP, unix.SIGHUP} {
+		if err := unix.Kill(c.Pid, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Executed(); err != nil {
+		t.Fatal(err)
+	}
+	// Until it runs sleep, then a moment for a signal to act.
+	var stat string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.Pid))
+		if stat = string(b); strings.Contains(stat, "(sleep)") {
+			break
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.Pid))
+	stat = string(b)
+	if f := strings.Fields(stat); len(f) < 3 || f[1] != "(sleep)" || f[2] != "S" {
+		t.Errorf("the child is %q, want sleep, sleeping", stat)
+	}
+	var ws unix.WaitStatus
+	if pid, _ := unix.Wait4(c.Pid, &ws, unix.WNOHANG|unix.WUNTRACED, nil); pid != 0 {
+		t.Errorf("the child ended or stopped: %v", ws)
 	}
 }

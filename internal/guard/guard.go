@@ -142,7 +142,10 @@ func (g *Guard) Ready() (failed, err error) {
 	if failed == nil {
 		return nil, nil
 	}
-	// It exited 127: reaped here, so that Stop signals no PID of another's.
+	// It exited 127 (or, should the wait itself have failed, it is ended
+	// now: a child not yet reaped, the PID is still its): reaped here, so
+	// that Stop signals no PID of another's.
+	unix.Kill(g.pid, unix.SIGKILL)
 	for {
 		if _, err := unix.Wait4(g.pid, nil, 0, nil); err != unix.EINTR {
 			break
@@ -158,6 +161,11 @@ func (g *Guard) Ready() (failed, err error) {
 		close(started)
 	}()
 	<-started
+	if err == nil {
+		// The shell's word that it runs its script, before it is told
+		// anything (else contain __guard waits itself).
+		err = ng.confirm()
+	}
 	if err != nil {
 		return failed, err
 	}

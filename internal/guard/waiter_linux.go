@@ -38,6 +38,9 @@ func startSpawned() (*Guard, error) {
 	return p.start()
 }
 
+// spawnFault, set by a test, has the spawned waiter fail to execute.
+var spawnFault bool
+
 // spawnedGuard is startSpawned's guard made ready, to start (start) from
 // another thread than the one that made it ready.
 type spawnedGuard struct {
@@ -57,6 +60,19 @@ func prepareSpawned() (*spawnedGuard, error) {
 	prog, err := builtin.LoadFd("contain-guard", builtin.Waiter, nums)
 	if err != nil {
 		return nil, err
+	}
+	if spawnFault {
+		// A memfd sealed against execution: the kernel refuses it (EACCES).
+		unix.Close(prog)
+		f, err := builtin.Memfd("contain-guard-fault")
+		if err != nil {
+			return nil, err
+		}
+		prog, err = unix.Dup(int(f.Fd()))
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
 	}
 	p.fds = append(p.fds, prog)
 	if p.orders, err = builtin.Memfd("contain-guard-orders"); err != nil {

@@ -2,7 +2,9 @@ package guard
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strconv"
@@ -10,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/contain-cli/contain/internal/builtin"
 	"github.com/contain-cli/contain/internal/signals"
@@ -91,5 +95,90 @@ func TestCodedWaiter(t *testing.T) {
 	time.Sleep(20 * time.Millisecond)
 	if st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", g.pid)); !bytes.Contains(st, []byte(") S ")) {
 		t.Errorf("SIGTERM ended the waiter, or it does not sleep: %s", st)
+	}
+}
+
+// TestSpawnedWaiter: the waiter that Prepare readies and another thread
+// starts waits as the built-in waiter does once Ready returns, with
+// nothing failed.
+func TestSpawnedWaiter(t *testing.T) {
+	if !builtin.Available() {
+		t.Skipf("no built-in waiter for %s", runtime.GOARCH)
+	}
+	if _, err := prepareSpawned(); err != nil {
+		t.Skipf("no spawned waiter here: %v", err)
+	}
+	var g *Guard
+	start := Prepare()
+	done := make(chan error)
+	go func() {
+		var err error
+		g, err = start()
+		done <- err
+	}()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	defer g.Stop()
+	if g.starting == nil {
+		t.Fatalf("Prepare did not ready the spawned waiter: %+v", g)
+	}
+	if failed, err := g.Ready(); failed != nil || err != nil {
+		t.Fatalf("Ready: %v, %v", failed, err)
+	}
+	if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", g.pid)); !strings.HasPrefix(exe, "/memfd:contain-guard") {
+		t.Errorf("the waiter runs %q, not its memfd", exe)
+	}
+	if sid, _ := unix.Getsid(g.pid); sid != g.pid {
+		t.Errorf("the waiter's session is %d, want its own", sid)
+	}
+}
+
+// TestSpawnedWaiterFallsBack: a spawned waiter that the kernel will not
+// execute is replaced by Ready, the orders written so far handed to the
+// one that replaces it, and the first reaped.
+func TestSpawnedWaiterFallsBack(t *testing.T) {
+	if !builtin.Available() {
+		t.Skipf("no built-in waiter for %s", runtime.GOARCH)
+	}
+	if _, err := prepareSpawned(); err != nil {
+		t.Skipf("no spawned waiter here: %v", err)
+	}
+	spawnFault = true
+	defer func() { spawnFault = false }()
+	var g *Guard
+	done := make(chan error)
+	go func() {
+		var err error
+		g, err = Start()
+		done <- err
+	}()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	defer g.Stop()
+	first := g.pid
+	orders := "session TEST:1 1s false 15 false\nmember 123 456\n"
+	if _, err := g.w.WriteString(orders); err != nil {
+		t.Fatal(err)
+	}
+	failed, err := g.Ready()
+	if !errors.Is(failed, syscall.EACCES) || err != nil {
+		t.Fatalf("Ready: %v, %v; want EACCES, and a guard started otherwise", failed, err)
+	}
+	if g.pid == first || g.pid == 0 || g.starting != nil {
+		t.Fatalf("not replaced: %+v", g)
+	}
+	if _, err := syscall.Wait4(first, nil, syscall.WNOHANG, nil); err != syscall.ECHILD {
+		t.Errorf("the waiter that failed is not reaped: %v", err)
+	}
+	if g.hold != nil { // the built-in waiter again (through Go's ForkExec): its orders are a memfd
+		got, _ := io.ReadAll(io.NewSectionReader(g.w, 0, 1<<20))
+		if string(got) != orders {
+			t.Errorf("the new guard's orders: %q, want %q", got, orders)
+		}
+	}
+	if err := syscall.Kill(g.pid, 0); err != nil {
+		t.Errorf("the new guard: %v", err)
 	}
 }

@@ -164,6 +164,11 @@ func (r *runner) run() (Result, error) {
 		return Result{}, fmt.Errorf("--on-timeout needs %s to run its command, and there is none", binSh)
 	}
 	layers := r.prepare(&undo)
+	if r.o.Limits.Any() {
+		// The limits change what a guard must undo should contain die
+		// (controllers enabled, a systemd scope): it waits first.
+		r.guardReady()
+	}
 	if err := r.setLimits(); err != nil {
 		r.grp.remove()
 		return Result{}, err

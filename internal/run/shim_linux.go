@@ -136,7 +136,7 @@ func (r *runner) startShim(path string, foreground bool) error {
 			// It ended before it started COMMAND (it could not map its
 			// brief, say): the guard is told of the shim below instead.
 			unix.Kill(s.pid, unix.SIGKILL)
-			unix.Wait4(s.pid, nil, 0, nil)
+			s.reaped()
 			r.shim = nil
 		}
 		r.log("cannot start the built-in keeper: %v (the shim runs as contain %s)", err, shim.Arg)
@@ -325,14 +325,28 @@ func startKeeper(o shim.Orders) (*shimProc, error) {
 	}
 	if err != nil {
 		ew.Close() // its end before the word: it exits
-		unix.Wait4(pid, nil, 0, nil)
-		if c != nil {
-			c.Ended()
-		}
+		s.reaped()
 		sr.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// reaped waits for a keeper that ended (or was killed) before it started
+// COMMAND, and then releases the memory a spawned one shared, no longer
+// its.
+func (s *shimProc) reaped() {
+	for {
+		_, err := unix.Wait4(s.pid, nil, 0, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err == nil && s.spawned != nil {
+			s.spawned.Ended()
+			s.spawned = nil
+		}
+		return
+	}
 }
 
 // relay turns the shim's records into what contain's reaper would have seen
