@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -49,6 +50,25 @@ type Spec struct {
 	// Setsid: the child leads a session of its own; else a process
 	// group of its own.
 	Setsid bool
+	// Path, when set, is what the child executes (execve), not Prog.
+	Path string
+	// Pdeathsig is sent to the child when the thread that spawned it ends
+	// (PR_SET_PDEATHSIG); should that thread's process have ended before
+	// the child set it, the child sends it to itself. 0: none.
+	Pdeathsig syscall.Signal
+	// Foreground: the child's process group takes the foreground of the
+	// terminal open as Ctty (TIOCSPGRP).
+	Foreground bool
+	Ctty       int
+	// CgroupFD, with UseCgroupFD: the child starts in that cgroup
+	// (CLONE_INTO_CGROUP, Linux 5.7).
+	UseCgroupFD bool
+	CgroupFD    int
+	// Vfork: the calling thread waits until the child has executed
+	// (CLONE_VFORK): Start returns with Executed's answer ready. The child
+	// runs at once on the caller's CPU, where a child that goes on beside
+	// its parent may first wait for another CPU to wake.
+	Vfork bool
 }
 
 // Move is one descriptor of Spec.Moves.
@@ -60,17 +80,22 @@ const maxMoves = 16
 // spawnArgs is what the child reads (spawn_linux_amd64.s uses its offsets
 // through go_asm.h), at the start of its mapping.
 type spawnArgs struct {
-	clone  cloneArgs // clone3's arguments
-	setsid int64
-	nmoves int64
-	src    [maxMoves]int64
-	dst    [maxMoves]int64
-	all    uint64 // every signal: blocked on the cloning thread across the clone
-	mask   uint64 // that thread's mask before: the child's when it executes
-	prog   int64
-	argv   uintptr // NULL-terminated
-	envp   uintptr
-	empty  [8]byte // "" for execveat
+	clone     cloneArgs // clone3's arguments
+	setsid    int64
+	nmoves    int64
+	src       [maxMoves]int64
+	dst       [maxMoves]int64
+	all       uint64 // every signal: blocked on the cloning thread across the clone
+	mask      uint64 // that thread's mask before: the child's when it executes
+	prog      int64
+	path      uintptr // Spec.Path, NUL-terminated; 0: prog
+	ctty      int64   // the terminal to take the foreground of; -1: none
+	pgrp      int64   // the child's: its process group, for TIOCSPGRP
+	ppid      int64   // the parent's PID, for the Pdeathsig check
+	pdeathsig int64
+	argv      uintptr // NULL-terminated
+	envp      uintptr
+	empty     [8]byte // "" for execveat
 	// pending, ign and old: the child drops the signals pending before it
 	// unblocks them (struct kernel_sigaction: SIG_IGN, then the one before).
 	pending uint64
@@ -82,9 +107,11 @@ type spawnArgs struct {
 	_       uint32
 }
 
-// cloneArgs is the kernel's struct clone_args (its first version).
+// cloneArgs is the kernel's struct clone_args (its third version, with
+// cgroup).
 type cloneArgs struct {
 	flags, pidfd, childTID, parentTID, exitSignal, stack, stackSize, tls uint64
+	setTID, setTIDSize, cgroup                                           uint64
 }
 
 // clone blocks every signal on the calling thread, clones the child
@@ -135,10 +162,10 @@ func NewSpawner(s Spec) (*Spawner, error) {
 	if len(s.Moves) > maxMoves {
 		return nil, errors.New("too many descriptors")
 	}
-	if !slices.ContainsFunc(s.Moves, func(m Move) bool { return m.Dst == s.Prog }) {
+	if s.Path == "" && !slices.ContainsFunc(s.Moves, func(m Move) bool { return m.Dst == s.Prog }) {
 		return nil, errors.New("the program's descriptor is none of the moves' destinations")
 	}
-	for _, ss := range [][]string{s.Argv, s.Env} {
+	for _, ss := range [][]string{s.Argv, s.Env, {s.Path}} {
 		for _, x := range ss {
 			if strings.IndexByte(x, 0) >= 0 {
 				return nil, unix.EINVAL // as Go's ForkExec
@@ -172,7 +199,7 @@ func NewSpawner(s Spec) (*Spawner, error) {
 		p.tmp = append(p.tmp, fd)
 		moves[i].Src = fd
 	}
-	size := int(unsafe.Sizeof(spawnArgs{}))
+	size := int(unsafe.Sizeof(spawnArgs{})) + len(s.Path) + 1
 	for _, ss := range [][]string{s.Argv, s.Env} {
 		size += 8 * (len(ss) + 1)
 		for _, x := range ss {
@@ -218,13 +245,32 @@ func NewSpawner(s Spec) (*Spawner, error) {
 	for i, x := range s.Env {
 		envp[i] = str(x)
 	}
+	if s.Path != "" {
+		a.path = str(s.Path)
+	}
+	a.ctty = -1
+	if s.Foreground {
+		a.ctty = int64(s.Ctty)
+	}
+	a.ppid = int64(os.Getpid())
+	a.pdeathsig = int64(s.Pdeathsig)
 	a.argv, a.envp = uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envp[0]))
 	a.tid = ^uint32(0)
 	a.all = ^uint64(0)
 	a.ign[0] = 1 // SIG_IGN
 	a.delay[1] = int64(spawnDelay)
+	flags := uint64(unix.CLONE_VM | unix.CLONE_CLEAR_SIGHAND | unix.CLONE_CHILD_CLEARTID)
+	if s.Vfork {
+		flags |= unix.CLONE_VFORK
+	}
+	var cgroup uint64
+	if s.UseCgroupFD {
+		flags |= unix.CLONE_INTO_CGROUP
+		cgroup = uint64(s.CgroupFD)
+	}
 	a.clone = cloneArgs{
-		flags:      unix.CLONE_VM | unix.CLONE_CLEAR_SIGHAND | unix.CLONE_CHILD_CLEARTID,
+		flags:      flags,
+		cgroup:     cgroup,
 		childTID:   uint64(uintptr(unsafe.Pointer(&a.tid))),
 		exitSignal: uint64(unix.SIGCHLD),
 		stack:      uint64(uintptr(unsafe.Pointer(&area[0]))) + uint64(size-spawnStack),

@@ -5,6 +5,12 @@
 // and why).
 
 #define SYS_rt_sigaction 13
+#define SYS_ioctl 16
+#define SYS_getpid 39
+#define SYS_execve 59
+#define SYS_kill 62
+#define SYS_getppid 110
+#define SYS_prctl 157
 #define SYS_nanosleep 35
 #define SYS_fcntl 72
 #define SYS_rt_sigpending 127
@@ -31,7 +37,7 @@ TEXT ·clone(SB),NOSPLIT,$0-24
 	TESTQ	AX, AX
 	JNE	failed
 	MOVQ	R12, DI
-	MOVQ	$64, SI // CLONE_ARGS_SIZE_VER0
+	MOVQ	$88, SI // CLONE_ARGS_SIZE_VER2 (a kernel before 5.7 takes it with cgroup 0)
 	MOVQ	$SYS_clone3, AX
 	SYSCALL
 	CMPQ	AX, $0
@@ -72,6 +78,19 @@ pgrp:
 	XORQ	DI, DI
 	XORQ	SI, SI
 	MOVQ	$SYS_setpgid, AX
+	SYSCALL
+	TESTQ	AX, AX
+	JMI	die
+	// The terminal's foreground for its new group (Spec.Foreground).
+	CMPQ	spawnArgs_ctty(R12), $0
+	JLT	moves
+	MOVQ	$SYS_getpid, AX
+	SYSCALL
+	MOVQ	AX, spawnArgs_pgrp(R12)
+	MOVQ	spawnArgs_ctty(R12), DI
+	MOVQ	$0x5410, SI // TIOCSPGRP
+	LEAQ	spawnArgs_pgrp(R12), DX
+	MOVQ	$SYS_ioctl, AX
 	SYSCALL
 	TESTQ	AX, AX
 	JMI	die
@@ -148,6 +167,29 @@ nextsig:
 	INCQ	BX
 	JMP	drop
 restore:
+	// Pdeathsig, and the signal itself if the parent is gone already (it
+	// stays pending until the mask is restored).
+	CMPQ	spawnArgs_pdeathsig(R12), $0
+	JEQ	unmask
+	MOVQ	$1, DI // PR_SET_PDEATHSIG
+	MOVQ	spawnArgs_pdeathsig(R12), SI
+	MOVQ	$SYS_prctl, AX
+	SYSCALL
+	TESTQ	AX, AX
+	JMI	die
+	MOVQ	$SYS_getppid, AX
+	SYSCALL
+	CMPQ	AX, spawnArgs_ppid(R12)
+	JEQ	unmask
+	MOVQ	$SYS_getpid, AX
+	SYSCALL
+	MOVQ	AX, DI
+	MOVQ	spawnArgs_pdeathsig(R12), SI
+	MOVQ	$SYS_kill, AX
+	SYSCALL
+	TESTQ	AX, AX
+	JMI	die
+unmask:
 	// The mask the cloning thread had before Spawn blocked every signal.
 	MOVQ	$2, DI // SIG_SETMASK
 	LEAQ	spawnArgs_mask(R12), SI
@@ -155,6 +197,15 @@ restore:
 	MOVQ	$8, R10
 	MOVQ	$SYS_rt_sigprocmask, AX
 	SYSCALL
+	MOVQ	spawnArgs_path(R12), DI
+	TESTQ	DI, DI
+	JEQ	byfd
+	MOVQ	spawnArgs_argv(R12), SI
+	MOVQ	spawnArgs_envp(R12), DX
+	MOVQ	$SYS_execve, AX
+	SYSCALL
+	JMP	die
+byfd:
 	MOVQ	spawnArgs_prog(R12), DI
 	LEAQ	spawnArgs_empty(R12), SI
 	MOVQ	spawnArgs_argv(R12), DX

@@ -255,3 +255,116 @@ func TestSpawnDropsEarlySignals(t *testing.T) {
 		t.Errorf("the child ended or stopped: %v", ws)
 	}
 }
+
+// TestSpawnCommand: what contain run starts COMMAND with: by its path,
+// the caller waiting for the exec (Vfork: Executed has its answer at
+// once), in a cgroup (as root, where cgroup v2 is mounted), with
+// Pdeathsig (the child ends when the thread that spawned it does), and an
+// exec that fails reported with its errno.
+func TestSpawnCommand(t *testing.T) {
+	needSpawn(t)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	spec := Spec{Path: "/bin/sh", Argv: []string{"sh", "-c", "cat /proc/self/cgroup; echo $$"}, Env: []string{"A=b"},
+		Moves: []Move{{int(w.Fd()), 1}}, Vfork: true}
+	var dir string
+	if os.Geteuid() == 0 {
+		for _, mnt := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
+			var st unix.Statfs_t
+			if unix.Statfs(mnt, &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC {
+				dir = fmt.Sprintf("%s/contain-spawn-test-%d", mnt, os.Getpid())
+				break
+			}
+		}
+	}
+	if dir != "" {
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(dir)
+		fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unix.Close(fd)
+		spec.UseCgroupFD, spec.CgroupFD = true, fd
+	}
+	c, err := Spawn(spec)
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.a.tid != 0 {
+		t.Errorf("Spawn (Vfork) returned before the child executed")
+	}
+	if err := c.Executed(); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := io.ReadAll(r)
+	var ws unix.WaitStatus
+	unix.Wait4(c.Pid, &ws, 0, nil)
+	if !ws.Exited() || ws.ExitStatus() != 0 || !strings.Contains(string(out), strconv.Itoa(c.Pid)) {
+		t.Fatalf("status %v, output %q", ws, out)
+	}
+	if dir != "" && !strings.Contains(string(out), "/contain-spawn-test-") {
+		t.Errorf("not in the cgroup %s: %q", dir, out)
+	}
+
+	// An exec that fails, the caller waiting for it.
+	c, err = Spawn(Spec{Path: "/nonexistent", Argv: []string{"x"}, Vfork: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Executed(); !errors.Is(err, syscall.ENOENT) {
+		t.Errorf("executed: %v, want ENOENT", err)
+	}
+	unix.Wait4(c.Pid, &ws, 0, nil)
+	if ws.ExitStatus() != 127 {
+		t.Errorf("status %v, want 127", ws)
+	}
+
+	// Pdeathsig: spawned from a thread that then ends (not the main
+	// thread, which Go never ends: a goroutine that finds itself there
+	// lets another try).
+	pids := make(chan int)
+	var spawnEnding func()
+	spawnEnding = func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine
+		if unix.Gettid() == os.Getpid() {
+			runtime.UnlockOSThread()
+			go spawnEnding()
+			return
+		}
+		c, err := Spawn(Spec{Path: "/bin/sleep", Argv: []string{"sleep", "30"}, Pdeathsig: unix.SIGKILL, Vfork: true})
+		if err != nil {
+			t.Error(err)
+			pids <- 0
+			return
+		}
+		pids <- c.Pid
+	}
+	go spawnEnding()
+	pid := <-pids
+	if pid == 0 {
+		return
+	}
+	done := make(chan unix.WaitStatus)
+	go func() {
+		var ws unix.WaitStatus
+		unix.Wait4(pid, &ws, 0, nil)
+		done <- ws
+	}()
+	select {
+	case ws := <-done:
+		if !ws.Signaled() || ws.Signal() != unix.SIGKILL {
+			t.Errorf("the child ended with %v, want SIGKILL", ws)
+		}
+	case <-time.After(10 * time.Second):
+		unix.Kill(pid, unix.SIGKILL)
+		<-done
+		t.Errorf("the child outlived the thread that spawned it by 10s: no Pdeathsig")
+	}
+}

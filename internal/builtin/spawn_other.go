@@ -2,7 +2,10 @@
 
 package builtin
 
-import "errors"
+import (
+	"errors"
+	"syscall"
+)
 
 // Spec is what Spawn starts (spawn_linux_amd64.go).
 type Spec struct {
@@ -10,6 +13,14 @@ type Spec struct {
 	Moves     []Move
 	Prog      int
 	Setsid    bool
+	Path      string
+	Pdeathsig syscall.Signal
+	// Foreground, Ctty, UseCgroupFD, CgroupFD, Vfork: spawn_linux_amd64.go.
+	Foreground  bool
+	Ctty        int
+	UseCgroupFD bool
+	CgroupFD    int
+	Vfork       bool
 }
 
 // Move is one descriptor of Spec.Moves.

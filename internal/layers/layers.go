@@ -2,8 +2,9 @@
 // layers contain run is to do without: how the tests, and anyone who wants
 // to see what contain does without one, run the rest alone. The layers
 // are cgroup, subreaper, shim, pdeathsig, systemd (Linux), waiter (the
-// crash guard then waits in /bin/sh) and keeper (the shim is then
-// contain __shim); "macos" turns off every one macOS lacks, which leaves
+// crash guard then waits in /bin/sh), keeper (the shim is then
+// contain __shim) and spawn (COMMAND starts through Go's fork and exec);
+// "macos" turns off every one macOS lacks, which leaves
 // exactly what macOS has (the process group, the tracking, the crash
 // guard waiting in the shell, which then sends COMMAND its -s signal
 // itself): how the tests run the macOS logic on Linux.

@@ -69,3 +69,9 @@ func ownNofile() {}
 
 // planLayers: macOS has nothing to find before the guard is told.
 func (r *runner) planLayers() {}
+
+// forkCommand starts COMMAND with Go's fork and exec.
+func (r *runner) forkCommand(path string, argv []string, attr *syscall.SysProcAttr) (pid int, err error, execErr bool) {
+	pid, err = syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: r.o.Env, Files: []uintptr{0, 1, 2}, Sys: attr})
+	return pid, err, false
+}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/contain-cli/contain/internal/builtin"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/contain-cli/contain/internal/cgroup"
@@ -252,4 +254,38 @@ func ownNofile() {
 		return // not raised by the runtime
 	}
 	syscall.Exec("", nil, nil)
+}
+
+// forkCommand starts COMMAND (path, argv, with attr's process group,
+// terminal, Pdeathsig and cgroup): with builtin.Spawn where there is one
+// (linux/amd64, Linux 5.5), which the calling thread waits for only until
+// the exec, as for Go's fork (CLONE_VFORK), with none of Go's resetting of
+// the runtime's signal handlers one by one in the child; else, or with
+// CONTAIN_DISABLE=spawn, Go's syscall.ForkExec (not os/exec:
+// os.StartProcess first probes whether clone can return a pidfd by
+// starting a throwaway child, a tenth of contain run -- true). execErr:
+// the error is the exec's, not the clone's (never a cgroup's refusal).
+func (r *runner) forkCommand(path string, argv []string, attr *syscall.SysProcAttr) (pid int, err error, execErr bool) {
+	if !layers.Disabled("spawn") {
+		c, err := builtin.Spawn(builtin.Spec{Path: path, Argv: argv, Env: r.o.Env,
+			Moves:     []builtin.Move{{Src: 0, Dst: 0}, {Src: 1, Dst: 1}, {Src: 2, Dst: 2}},
+			Pdeathsig: attr.Pdeathsig, Foreground: attr.Foreground, Ctty: attr.Ctty,
+			UseCgroupFD: attr.UseCgroupFD, CgroupFD: attr.CgroupFD, Vfork: true})
+		switch {
+		case err == nil:
+			if err := c.Executed(); err != nil {
+				for { // it exited 127
+					if _, werr := unix.Wait4(c.Pid, nil, 0, nil); werr != unix.EINTR {
+						break
+					}
+				}
+				return 0, err, true
+			}
+			return c.Pid, nil, false
+		case !errors.Is(err, builtin.ErrNoSpawn):
+			return 0, err, false
+		}
+	}
+	pid, err = syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: r.o.Env, Files: []uintptr{0, 1, 2}, Sys: attr})
+	return pid, err, false
 }

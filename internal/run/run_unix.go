@@ -394,17 +394,14 @@ func (r *runner) start() error {
 			attr.Foreground, attr.Ctty = true, r.tty.fd
 		}
 		r.startAttr(attr)
-		// syscall.ForkExec, not os/exec: os.StartProcess first probes
-		// whether clone can return a pidfd by starting a throwaway child,
-		// a tenth of contain run -- true.
-		pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: r.o.Env, Files: []uintptr{0, 1, 2}, Sys: attr})
+		pid, err, execErr := r.forkCommand(path, argv, attr)
 		if errors.Is(err, unix.ENOEXEC) && argv[0] != binSh && haveShell() {
 			// A script without #!: run by the shell, as execvp does (and
 			// where there is none, "exec format error").
 			path, argv = binSh, append([]string{binSh, path}, r.o.Args[1:]...)
 			continue
 		}
-		if err != nil && r.startRefused(err) {
+		if err != nil && !execErr && r.startRefused(err) {
 			continue
 		}
 		if err != nil {
