@@ -24,6 +24,6 @@ import (
 
 func init() {
 	if runtime.GOOS != "windows" {
-		runcmd.Dispatch(os.Args)
+		runcmd.DispatchInInit(os.Args)
 	}
 }

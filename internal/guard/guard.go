@@ -359,7 +359,7 @@ func (g *Guard) Cgroup(o CgroupOrder) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(nosigpipe.Writer(g.w), "%s %s\n", guardCgroup, b)
+	_, err = fmt.Fprintf(g.orders(), "%s %s\n", guardCgroup, b)
 	return err
 }
 
@@ -377,7 +377,7 @@ func (g *Guard) ReportTo(o ReportOrder) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(nosigpipe.Writer(g.w), "%s %s\n", guardReport, b)
+	_, err = fmt.Fprintf(g.orders(), "%s %s\n", guardReport, b)
 	return err
 }
 
@@ -394,13 +394,13 @@ func (g *Guard) Watch(value string, grace time.Duration, verbose bool, sig sysca
 	if err := g.confirm(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(nosigpipe.Writer(g.w), "%s %s %s %t %d %t\n", guardSession, value, grace, verbose, int(sig), signalCommand)
+	_, err := fmt.Fprintf(g.orders(), "%s %s %s %t %d %t\n", guardSession, value, grace, verbose, int(sig), signalCommand)
 	return err
 }
 
 // Command tells the guard COMMAND's process group and its start time.
 func (g *Guard) Command(pgrp int, since uint64) error {
-	_, err := fmt.Fprintf(nosigpipe.Writer(g.w), "%s %d %d\n", guardCommand, pgrp, since)
+	_, err := fmt.Fprintf(g.orders(), "%s %d %d\n", guardCommand, pgrp, since)
 	return err
 }
 
@@ -408,21 +408,21 @@ func (g *Guard) Command(pgrp int, since uint64) error {
 // contain dies, and the guard waits for it to end before it looks for
 // what is left. PID 0: there is none after all (the last line counts).
 func (g *Guard) Shim(pid int, start uint64) error {
-	_, err := fmt.Fprintf(nosigpipe.Writer(g.w), "%s %d %d\n", guardShim, pid, start)
+	_, err := fmt.Fprintf(g.orders(), "%s %d %d\n", guardShim, pid, start)
 	return err
 }
 
 // Member tells the guard of a process the tracker found, so that it is
 // found after a crash even where no link to the session is left.
 func (g *Guard) Member(pid int, start uint64) error {
-	_, err := fmt.Fprintf(nosigpipe.Writer(g.w), "%s %d %d\n", guardMember, pid, start)
+	_, err := fmt.Fprintf(g.orders(), "%s %d %d\n", guardMember, pid, start)
 	return err
 }
 
 // Release tells the guard of a daemon that left the session
 // (--allow-daemons): the guard spares it, and what it starts.
 func (g *Guard) Release(pid int, start uint64) error {
-	_, err := fmt.Fprintf(nosigpipe.Writer(g.w), "%s %d %d\n", guardRelease, pid, start)
+	_, err := fmt.Fprintf(g.orders(), "%s %d %d\n", guardRelease, pid, start)
 	return err
 }
 
@@ -431,13 +431,24 @@ func (g *Guard) Release(pid int, start uint64) error {
 // while it runs, the guard ends it and what it started, as contain would
 // have; HookEnded, that contain has ended them itself.
 func (g *Guard) Hook(pid int, start uint64) error {
-	_, err := fmt.Fprintf(nosigpipe.Writer(g.w), "%s %d %d\n", guardHook, pid, start)
+	_, err := fmt.Fprintf(g.orders(), "%s %d %d\n", guardHook, pid, start)
 	return err
 }
 
 func (g *Guard) HookEnded() error {
-	_, err := fmt.Fprintf(nosigpipe.Writer(g.w), "%s\n", guardHookEnd)
+	_, err := fmt.Fprintf(g.orders(), "%s\n", guardHookEnd)
 	return err
+}
+
+// orders writes the guard's orders: to the built-in waiter's memfd
+// directly (a file raises no SIGPIPE), else through the pipe-safe writer:
+// if the guard is gone, the write fails (EPIPE) without a SIGPIPE that
+// contain would forward to the group as if it came from outside.
+func (g *Guard) orders() io.Writer {
+	if g.hold != nil {
+		return g.w
+	}
+	return nosigpipe.Writer(g.w)
 }
 
 // Stop ends the guard of a run that closed its group itself.

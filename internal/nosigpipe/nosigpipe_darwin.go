@@ -32,6 +32,9 @@ func (fd fdWriter) Write(b []byte) (int, error) {
 // Writer: the pipe w does not raise SIGPIPE once made Quiet.
 func Writer(w *os.File) io.Writer { return w }
 
+// Locked is Writer (Linux's needs the thread kept).
+func Locked(w *os.File) io.Writer { return w }
+
 // Quiet makes a write to the pipe w (the guard's, the shim's) fail with EPIPE, without
 // SIGPIPE, if the guard is gone (F_SETNOSIGPIPE): contain would forward a
 // SIGPIPE of its own to the group as if it came from outside. The pipe is

@@ -26,6 +26,18 @@ type pipeSafe int
 func (fd pipeSafe) Write(b []byte) (int, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	return onThread(int(fd), b)
+}
+
+// onThreadWriter is pipeSafe for a goroutine that stays on its thread
+// already (Locked).
+type onThreadWriter int
+
+func (fd onThreadWriter) Write(b []byte) (int, error) { return onThread(int(fd), b) }
+
+// onThread is pipeSafe's write, on a thread the calling goroutine does
+// not leave.
+func onThread(fd int, b []byte) (int, error) {
 	var set, old unix.Sigset_t
 	signals.AddTo(&set, unix.SIGPIPE)
 	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &set, &old); err != nil {
@@ -34,7 +46,7 @@ func (fd pipeSafe) Write(b []byte) (int, error) {
 	defer unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
 	n := 0
 	for n < len(b) {
-		m, err := unix.Write(int(fd), b[n:])
+		m, err := unix.Write(fd, b[n:])
 		switch err {
 		case nil:
 			n += m
@@ -55,6 +67,13 @@ func (fd pipeSafe) Write(b []byte) (int, error) {
 
 // Writer writes to the pipe w without a SIGPIPE if its reader is gone.
 func Writer(w *os.File) io.Writer { return pipeSafe(w.Fd()) }
+
+// Locked is Writer for a goroutine that its thread keeps already: one
+// that called runtime.LockOSThread, or the main goroutine while packages
+// are initialised (the runtime keeps it on the main thread until every
+// init function has returned). Writer's own lock would be the process's
+// first, and the runtime starts a thread for that.
+func Locked(w *os.File) io.Writer { return onThreadWriter(w.Fd()) }
 
 // Quiet: on Linux, Writer handles SIGPIPE per write.
 func Quiet(*os.File) {}

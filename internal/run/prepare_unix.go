@@ -53,8 +53,25 @@ var subscription struct {
 // function would do, for every command, and costs contain run -- true 5%.)
 func PrepareRun() *Prepared {
 	runtime.LockOSThread()
+	return prepareRun(false)
+}
+
+// PrepareRunInInit is PrepareRun for contain's own main, which runs
+// contain run from an init function (internal/earlyrun) and exits before
+// package initialisation is over: until then the runtime keeps the main
+// goroutine on the main thread itself, and neither this nor Run locks it
+// (the first runtime.LockOSThread starts a thread of the runtime's,
+// a fiftieth of contain run -- true).
+func PrepareRunInInit() *Prepared {
+	if !onMainThread() {
+		return PrepareRun() // not on the main thread after all: lock it (Run then says so)
+	}
+	return prepareRun(true)
+}
+
+func prepareRun(inInit bool) *Prepared {
 	ownNofile()
-	p := &Prepared{guardDone: make(chan struct{})}
+	p := &Prepared{guardDone: make(chan struct{}), inInit: inInit}
 	start := guard.Prepare()
 	go func() {
 		p.guard, p.guardErr = start()
@@ -79,6 +96,7 @@ type Prepared struct {
 	guard     *guard.Guard
 	guardErr  error
 	taken     bool // a Run took it, or Drop dropped it
+	inInit    bool // PrepareRunInInit: the runtime keeps Run's goroutine on the main thread
 	preparedOS
 }
 

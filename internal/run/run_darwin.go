@@ -75,3 +75,7 @@ func (r *runner) forkCommand(path string, argv []string, attr *syscall.SysProcAt
 	pid, err = syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: r.o.Env, Files: []uintptr{0, 1, 2}, Sys: attr})
 	return pid, err, false
 }
+
+// onMainThread: macOS has no thread ID to compare; the runtime keeps the
+// main goroutine on the main thread during package initialisation.
+func onMainThread() bool { return true }

@@ -289,3 +289,7 @@ func (r *runner) forkCommand(path string, argv []string, attr *syscall.SysProcAt
 	pid, err = syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: r.o.Env, Files: []uintptr{0, 1, 2}, Sys: attr})
 	return pid, err, false
 }
+
+// onMainThread reports whether the calling thread is the main thread (the
+// thread group's leader).
+func onMainThread() bool { return unix.Gettid() == unix.Getpid() }

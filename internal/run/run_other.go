@@ -18,6 +18,9 @@ func Run(o Options) (Result, error) {
 // PrepareRun does nothing where Run is not written yet.
 func PrepareRun() *Prepared { return &Prepared{} }
 
+// PrepareRunInInit is PrepareRun.
+func PrepareRunInInit() *Prepared { return PrepareRun() }
+
 // recorderOS and procRef: nothing to add where Run is not written.
 type (
 	recorderOS struct{}

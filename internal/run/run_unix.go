@@ -176,8 +176,10 @@ func (r *runner) run() (Result, error) {
 	// Pdeathsig fires when the thread that forked the child exits, not when
 	// the process does (golang/go#27505): this goroutine stays on its thread
 	// from the fork until the last child is reaped.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	if r.o.Prepared == nil || !r.o.Prepared.inInit {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
 	if r.o.AllowDaemons {
 		r.bindClaims() // before COMMAND can run contain run -d
 	}

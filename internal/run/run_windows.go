@@ -45,6 +45,9 @@ func Run(o Options) (Result, error) {
 // so that contain cannot be ended by one before it has closed the job.
 func PrepareRun() *Prepared { consoleEvents(); return &Prepared{} }
 
+// PrepareRunInInit is PrepareRun (Windows runs contain run from main).
+func PrepareRunInInit() *Prepared { return PrepareRun() }
+
 type winRunner struct {
 	o    Options
 	log  Logger

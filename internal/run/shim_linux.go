@@ -173,7 +173,9 @@ func (r *runner) brief(s *shimProc, orders []byte, foreground bool) error {
 			r.log("cannot tell the crash guard of the shim: %v", err)
 		}
 	}
-	if _, err := nosigpipe.Writer(s.orders).Write(orders); err != nil {
+	// Locked: brief runs on the main goroutine, which stays on the main
+	// thread (PrepareRun).
+	if _, err := nosigpipe.Locked(s.orders).Write(orders); err != nil {
 		return fmt.Errorf("cannot brief the shim: %w", err)
 	}
 	rec, err := shim.ReadRecord(s.lines)

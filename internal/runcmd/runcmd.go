@@ -31,6 +31,19 @@ import (
 
 var dispatched bool
 
+// DispatchInInit is Dispatch for contain's own main on Linux and macOS,
+// which calls it from an init function (internal/earlyrun): contain run
+// then relies on the runtime's keeping the main goroutine on the main
+// thread during package initialisation (run.PrepareRunInInit).
+func DispatchInInit(args []string) {
+	inInit = true
+	Dispatch(args)
+	inInit = false
+}
+
+// inInit: DispatchInInit is running.
+var inInit bool
+
 // Dispatch runs contain run and the crash guard, args being os.Args, and
 // exits; it returns for anything else, contain run's help included, and
 // when it ran before.
@@ -47,7 +60,7 @@ func Dispatch(args []string) {
 	case "run", TimeoutCommand:
 		// Subscribing to the forwarded signals is the slowest step of
 		// contain run's set-up; it runs while the options are parsed.
-		prepared := run.PrepareRun()
+		prepared := prepare()
 		if code, ok := Main(args, prepared, os.Stdout, nosigpipe.Stderr()); ok {
 			Exit(code)
 		}
@@ -339,4 +352,12 @@ func startStatus(err error) int {
 		return status.NotFound
 	}
 	return status.CannotExec
+}
+
+// prepare is run.PrepareRun, or its variant for package initialisation.
+func prepare() *run.Prepared {
+	if inInit {
+		return run.PrepareRunInInit()
+	}
+	return run.PrepareRun()
 }
