@@ -54,7 +54,11 @@
 //   - Main is the first statement of main: in a copy it never returns.
 //     It recognises the copy by its first argument (__contain_group,
 //     __guard, __shim), which the program's own command line must never
-//     begin with.
+//     begin with. On Linux and macOS the copy that holds a command
+//     (__contain_group, with its pipes) does not even get there: it runs
+//     from this package's init function and exits there, so the
+//     program's init functions that Go runs after this package's, and
+//     its main, do not run in it.
 //   - The program's executable must still be there to be re-executed
 //     while it runs (os.Executable).
 //   - cmd.Process is the copy that holds the command, not the command

@@ -36,7 +36,7 @@ func Main() {
 	case shim.Arg:
 		os.Exit(shim.Main(os.Args[2:]))
 	case supervisorCommand:
-		supervise(os.Args[2:])
+		supervise(os.Args[2:], false)
 	}
 }
 
@@ -45,9 +45,15 @@ var pipes []*os.File
 
 // supervise is the copy: contain run on the command, told to stop when the
 // program's end of the stop pipe closes, its own lines (and -d's PID) sent
-// to the program through the other pipe.
-func supervise(args []string) {
-	prepared := run.PrepareRun()
+// to the program through the other pipe. inInit: it runs from an init
+// function (init_unix.go), where the runtime keeps it on the main thread.
+func supervise(args []string, inInit bool) {
+	var prepared *run.Prepared
+	if inInit {
+		prepared = run.PrepareRunInInit()
+	} else {
+		prepared = run.PrepareRun()
+	}
 	v := os.Getenv(pipesVar)
 	os.Unsetenv(pipesVar)
 	stop, out, err := openPipes(v)
