@@ -172,6 +172,18 @@ func TestTerminalGivenBack(t *testing.T) {
 	})
 }
 
+// TestTerminalGivenBackAfterFailedStart: a COMMAND that takes the
+// terminal and then cannot be executed (not found, not executable) leaves
+// it to contain's group again, for a shell without job control to read.
+func TestTerminalGivenBackAfterFailedStart(t *testing.T) {
+	terminalModes(t, func(t *testing.T, env []string) {
+		p := newPane(t, env, `sh -c '$CONTAIN run -- /nonexistent/command; echo rc=$? type-now; read x; echo after:$x; sleep 300'`)
+		p.waitFor("rc=127 type-now", 1)
+		p.typeLine("back")
+		p.waitFor("after:back", 1)
+	})
+}
+
 // TestTerminalStopWithoutJobControl: Ctrl-Z under a shell without job
 // control must not leave COMMAND stopped forever: as the kernel does for an
 // orphaned process group, the stop is ignored.

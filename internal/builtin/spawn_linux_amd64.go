@@ -101,7 +101,8 @@ type spawnArgs struct {
 	pending uint64
 	ign     [4]uint64
 	old     [4]uint64
-	delay   [2]int64 // a test's pause before that (spawnDelay), a timespec
+	delay   [2]int64 // a test's pause before it joins its session or group (spawnDelay), a timespec
+	delayfg [2]int64 // and after it took the terminal's foreground (spawnDelayForeground)
 	errno   int64    // the child's, if it could not execute
 	tid     uint32   // CLONE_CHILD_CLEARTID: 0 once the child executed or ended
 	_       uint32
@@ -119,9 +120,10 @@ type cloneArgs struct {
 // child's PID, or an errno.
 func clone(a *spawnArgs) (pid, errno uintptr)
 
-// spawnDelay, set by a test, pauses the child before it unblocks its
-// signals.
-var spawnDelay time.Duration
+// spawnDelay and spawnDelayForeground, set by a test, pause the child
+// before it joins its own session or group, and after it took the
+// terminal's foreground (at most a second).
+var spawnDelay, spawnDelayForeground time.Duration
 
 // spawnStack is the child's stack, at the end of its mapping: it pushes
 // nothing (no calls, every signal blocked), so this is margin.
@@ -259,6 +261,7 @@ func NewSpawner(s Spec) (*Spawner, error) {
 	a.all = ^uint64(0)
 	a.ign[0] = 1 // SIG_IGN
 	a.delay[1] = int64(spawnDelay)
+	a.delayfg[1] = int64(spawnDelayForeground)
 	flags := uint64(unix.CLONE_VM | unix.CLONE_CLEAR_SIGHAND | unix.CLONE_CHILD_CLEARTID)
 	if s.Vfork {
 		flags |= unix.CLONE_VFORK

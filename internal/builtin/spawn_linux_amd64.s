@@ -65,6 +65,14 @@ failed:
 // nothing but a.errno, and never returns: it executes the program or
 // exits 127.
 child:
+	// A test's pause, to send it signals (spawnDelay).
+	CMPQ	(spawnArgs_delay+8)(R12), $0
+	JEQ	group
+	LEAQ	spawnArgs_delay(R12), DI
+	XORQ	SI, SI
+	MOVQ	$SYS_nanosleep, AX
+	SYSCALL
+group:
 	// Its own session, or process group, first: a signal sent to
 	// contain's group from now on is not its.
 	CMPQ	spawnArgs_setsid(R12), $0
@@ -73,7 +81,7 @@ child:
 	SYSCALL
 	TESTQ	AX, AX
 	JMI	die
-	JMP	moves
+	JMP	pending
 pgrp:
 	XORQ	DI, DI
 	XORQ	SI, SI
@@ -81,69 +89,22 @@ pgrp:
 	SYSCALL
 	TESTQ	AX, AX
 	JMI	die
-	// The terminal's foreground for its new group (Spec.Foreground).
-	CMPQ	spawnArgs_ctty(R12), $0
-	JLT	moves
-	MOVQ	$SYS_getpid, AX
-	SYSCALL
-	MOVQ	AX, spawnArgs_pgrp(R12)
-	MOVQ	spawnArgs_ctty(R12), DI
-	MOVQ	$0x5410, SI // TIOCSPGRP
-	LEAQ	spawnArgs_pgrp(R12), DX
-	MOVQ	$SYS_ioctl, AX
-	SYSCALL
-	TESTQ	AX, AX
-	JMI	die
-moves:
-	// Each descriptor to its number (Spawn moved every source that is
-	// another's destination out of the way); one already there loses
-	// close-on-exec.
-	XORQ	BX, BX
-move:
-	CMPQ	BX, spawnArgs_nmoves(R12)
-	JGE	mask
-	MOVQ	spawnArgs_src(R12)(BX*8), DI
-	MOVQ	spawnArgs_dst(R12)(BX*8), SI
-	CMPQ	DI, SI
-	JEQ	same
-	XORQ	DX, DX
-	MOVQ	$SYS_dup3, AX
-	SYSCALL
-	TESTQ	AX, AX
-	JMI	die
-	INCQ	BX
-	JMP	move
-same:
-	MOVQ	$2, SI // F_SETFD
-	XORQ	DX, DX
-	MOVQ	$SYS_fcntl, AX
-	SYSCALL
-	TESTQ	AX, AX
-	JMI	die
-	INCQ	BX
-	JMP	move
-mask:
-	// A test's pause, to send it signals (spawnDelay).
-	CMPQ	(spawnArgs_delay+8)(R12), $0
-	JEQ	pending
-	LEAQ	spawnArgs_delay(R12), DI
-	XORQ	SI, SI
-	MOVQ	$SYS_nanosleep, AX
-	SYSCALL
 pending:
 	// The signals that came before it had its own session or group were
-	// sent to contain's (a terminal's ^C or ^Z): dropped, by ignoring each
-	// for a moment, not taken with the default action once unblocked.
+	// sent to contain's (a terminal's ^C or ^Z), which takes them itself:
+	// dropped here, by ignoring each for a moment, not taken with the
+	// default action once unblocked. Nothing but contain knows its group
+	// yet.
 	LEAQ	spawnArgs_pending(R12), DI
 	MOVQ	$8, SI
 	MOVQ	$SYS_rt_sigpending, AX
 	SYSCALL
 	TESTQ	AX, AX
-	JNE	restore
+	JNE	foreground
 	MOVQ	$1, BX
 drop:
 	CMPQ	BX, $65
-	JGE	restore
+	JGE	foreground
 	MOVQ	spawnArgs_pending(R12), AX
 	LEAQ	-1(BX), CX
 	SHRQ	CX, AX
@@ -166,6 +127,57 @@ drop:
 nextsig:
 	INCQ	BX
 	JMP	drop
+foreground:
+	// Only then the terminal's foreground for its new group
+	// (Spec.Foreground): a ^C typed from then on is COMMAND's alone, and
+	// must reach it.
+	CMPQ	spawnArgs_ctty(R12), $0
+	JLT	moves
+	MOVQ	$SYS_getpid, AX
+	SYSCALL
+	MOVQ	AX, spawnArgs_pgrp(R12)
+	MOVQ	spawnArgs_ctty(R12), DI
+	MOVQ	$0x5410, SI // TIOCSPGRP
+	LEAQ	spawnArgs_pgrp(R12), DX
+	MOVQ	$SYS_ioctl, AX
+	SYSCALL
+	TESTQ	AX, AX
+	JMI	die
+	// A test's pause there (spawnDelayForeground).
+	CMPQ	(spawnArgs_delayfg+8)(R12), $0
+	JEQ	moves
+	LEAQ	spawnArgs_delayfg(R12), DI
+	XORQ	SI, SI
+	MOVQ	$SYS_nanosleep, AX
+	SYSCALL
+moves:
+	// Each descriptor to its number (Spawn moved every source that is
+	// another's destination out of the way); one already there loses
+	// close-on-exec.
+	XORQ	BX, BX
+move:
+	CMPQ	BX, spawnArgs_nmoves(R12)
+	JGE	restore
+	MOVQ	spawnArgs_src(R12)(BX*8), DI
+	MOVQ	spawnArgs_dst(R12)(BX*8), SI
+	CMPQ	DI, SI
+	JEQ	same
+	XORQ	DX, DX
+	MOVQ	$SYS_dup3, AX
+	SYSCALL
+	TESTQ	AX, AX
+	JMI	die
+	INCQ	BX
+	JMP	move
+same:
+	MOVQ	$2, SI // F_SETFD
+	XORQ	DX, DX
+	MOVQ	$SYS_fcntl, AX
+	SYSCALL
+	TESTQ	AX, AX
+	JMI	die
+	INCQ	BX
+	JMP	move
 restore:
 	// Pdeathsig, and the signal itself if the parent is gone already (it
 	// stays pending until the mask is restored).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -366,5 +367,85 @@ func TestSpawnCommand(t *testing.T) {
 		unix.Kill(pid, unix.SIGKILL)
 		<-done
 		t.Errorf("the child outlived the thread that spawned it by 10s: no Pdeathsig")
+	}
+}
+
+// TestSpawnForegroundCtrlC: a ^C typed once the child's group has the
+// terminal's foreground (after TIOCSPGRP, before it executes) reaches the
+// child, which ends of it: only the signals that came before it had a
+// group of its own are dropped. The child runs in a helper process that
+// leads a session on a pseudo-terminal of its own.
+func TestSpawnForegroundCtrlC(t *testing.T) {
+	needSpawn(t)
+	master, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	defer unix.Close(master)
+	if err := unix.IoctlSetPointerInt(master, unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(master, unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pts.Close()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), "CONTAIN_SPAWN_FOREGROUND_HELPER=1")
+	cmd.Stdin = pts
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // the child is in its pause, after TIOCSPGRP
+	if _, err := unix.Write(master, []byte{3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the helper: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "child: signal 2") {
+		t.Errorf("the ^C did not end the child:\n%s", out.String())
+	}
+}
+
+// TestMain runs TestSpawnForegroundCtrlC's helper process when asked to.
+func TestMain(m *testing.M) {
+	if os.Getenv("CONTAIN_SPAWN_FOREGROUND_HELPER") != "" {
+		foregroundHelper()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// foregroundHelper is TestSpawnForegroundCtrlC's helper process: it
+// spawns sleep in the terminal's foreground, pausing after TIOCSPGRP, and
+// says how it ended.
+func foregroundHelper() {
+	spawnDelayForeground = 800 * time.Millisecond
+	c, err := Spawn(Spec{Path: "/bin/sleep", Argv: []string{"sleep", "5"}, Moves: []Move{{0, 0}, {1, 1}, {2, 2}},
+		Foreground: true, Ctty: 0, Vfork: true})
+	if err != nil {
+		fmt.Println("spawn:", err)
+		os.Exit(1)
+	}
+	c.Executed()
+	var ws unix.WaitStatus
+	unix.Wait4(c.Pid, &ws, 0, nil)
+	switch {
+	case ws.Signaled():
+		fmt.Printf("child: signal %d\n", ws.Signal())
+	default:
+		fmt.Printf("child: exit %d\n", ws.ExitStatus())
 	}
 }

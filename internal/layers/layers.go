@@ -19,7 +19,7 @@ import (
 // MacOS is the CONTAIN_DISABLE name of every layer macOS lacks.
 const MacOS = "macos"
 
-var macOSOff = []string{"cgroup", "subreaper", "shim", "pdeathsig", "waiter"}
+var macOSOff = []string{"cgroup", "subreaper", "shim", "pdeathsig", "waiter", "spawn"}
 
 // Disabled reports whether CONTAIN_DISABLE turns layer name off.
 func Disabled(name string) bool {

@@ -217,7 +217,9 @@ func (r *runner) startRefused(err error) bool {
 // refusing CLONE_INTO_CGROUP. exec errors can look the same (EACCES); a
 // retry without the cgroup then fails the same way and is reported as is.
 func cgroupRefusal(err error) bool {
-	for _, e := range []error{unix.EACCES, unix.EPERM, unix.EBUSY, unix.EOPNOTSUPP, unix.ENOSYS, unix.EINVAL, unix.EROFS, unix.ENODEV} {
+	// E2BIG: a kernel before 5.7 knows no cgroup in clone3's arguments;
+	// ENOENT: the cgroup is outside contain's cgroup namespace.
+	for _, e := range []error{unix.EACCES, unix.EPERM, unix.EBUSY, unix.EOPNOTSUPP, unix.ENOSYS, unix.EINVAL, unix.EROFS, unix.ENODEV, unix.E2BIG, unix.ENOENT} {
 		if errors.Is(err, e) {
 			return true
 		}
@@ -266,7 +268,9 @@ func ownNofile() {
 // starting a throwaway child, a tenth of contain run -- true). execErr:
 // the error is the exec's, not the clone's (never a cgroup's refusal).
 func (r *runner) forkCommand(path string, argv []string, attr *syscall.SysProcAttr) (pid int, err error, execErr bool) {
-	if !layers.Disabled("spawn") {
+	// A Run of another program (a test's) has no Prepared, and so no
+	// ownNofile: Go's fork gives its COMMAND the user's RLIMIT_NOFILE.
+	if r.o.Prepared != nil && !layers.Disabled("spawn") {
 		c, err := builtin.Spawn(builtin.Spec{Path: path, Argv: argv, Env: r.o.Env,
 			Moves:     []builtin.Move{{Src: 0, Dst: 0}, {Src: 1, Dst: 1}, {Src: 2, Dst: 2}},
 			Pdeathsig: attr.Pdeathsig, Foreground: attr.Foreground, Ctty: attr.Ctty,

@@ -51,6 +51,10 @@ type runner struct {
 	ownPgrp int
 	tty     *terminal
 	gaveTTY bool // COMMAND's group was given the terminal at some point
+	// path is COMMAND's, found in $PATH by prepare (pathErr: why not)
+	// while the crash guard starts.
+	path    string
+	pathErr error
 
 	grp   group          // the kernel's hold on the session (noGroup: none)
 	guard *guard.Guard   // the crash guard, a child of contain but no member of the group; nil: none
@@ -213,6 +217,7 @@ func (r *runner) prepare(undo *cleanups) []string {
 	sigs, subscribed, all := takeSubscription()
 	r.sigs, r.caughtAll = sigs, all
 	// What needs no guard is done first, while it starts.
+	r.path, r.pathErr = lookPath(r.o.Args[0])
 	r.planLayers()
 	r.rec = newRecorder(r.o.Collect)
 	if r.tty = openTerminal(); r.tty != nil {
@@ -379,7 +384,10 @@ func (r *runner) guardReady() {
 // refuses).
 func (r *runner) start() error {
 	r.guardReady()
-	path, err := lookPath(r.o.Args[0])
+	path, err := r.path, r.pathErr
+	if path == "" && err == nil {
+		path, err = lookPath(r.o.Args[0])
+	}
 	if err != nil {
 		return &StartError{Name: r.o.Args[0], Err: err}
 	}
@@ -389,6 +397,9 @@ func (r *runner) start() error {
 	foreground := r.tty != nil && r.tty.foreground() == r.ownPgrp
 	for {
 		if done, err := r.startUnder(path, foreground); done {
+			if err != nil && foreground {
+				r.tty.setForeground(r.ownPgrp) // the shim's child may have taken it
+			}
 			return err
 		}
 		attr := &syscall.SysProcAttr{Setpgid: true}
@@ -397,6 +408,11 @@ func (r *runner) start() error {
 		}
 		r.startAttr(attr)
 		pid, err, execErr := r.forkCommand(path, argv, attr)
+		if err != nil && attr.Foreground {
+			// The child may have taken the terminal before its exec
+			// failed: it goes back to contain's group.
+			r.tty.setForeground(r.ownPgrp)
+		}
 		if errors.Is(err, unix.ENOEXEC) && argv[0] != binSh && haveShell() {
 			// A script without #!: run by the shell, as execvp does (and
 			// where there is none, "exec format error").
