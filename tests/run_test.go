@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -61,6 +62,33 @@ func TestExitStatus(t *testing.T) {
 			}
 			wantCode(t, run(t, runOpts{}, args...), c.want)
 		})
+	}
+}
+
+// TestStartErrorKeepsCgroup: a COMMAND that cannot be executed (not
+// executable, not found) is 126 or 127 with the cgroup contain made: the
+// exec's error is not taken for the cgroup's refusal, which would have
+// contain drop the cgroup and try again without it.
+func TestStartErrorKeepsCgroup(t *testing.T) {
+	t.Parallel()
+	requireRoot(t, "a cgroup of the run's own")
+	if runtime.GOARCH != "amd64" {
+		t.Skipf("on %s COMMAND starts with Go's fork, whose exec errors cannot be told from the clone's", runtime.GOARCH)
+	}
+	dir := t.TempDir()
+	notExec := filepath.Join(dir, "not-executable")
+	if err := os.WriteFile(notExec, []byte("#!/bin/sh\necho hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path string
+		want int
+	}{{notExec, 126}, {filepath.Join(dir, "missing"), 127}} {
+		res := run(t, runOpts{}, "run", "-v", "--", c.path)
+		wantCode(t, res, c.want)
+		if strings.Contains(res.stderr, "retrying without it") || !strings.Contains(res.stderr, "contain: cannot run "+c.path) {
+			t.Errorf("%s: the cgroup was dropped, or no error was said:\n%s", c.path, res.stderr)
+		}
 	}
 }
 

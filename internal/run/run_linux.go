@@ -217,9 +217,11 @@ func (r *runner) startRefused(err error) bool {
 // refusing CLONE_INTO_CGROUP. exec errors can look the same (EACCES); a
 // retry without the cgroup then fails the same way and is reported as is.
 func cgroupRefusal(err error) bool {
-	// E2BIG: a kernel before 5.7 knows no cgroup in clone3's arguments;
-	// ENOENT: the cgroup is outside contain's cgroup namespace.
-	for _, e := range []error{unix.EACCES, unix.EPERM, unix.EBUSY, unix.EOPNOTSUPP, unix.ENOSYS, unix.EINVAL, unix.EROFS, unix.ENODEV, unix.E2BIG, unix.ENOENT} {
+	// E2BIG: a kernel before 5.7 knows no cgroup in clone3's arguments.
+	// (Where COMMAND starts with Go's fork, an exec's error cannot be told
+	// from the clone's: one of these is then taken for a refusal too, and
+	// the retry without the cgroup fails as the first did.)
+	for _, e := range []error{unix.EACCES, unix.EPERM, unix.EBUSY, unix.EOPNOTSUPP, unix.ENOSYS, unix.EINVAL, unix.EROFS, unix.ENODEV, unix.E2BIG} {
 		if errors.Is(err, e) {
 			return true
 		}
