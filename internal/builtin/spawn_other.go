@@ -2,29 +2,7 @@
 
 package builtin
 
-import (
-	"errors"
-	"syscall"
-)
-
-// Spec is what Spawn starts (spawn_linux_amd64.go).
-type Spec struct {
-	Argv, Env []string
-	Moves     []Move
-	Prog      int
-	Setsid    bool
-	Path      string
-	Pdeathsig syscall.Signal
-	// Foreground, Ctty, UseCgroupFD, CgroupFD, Vfork: spawn_linux_amd64.go.
-	Foreground  bool
-	Ctty        int
-	UseCgroupFD bool
-	CgroupFD    int
-	Vfork       bool
-}
-
-// Move is one descriptor of Spec.Moves.
-type Move struct{ Src, Dst int }
+import "errors"
 
 // Child is a program that Spawn started.
 type Child struct{ Pid int }
