@@ -131,7 +131,9 @@ func TestTruthCloseEnded(t *testing.T) {
 	t.Parallel()
 	dir := sharedDir(t)
 	path := filepath.Join(dir, "report.json")
-	script := fmt.Sprintf(`sleep 300 & echo $! > %[1]s/bg; setsid sh -c 'echo $$ > %[1]s/escapee; exec sleep 301' & while [ ! -s %[1]s/escapee ]; do sleep 0.01; done; echo started`, dir)
+	// COMMAND ends once both run sleep: until its exec each is sh, and
+	// the close (fast) would name it so.
+	script := fmt.Sprintf(`sleep 300 & echo $! > %[1]s/bg; setsid sh -c 'echo $$ > %[1]s/escapee; exec sleep 301' & while [ ! -s %[1]s/escapee ]; do sleep 0.01; done; for p in $(cat %[1]s/bg %[1]s/escapee); do while [ "$(cat /proc/$p/comm)" != sleep ]; do sleep 0.01; done; done; echo started`, dir)
 	res := run(t, runOpts{}, "run", "-v", "--report", path, "--", "sh", "-c", script)
 	wantCode(t, res, 0)
 	bg, esc := readPID(t, dir, "bg"), readPID(t, dir, "escapee")
