@@ -35,6 +35,13 @@ func openPipes(v string) (stop, out *os.File, err error) {
 		}
 		syscall.CloseOnExec(fd)
 	}
+	// The stop pipe is read until its end for the whole run: non-blocking,
+	// it waits in the runtime's poller, not in a thread of its own
+	// (os/exec made the program's end blocking when it passed it). The
+	// copy alone holds this end.
+	if err := syscall.SetNonblock(sfd, true); err != nil {
+		return nil, nil, err
+	}
 	return os.NewFile(uintptr(sfd), "stop"), os.NewFile(uintptr(ofd), "out"), nil
 }
 
