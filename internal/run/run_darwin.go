@@ -72,6 +72,7 @@ func (r *runner) planLayers() {}
 
 // forkCommand starts COMMAND with Go's fork and exec.
 func (r *runner) forkCommand(path string, argv []string, attr *syscall.SysProcAttr) (pid int, err error, execErr bool) {
+	r.guardReady()
 	pid, err = syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: r.o.Env, Files: []uintptr{0, 1, 2}, Sys: attr})
 	return pid, err, false
 }

@@ -152,6 +152,7 @@ func (r *runner) guardable() error {
 // lives; only the crash promise rests on the scans again.
 func (r *runner) startUnder(path string, foreground bool) (done bool, err error) {
 	if r.useShim() {
+		r.guardReady()
 		err := r.startShim(path, foreground)
 		if err == nil || errors.As(err, new(*StartError)) {
 			return true, err
@@ -273,10 +274,17 @@ func (r *runner) forkCommand(path string, argv []string, attr *syscall.SysProcAt
 	// A Run of another program (a test's) has no Prepared, and so no
 	// ownNofile: Go's fork gives its COMMAND the user's RLIMIT_NOFILE.
 	if r.o.Prepared != nil && !layers.Disabled("spawn") {
-		c, err := builtin.Spawn(builtin.Spec{Path: path, Argv: argv, Env: r.o.Env,
+		// Made ready while the crash guard may still be executing; started
+		// once it waits.
+		sp, err := builtin.NewSpawner(builtin.Spec{Path: path, Argv: argv, Env: r.o.Env,
 			Moves:     []builtin.Move{{Src: 0, Dst: 0}, {Src: 1, Dst: 1}, {Src: 2, Dst: 2}},
 			Pdeathsig: attr.Pdeathsig, Foreground: attr.Foreground, Ctty: attr.Ctty,
 			UseCgroupFD: attr.UseCgroupFD, CgroupFD: attr.CgroupFD, Vfork: true})
+		var c *builtin.Child
+		if err == nil {
+			r.guardReady()
+			c, err = sp.Start()
+		}
 		switch {
 		case err == nil:
 			if err := c.Executed(); err != nil {
@@ -292,6 +300,7 @@ func (r *runner) forkCommand(path string, argv []string, attr *syscall.SysProcAt
 			return 0, err, false
 		}
 	}
+	r.guardReady()
 	pid, err = syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: r.o.Env, Files: []uintptr{0, 1, 2}, Sys: attr})
 	return pid, err, false
 }

@@ -383,7 +383,6 @@ func (r *runner) guardReady() {
 // shim, Pdeathsig and the cgroup, with a retry without a cgroup the kernel
 // refuses).
 func (r *runner) start() error {
-	r.guardReady()
 	path, err := r.path, r.pathErr
 	if path == "" && err == nil {
 		path, err = lookPath(r.o.Args[0])
