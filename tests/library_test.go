@@ -380,7 +380,16 @@ func TestLibraryReap(t *testing.T) {
 			waitFor(t, "host, copy, guard and shim to be gone", 5*time.Second, func() bool {
 				return !slices.ContainsFunc(killed, alive)
 			})
-			orphans := tagged(s.Tag)
+			// COMMAND ends of its Pdeathsig (the shim's, or the copy's
+			// thread) a moment after: what is left is what stays 200ms.
+			var orphans []int
+			for deadline, since := time.Now().Add(5*time.Second), time.Now(); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				if now := tagged(s.Tag); !slices.Equal(now, orphans) {
+					orphans, since = now, time.Now()
+				} else if time.Since(since) >= 200*time.Millisecond {
+					break
+				}
+			}
 			if len(orphans) == 0 {
 				t.Fatalf("nothing of %s was left to reap: the test proves nothing (killed %v: %s)", s.Tag, killed, argvs)
 			}
