@@ -26,6 +26,17 @@ import (
 // /bin/sh (waiterScript), as on macOS, or in contain __guard itself.
 // CONTAIN_DISABLE=waiter skips it.
 
+// waiterData is what the built-in waiter reads after its code: the
+// numbers of the signals it ignores, one byte each, then a 0.
+func waiterData() []byte {
+	sigs := signals.Fatal()
+	nums := make([]byte, len(sigs)+1)
+	for i, s := range sigs {
+		nums[i] = byte(s.(syscall.Signal))
+	}
+	return nums
+}
+
 // startSpawned starts the guard waiting in the built-in waiter, as
 // startCoded does, but with builtin.Spawn: contain goes on while the
 // waiter executes, and Ready waits for that before COMMAND starts. Its
@@ -52,12 +63,7 @@ type spawnedGuard struct {
 // prepareSpawned readies startSpawned's guard.
 func prepareSpawned() (*spawnedGuard, error) {
 	p := &spawnedGuard{}
-	sigs := signals.Fatal()
-	nums := make([]byte, len(sigs)+1)
-	for i, s := range sigs {
-		nums[i] = byte(s.(syscall.Signal))
-	}
-	prog, err := builtin.LoadFd("contain-guard", builtin.Waiter, nums)
+	prog, err := builtin.LoadFd("contain-guard", builtin.Waiter, waiterData())
 	if err != nil {
 		return nil, err
 	}
@@ -145,12 +151,7 @@ func (p *spawnedGuard) drop(err error) error {
 // pipe, 4 the orders, 5 contain's binary, 6 the waiter itself (which
 // closes it).
 func startCoded() (*Guard, error) {
-	sigs := signals.Fatal()
-	nums := make([]byte, len(sigs))
-	for i, s := range sigs {
-		nums[i] = byte(s.(syscall.Signal))
-	}
-	prog, err := builtin.Load("contain-guard", builtin.Waiter, append(nums, 0))
+	prog, err := builtin.Load("contain-guard", builtin.Waiter, waiterData())
 	if err != nil {
 		return nil, err
 	}

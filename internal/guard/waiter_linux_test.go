@@ -105,8 +105,10 @@ func TestSpawnedWaiter(t *testing.T) {
 	if !builtin.Available() {
 		t.Skipf("no built-in waiter for %s", runtime.GOARCH)
 	}
-	if _, err := prepareSpawned(); err != nil {
+	if p, err := prepareSpawned(); err != nil {
 		t.Skipf("no spawned waiter here: %v", err)
+	} else {
+		p.drop(nil)
 	}
 	var g *Guard
 	start := Prepare()
@@ -141,8 +143,10 @@ func TestSpawnedWaiterFallsBack(t *testing.T) {
 	if !builtin.Available() {
 		t.Skipf("no built-in waiter for %s", runtime.GOARCH)
 	}
-	if _, err := prepareSpawned(); err != nil {
+	if p, err := prepareSpawned(); err != nil {
 		t.Skipf("no spawned waiter here: %v", err)
+	} else {
+		p.drop(nil)
 	}
 	spawnFault = true
 	defer func() { spawnFault = false }()

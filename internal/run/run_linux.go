@@ -72,9 +72,6 @@ func (r *runner) setUp() []string {
 	case layers.Disabled("cgroup"):
 		r.log("cgroup turned off by CONTAIN_DISABLE")
 	default:
-		if r.cgPlan == nil && r.cgPlanErr == nil {
-			r.planLayers()
-		}
 		var cg *cgroup.Group
 		err := r.cgPlanErr
 		if err == nil {

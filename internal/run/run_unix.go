@@ -384,9 +384,6 @@ func (r *runner) guardReady() {
 // refuses).
 func (r *runner) start() error {
 	path, err := r.path, r.pathErr
-	if path == "" && err == nil {
-		path, err = lookPath(r.o.Args[0])
-	}
 	if err != nil {
 		return &StartError{Name: r.o.Args[0], Err: err}
 	}
