@@ -160,6 +160,26 @@ func TestGuardEndsWithTheRun(t *testing.T) {
 	}
 }
 
+// TestGuardReapedBeforeExit: contain reaps its crash guard before it exits,
+// also where it ends the guard as soon as COMMAND is reaped (a plain run
+// with a cgroup: no -v, no report), so that no guard is ever left to an
+// outer contain run, a subreaper, to adopt. The outer one says (-v) what
+// it adopts; 40 inner runs of true, as root and as nobody.
+func TestGuardReapedBeforeExit(t *testing.T) {
+	modes := []runOpts{{}}
+	if os.Geteuid() == 0 {
+		modes = append(modes, runOpts{asNobody: true})
+	}
+	for _, o := range modes {
+		res := run(t, o, "run", "-v", "--", "sh", "-c",
+			`i=0; while [ $i -lt 40 ]; do "$0" run -- true || exit 1; i=$((i+1)); done`, bin)
+		wantCode(t, res, 0)
+		if strings.Contains(res.stderr, "adopted") {
+			t.Errorf("nobody=%v: the outer contain adopted what an inner one left:\n%s", o.asNobody, res.stderr)
+		}
+	}
+}
+
 // TestCrashDuringClose: contain killed while it closes the group (a
 // leftover that ignores SIGTERM, a long grace period): the guard finishes
 // the job within a second.

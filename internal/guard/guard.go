@@ -451,6 +451,15 @@ func (g *Guard) orders() io.Writer {
 	return nosigpipe.Writer(g.w)
 }
 
+// Kill sends the guard SIGKILL, once the session it guards is over,
+// without waiting for its end: Stop, which must still be called, reaps
+// it.
+func (g *Guard) Kill() {
+	if g.pid != 0 {
+		unix.Kill(g.pid, unix.SIGKILL) // not yet reaped: the PID is still its
+	}
+}
+
 // Stop ends the guard of a run that closed its group itself.
 func (g *Guard) Stop() {
 	if g.pid != 0 {

@@ -56,6 +56,10 @@ type osHooks interface {
 	shimEnded(wpid int, ws unix.WaitStatus) bool
 	// shimReapedCPU: the CPU time of what the shim reaped.
 	shimReapedCPU() time.Duration
+	// removeEmptyGroup: COMMAND has ended and no child of contain is
+	// left; the kernel's group is removed now if that shows it empty
+	// (true), before the close (see endGuardEarly).
+	removeEmptyGroup() bool
 
 	// The daemons (--allow-daemons).
 

@@ -33,6 +33,9 @@ func (r *runner) started() []string { return nil }
 // shimEnded: there is no shim on macOS.
 func (r *runner) shimEnded(int, unix.WaitStatus) bool { return false }
 
+// removeEmptyGroup: macOS has no kernel group to remove.
+func (r *runner) removeEmptyGroup() bool { return false }
+
 // guardable: the reaper waits for COMMAND alone, never for the guard.
 func (r *runner) guardable() error { return nil }
 

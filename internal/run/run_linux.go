@@ -124,6 +124,17 @@ func (r *runner) started() []string {
 
 // shimEnded reports whether wpid, just reaped, was the shim, and handles
 // its end.
+// removeEmptyGroup removes the run's cgroup where it has one of its own
+// (not a systemd scope, which is systemd's to remove): with no child of
+// contain left, only a process moved in from outside could still be in
+// it, and then the kernel refuses. The close finds it gone (emptied).
+func (r *runner) removeEmptyGroup() bool {
+	if !r.strong() || cgroup.IsScope(r.cg.cg.Dir) {
+		return false
+	}
+	return unix.Rmdir(r.cg.cg.Dir) == nil
+}
+
 func (r *runner) shimEnded(wpid int, ws unix.WaitStatus) bool {
 	if r.shim == nil || wpid != r.shim.pid {
 		return false
