@@ -2,6 +2,7 @@ package run
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/contain-cli/contain/internal/cgroup"
@@ -15,6 +16,10 @@ type cgroupGroup struct {
 	collect bool          // the report or -v wants its accounting
 	stats   *cgroup.Stats // read last before it was removed, when collecting
 	gone    bool          // removed
+	// early: the reaper removed it as COMMAND ended (removeEmptyGroup),
+	// while the main loop may still act on it: nothing is left to list,
+	// kill or freeze.
+	early atomic.Bool
 	// delegation is what contain changed in its parent cgroup to enable
 	// the limits' controllers: undone once the group is gone.
 	delegation *cgroup.Delegation
@@ -23,7 +28,7 @@ type cgroupGroup struct {
 func (g *cgroupGroup) name() string { return "cgroup " + g.cg.Dir }
 
 func (g *cgroupGroup) procs() []int {
-	if g.gone {
+	if g.gone || g.early.Load() {
 		return nil
 	}
 	pids, err := g.cg.Procs()
@@ -39,7 +44,7 @@ func (g *cgroupGroup) holds(pid int) error { return g.cg.Contains(pid) }
 // process that is not in the run's cgroup is never moved (contain moves
 // only what it put there).
 func (g *cgroupGroup) release(pid int) (string, error) {
-	if g.gone {
+	if g.gone || g.early.Load() {
 		return "", nil
 	}
 	if err := g.cg.Contains(pid); err != nil {
@@ -49,7 +54,7 @@ func (g *cgroupGroup) release(pid int) (string, error) {
 }
 
 func (g *cgroupGroup) kill() bool {
-	if g.gone {
+	if g.gone || g.early.Load() {
 		return false
 	}
 	if err := g.cg.Kill(); err != nil {
@@ -60,7 +65,7 @@ func (g *cgroupGroup) kill() bool {
 }
 
 func (g *cgroupGroup) populated() bool {
-	if g.gone {
+	if g.gone || g.early.Load() {
 		return false
 	}
 	pop, err := g.cg.Populated()

@@ -185,9 +185,16 @@ func (r *runner) ours(pid int) bool {
 // freezable reports whether the tree can be stopped by cgroup.freeze.
 func (r *runner) freezable() bool { return r.strong() }
 
-func (r *runner) freeze(on bool) error { return r.cg.cg.Freeze(on) }
+// freeze and frozen: a group the reaper removed as COMMAND ended holds
+// nothing to freeze (and no cgroup.freeze to read).
+func (r *runner) freeze(on bool) error {
+	if r.cg.early.Load() {
+		return nil
+	}
+	return r.cg.cg.Freeze(on)
+}
 
-func (r *runner) frozen() bool { return r.cg.cg.Frozen() }
+func (r *runner) frozen() bool { return r.cg.early.Load() || r.cg.cg.Frozen() }
 
 // sampleGroup measures the tree from its cgroup: its processes' resident
 // memory and count, and cpu.stat for the CPU time of everything that ever

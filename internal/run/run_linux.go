@@ -122,19 +122,27 @@ func (r *runner) started() []string {
 	return []string{"shim"}
 }
 
-// shimEnded reports whether wpid, just reaped, was the shim, and handles
-// its end.
 // removeEmptyGroup removes the run's cgroup where it has one of its own
-// (not a systemd scope, which is systemd's to remove): with no child of
-// contain left, only a process moved in from outside could still be in
-// it, and then the kernel refuses. The close finds it gone (emptied).
+// (not a systemd scope, which is systemd's to remove, and which only
+// limits ask for). The kernel's rmdir is the proof that it is empty: it
+// refuses while any process is in it (one moved in from outside, one
+// that is no descendant of contain's) or a group below it (a nested
+// contain run's). What reads or writes the group by its path from then on
+// (the main loop, acting on a signal that came as COMMAND ended) finds it
+// removed (cgroupGroup.early), and the close finds it gone (emptied).
 func (r *runner) removeEmptyGroup() bool {
 	if !r.strong() || cgroup.IsScope(r.cg.cg.Dir) {
 		return false
 	}
-	return unix.Rmdir(r.cg.cg.Dir) == nil
+	if unix.Rmdir(r.cg.cg.Dir) != nil {
+		return false
+	}
+	r.cg.early.Store(true)
+	return true
 }
 
+// shimEnded reports whether wpid, just reaped, was the shim, and handles
+// its end.
 func (r *runner) shimEnded(wpid int, ws unix.WaitStatus) bool {
 	if r.shim == nil || wpid != r.shim.pid {
 		return false
