@@ -98,10 +98,9 @@ func TestCodedWaiter(t *testing.T) {
 	}
 }
 
-// TestSpawnedWaiter: the waiter that Prepare readies and another thread
-// starts waits as the built-in waiter does once Ready returns, with
-// nothing failed.
-func TestSpawnedWaiter(t *testing.T) {
+// needSpawnedWaiter skips a test where the waiter cannot be spawned.
+func needSpawnedWaiter(t *testing.T) {
+	t.Helper()
 	if !builtin.Available() {
 		t.Skipf("no built-in waiter for %s", runtime.GOARCH)
 	}
@@ -110,8 +109,13 @@ func TestSpawnedWaiter(t *testing.T) {
 	} else {
 		p.drop(nil)
 	}
+}
+
+// startElsewhere starts a guard with start on another goroutine, as
+// contain run does (the guard is no child of the caller's thread).
+func startElsewhere(t *testing.T, start func() (*Guard, error)) *Guard {
+	t.Helper()
 	var g *Guard
-	start := Prepare()
 	done := make(chan error)
 	go func() {
 		var err error
@@ -121,6 +125,15 @@ func TestSpawnedWaiter(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	return g
+}
+
+// TestSpawnedWaiter: the waiter that Prepare readies and another thread
+// starts waits as the built-in waiter does once Ready returns, with
+// nothing failed.
+func TestSpawnedWaiter(t *testing.T) {
+	needSpawnedWaiter(t)
+	g := startElsewhere(t, Prepare())
 	defer g.Stop()
 	if g.starting == nil {
 		t.Fatalf("Prepare did not ready the spawned waiter: %+v", g)
@@ -140,26 +153,10 @@ func TestSpawnedWaiter(t *testing.T) {
 // execute is replaced by Ready, the orders written so far handed to the
 // one that replaces it, and the first reaped.
 func TestSpawnedWaiterFallsBack(t *testing.T) {
-	if !builtin.Available() {
-		t.Skipf("no built-in waiter for %s", runtime.GOARCH)
-	}
-	if p, err := prepareSpawned(); err != nil {
-		t.Skipf("no spawned waiter here: %v", err)
-	} else {
-		p.drop(nil)
-	}
+	needSpawnedWaiter(t)
 	spawnFault = true
 	defer func() { spawnFault = false }()
-	var g *Guard
-	done := make(chan error)
-	go func() {
-		var err error
-		g, err = Start()
-		done <- err
-	}()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	g := startElsewhere(t, Start)
 	defer g.Stop()
 	first := g.pid
 	orders := "session TEST:1 1s false 15 false\nmember 123 456\n"
