@@ -463,7 +463,7 @@ func (g *Guard) Kill() {
 // Stop ends the guard of a run that closed its group itself.
 func (g *Guard) Stop() {
 	if g.pid != 0 {
-		unix.Kill(g.pid, unix.SIGKILL) // a child not yet waited for: the PID is still its
+		g.Kill()
 		for {
 			if _, err := unix.Wait4(g.pid, nil, 0, nil); err != unix.EINTR {
 				break

@@ -25,10 +25,13 @@ type cgroupGroup struct {
 	delegation *cgroup.Delegation
 }
 
+// removed: the close removed the group, or the reaper did (early).
+func (g *cgroupGroup) removed() bool { return g.gone || g.early.Load() }
+
 func (g *cgroupGroup) name() string { return "cgroup " + g.cg.Dir }
 
 func (g *cgroupGroup) procs() []int {
-	if g.gone || g.early.Load() {
+	if g.removed() {
 		return nil
 	}
 	pids, err := g.cg.Procs()
@@ -44,7 +47,7 @@ func (g *cgroupGroup) holds(pid int) error { return g.cg.Contains(pid) }
 // process that is not in the run's cgroup is never moved (contain moves
 // only what it put there).
 func (g *cgroupGroup) release(pid int) (string, error) {
-	if g.gone || g.early.Load() {
+	if g.removed() {
 		return "", nil
 	}
 	if err := g.cg.Contains(pid); err != nil {
@@ -54,7 +57,7 @@ func (g *cgroupGroup) release(pid int) (string, error) {
 }
 
 func (g *cgroupGroup) kill() bool {
-	if g.gone || g.early.Load() {
+	if g.removed() {
 		return false
 	}
 	if err := g.cg.Kill(); err != nil {
@@ -65,7 +68,7 @@ func (g *cgroupGroup) kill() bool {
 }
 
 func (g *cgroupGroup) populated() bool {
-	if g.gone || g.early.Load() {
+	if g.removed() {
 		return false
 	}
 	pop, err := g.cg.Populated()
