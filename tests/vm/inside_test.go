@@ -131,10 +131,21 @@ func startContain(t *testing.T, w who, dir string, args ...string) (*exec.Cmd, *
 	t.Helper()
 	tmp := openDir(t)
 	rep := filepath.Join(tmp, "report.json")
-	cmd := exec.Command(contain, append([]string{"run", "-v", "--report", rep}, args...)...)
-	cmd.Dir = tmp
+	cmd := containCmd(t, w, dir, tmp, append([]string{"run", "-v", "--report", rep}, args...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, &stderr, rep
+}
+
+// containCmd is contain with args as w, in the cgroup dir (see
+// startContain), in the directory tmp.
+func containCmd(t *testing.T, w who, dir, tmp string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(contain, args...)
+	cmd.Dir = tmp
 	cmd.SysProcAttr = &syscall.SysProcAttr{}
 	if dir != "" {
 		fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
@@ -148,10 +159,7 @@ func startContain(t *testing.T, w who, dir string, args ...string) (*exec.Cmd, *
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(w.uid), Gid: uint32(w.uid)}
 		cmd.Env = append(os.Environ(), "HOME=/home/u", fmt.Sprintf("XDG_RUNTIME_DIR=/run/user/%d", w.uid))
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return cmd, &stderr, rep
+	return cmd
 }
 
 // containRun runs contain run to its end (see startContain).
@@ -557,6 +565,40 @@ func TestCrashWithLimits(t *testing.T) {
 			}
 			if a := alive(tree); len(a) > 0 {
 				t.Errorf("alive 5 s after contain's SIGKILL: %v", a)
+			}
+			checkClean(t, dir)
+		})
+	}
+}
+
+// TestPlainRun: contain run without -v or a report, the run whose crash
+// guard is killed as soon as COMMAND is reaped (the run's group removed
+// first): nothing is left in or below the test's group, and a stop
+// request that comes as COMMAND ends (COMMAND sends contain SIGTERM as it
+// exits) does not wait for the removed group to freeze.
+func TestPlainRun(t *testing.T) {
+	for _, w := range everyone {
+		t.Run(w.name, func(t *testing.T) {
+			dir, tmp := group(t, w), openDir(t)
+			for i := 0; i < 20; i++ {
+				for _, script := range []string{"exit 0", "kill -TERM $PPID; exit 0"} {
+					cmd := containCmd(t, w, dir, tmp, "run", "--", "sh", "-c", script)
+					began := time.Now()
+					out, err := cmd.CombinedOutput()
+					took := time.Since(began)
+					if cmd.ProcessState == nil {
+						t.Fatalf("contain: %v", err)
+					}
+					// 0, or COMMAND ended by the SIGTERM contain forwarded:
+					// contain then ends itself with it.
+					ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+					if !ws.Exited() && ws.Signal() != unix.SIGTERM || ws.Exited() && ws.ExitStatus() != 0 {
+						t.Fatalf("round %d, %q: %v\n%s", i, script, cmd.ProcessState, out)
+					}
+					if took > 2*time.Second {
+						t.Fatalf("round %d, %q took %v\n%s", i, script, took, out)
+					}
+				}
 			}
 			checkClean(t, dir)
 		})
