@@ -16,11 +16,23 @@ import (
 //   - its parent is a member (the same PID and start time as remembered),
 //     or contain (which adopts orphans as subreaper);
 //   - its process group or session is led by a member, or was: a group or
-//     session proc.ID cannot be handed out again while the group lives, so it
-//     stays the session's until a scan shows no process in the group, or
-//     its PID used by a process with another start time (PIDs are handed
-//     out in turn, so a stranger would have to take the proc.ID between two
-//     scans after every other PID was used);
+//     session ID cannot be handed out again while the group lives, so it
+//     stays the session's while its leader lives (the same PID and start
+//     time), and once the leader is gone while a member known from an
+//     earlier scan is still in the group: that member shows that the group
+//     never emptied. A group whose leader is gone with no known member left
+//     in it is dropped, even if a scan shows processes in it: every process
+//     of the group may have ended between two scans, and a stranger taken
+//     its PID, called setsid, forked, and exited, leaving her child in a
+//     group of that ID. (Such a group was still the session's before: its
+//     ID free, a stranger of any user joined the run there, counted in its
+//     limits, signalled and waited for.) A group or session whose leader is
+//     gone admits only processes of contain's own user (Owner): the known
+//     member shows that the group is the session's, and the user check keeps
+//     a mistake there from reaching another user. A process of another user
+//     still joins by its member parent; where the leader lives, by its
+//     group or session too (a member that switched users, su or a setuid
+//     program): no one else can have that ID then;
 //   - or it carries the session's tag.
 //
 // Start times are identities, not a clock that orders processes. They are
@@ -64,12 +76,20 @@ type Tracker struct {
 	value    string            // the session's tag value ("": no tag sweep)
 	TagOf    func(int) TagRead // the tag of a process
 	SidOf    func(int) (int, error)
+	// Owner reports whether a process is contain's own user's (its real
+	// uid is contain's): asked only of a process that a group or session
+	// whose leader is gone would take, once per process. nil: anyone's.
+	Owner func(pid int) bool
 
 	members  map[int]uint64 // PID → start time
 	groups   map[int]uint64 // process groups led by a member, or that were: proc.ID → the leader's start
 	sessions map[int]uint64 // sessions, the same way
 	tags     map[proc.ID]bool
 	sids     map[proc.ID]sidRead
+	owners   map[proc.ID]bool // Owner's answers
+	// headless: the groups and sessions whose leader the last scan did
+	// not show, kept because a known member is still in the group.
+	headless map[int]bool
 	why      map[int]string // how each member was found, for the report
 	// Where start times are not ordered: whether a scan was taken, and
 	// the processes the first one showed started before COMMAND.
@@ -116,7 +136,8 @@ func New(self, pid int, since uint64, value string) *Tracker {
 		ordered: runtime.GOOS == "linux", value: value,
 		members: map[int]uint64{}, groups: map[int]uint64{}, sessions: map[int]uint64{},
 		tags: map[proc.ID]bool{}, sids: map[proc.ID]sidRead{}, why: map[int]string{}, before: map[proc.ID]bool{},
-		released: map[proc.ID]bool{}, undecided: map[proc.ID]bool{}}
+		owners: map[proc.ID]bool{}, headless: map[int]bool{},
+		released: map[proc.ID]bool{}, undecided: map[proc.ID]bool{}, Owner: ownUser()}
 	if pid > 0 {
 		t.members[pid] = since
 		t.groups[pid] = since
@@ -191,6 +212,7 @@ func (t *Tracker) Update(procs []proc.Entry) (live, added []proc.Entry) {
 			}
 		}
 	}
+	t.keepHeadless(byPID)
 	// Parents start before their children: oldest first, and again until
 	// nothing changes (start times can be equal at the clock's grain, or
 	// out of order where the clock stepped back).
@@ -274,6 +296,64 @@ func (t *Tracker) Update(procs []proc.Entry) (live, added []proc.Entry) {
 	}
 	t.forget(procs)
 	return live, added
+}
+
+// keepHeadless drops the groups whose leader this scan does not show,
+// unless a member known from an earlier scan is still in the group, and
+// the sessions whose group is dropped; the groups and sessions kept
+// without their leader are noted as headless.
+//
+// A group lives on after its leader while a process is in it, and its ID
+// cannot be handed out again before it empties. Once empty, the ID is
+// free: another user can take the PID, call setsid, fork and exit, all
+// between two scans, and a scan shows her child in a group (and session)
+// of that ID with no leader, as it would show a member's. Only a process
+// known to be in the group since before shows that it never emptied. (A
+// known member cannot have joined a stranger's group: setpgid joins a
+// group only in the caller's own session, and the stranger's setsid made
+// hers new.)
+func (t *Tracker) keepHeadless(byPID map[int]*proc.Entry) {
+	clear(t.headless)
+	var inGroup map[int]bool // the groups known members are in
+	for id := range t.groups {
+		if byPID[id] != nil {
+			continue
+		}
+		if inGroup == nil {
+			inGroup = make(map[int]bool, len(t.members))
+			for pid := range t.members {
+				if p := byPID[pid]; p != nil {
+					inGroup[p.Pgrp] = true
+				}
+			}
+		}
+		if inGroup[id] {
+			t.headless[id] = true
+		} else {
+			delete(t.groups, id)
+		}
+	}
+	for id := range t.sessions {
+		if _, ok := t.groups[id]; !ok {
+			delete(t.sessions, id)
+		}
+	}
+}
+
+// admits reports whether group or session id, held by the session, takes
+// p: any process while its leader lives, and only contain's user's once
+// the leader is gone.
+func (t *Tracker) admits(id int, p *proc.Entry) bool {
+	if !t.headless[id] || t.Owner == nil {
+		return true
+	}
+	pid := proc.ID{PID: p.PID, Start: p.Start}
+	ours, ok := t.owners[pid]
+	if !ok {
+		ours = t.Owner(p.PID)
+		t.owners[pid] = ours
+	}
+	return ours
 }
 
 // releasedParent reports whether p's parent, as this scan shows it, left
@@ -365,14 +445,15 @@ func (t *Tracker) belongs(p *proc.Entry) string {
 	if _, ok := t.adopters[p.PPID]; ok && !before {
 		return "descendant" // COMMAND, or an orphan that contain or the shim adopted
 	}
-	if _, ok := t.groups[p.Pgrp]; ok {
+	if _, ok := t.groups[p.Pgrp]; ok && t.admits(p.Pgrp, p) {
 		return "process group"
 	}
 	if p.Zombie || before {
 		return "" // nothing more to read of it, or there before COMMAND
 	}
 	if len(t.sessions) > 0 {
-		if _, ok := t.sessions[t.sid(p)]; ok {
+		sid := t.sid(p)
+		if _, ok := t.sessions[sid]; ok && t.admits(sid, p) {
 			return "session"
 		}
 	}
@@ -441,7 +522,7 @@ func (t *Tracker) tagged(p *proc.Entry) bool {
 // forget drops the cached reads of processes no longer seen, so that a
 // long run does not grow without bound.
 func (t *Tracker) forget(procs []proc.Entry) {
-	if len(t.tags)+len(t.sids)+len(t.before) < 4*len(procs)+1024 {
+	if len(t.tags)+len(t.sids)+len(t.before)+len(t.owners) < 4*len(procs)+1024 {
 		return
 	}
 	seen := make(map[proc.ID]bool, len(procs))
@@ -461,6 +542,11 @@ func (t *Tracker) forget(procs []proc.Entry) {
 	for id := range t.sids {
 		if !seen[id] {
 			delete(t.sids, id)
+		}
+	}
+	for id := range t.owners {
+		if !seen[id] {
+			delete(t.owners, id)
 		}
 	}
 	for id := range t.released {

@@ -18,9 +18,13 @@ const (
 func newTestTracker(tags map[int]TagRead) *Tracker {
 	t := New(tSelf, tCmd, tSince, "CONTAIN:10")
 	t.TagOf = func(pid int) TagRead { return tags[pid] }
+	t.Owner = func(pid int) bool { return pid < tOther }
 	t.ordered = testOrdered
 	return t
 }
+
+// tOther: the tests' processes of PID tOther and above are another user's.
+const tOther = 600
 
 // testOrdered is whether the tests' trackers take start times as ordered,
 // as on Linux; TestTrackRulesUnordered runs the rules' tests again as on
@@ -38,7 +42,8 @@ func TestTrackRulesUnordered(t *testing.T) {
 		{"ProcessGroup", TestTrackProcessGroup}, {"Session", TestTrackSession},
 		{"RecycledPID", TestTrackRecycledPID}, {"Tag", TestTrackTag}, {"NeverMembers", TestTrackNeverMembers},
 		{"Zombies", TestTrackZombies}, {"AsksSession", TestTrackAsksSession}, {"Adopted", TestTrackAdopted},
-		{"EmptyGroupForgotten", TestTrackEmptyGroupForgotten},
+		{"EmptyGroupForgotten", TestTrackEmptyGroupForgotten}, {"ReusedGroupID", TestTrackReusedGroupID},
+		{"HeadlessGroup", TestTrackHeadlessGroup},
 	} {
 		t.Run(test.name, test.f)
 	}
@@ -104,20 +109,110 @@ func TestTrackRemembersReparented(t *testing.T) {
 }
 
 // A double fork missed by the scans: the grandchild is found by COMMAND's
-// process group, even once COMMAND has exited (the group lives on).
+// process group, while COMMAND lives (a zombie holds it too: see
+// TestTrackZombies), and once COMMAND has exited while a member seen
+// before is still in the group (the group lives on). With neither, the
+// group's ID may have been handed out again: see TestTrackReusedGroupID.
 func TestTrackProcessGroup(t *testing.T) {
 	tr := newTestTracker(nil)
 	wantMembers(t, tr, scan(), 100)
-	procs := append(slices.Clone(shell[:3]), proc.Entry{PID: 150, PPID: 1, Pgrp: tCmd, Sid: 5, Start: 1050})
-	wantMembers(t, tr, procs, 150)
+	wantMembers(t, tr, scan(proc.Entry{PID: 150, PPID: 1, Pgrp: tCmd, Sid: 5, Start: 1050}), 100, 150)
+	wantMembers(t, tr, scan(
+		proc.Entry{PID: 150, PPID: 1, Pgrp: tCmd, Sid: 5, Start: 1050},
+		proc.Entry{PID: 151, PPID: 1, Pgrp: tCmd, Sid: 5, Start: 1051},
+	), 100, 150, 151)
+	procs := append(slices.Clone(shell[:3]),
+		proc.Entry{PID: 150, PPID: 1, Pgrp: tCmd, Sid: 5, Start: 1050},
+		proc.Entry{PID: 152, PPID: 1, Pgrp: tCmd, Sid: 5, Start: 1052})
+	wantMembers(t, tr, procs, 150, 152)
 }
 
-// A setsid escapee seen once: its session holds what it started later,
-// even in another process group and after it exited.
+// TestTrackReusedGroupID: every process of a member's group G ends; between
+// two scans another user takes PID G, calls setsid, forks and exits, her
+// child left in a group and session of ID G. It is no member: not by the
+// group, nor (a grandchild in a group of its own) by the session. Before
+// the fix the group, still in use, kept its place, and her processes joined
+// the run: counted in its limits, signalled and waited for.
+func TestTrackReusedGroupID(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		stranger []proc.Entry
+	}{
+		{"group", []proc.Entry{{PID: 700, PPID: 1, Pgrp: 120, Sid: 120, Start: 1100}}},
+		{"session", []proc.Entry{{PID: 701, PPID: 1, Pgrp: 701, Sid: 120, Start: 1101}}},
+		{"both", []proc.Entry{
+			{PID: 700, PPID: 1, Pgrp: 120, Sid: 120, Start: 1100},
+			{PID: 701, PPID: 700, Pgrp: 701, Sid: 120, Start: 1101},
+			{PID: 702, PPID: 1, Pgrp: 702, Sid: 120, Start: 1102},
+		}},
+		// Of contain's own user too: her group is no member's.
+		{"own user", []proc.Entry{{PID: 400, PPID: 1, Pgrp: 120, Sid: 120, Start: 1100}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tr := newTestTracker(nil)
+			// A setsid escapee (120) and its child, in its group.
+			wantMembers(t, tr, scan(
+				proc.Entry{PID: 120, PPID: tCmd, Pgrp: 120, Sid: 120, Start: 1020},
+				proc.Entry{PID: 121, PPID: 120, Pgrp: 120, Sid: 120, Start: 1021},
+			), 100, 120, 121)
+			// Both end; PID 120 is another's, her leader gone.
+			wantMembers(t, tr, scan(c.stranger...), 100)
+			wantMembers(t, tr, scan(c.stranger...), 100)
+			if _, ok := tr.groups[120]; ok {
+				t.Error("the reused group 120 is still the session's")
+			}
+		})
+	}
+}
+
+// TestTrackHeadlessGroup: a group whose leader is gone, kept by a member
+// known to be in it, takes what contain's user starts in it (a double
+// fork missed by the scans), and not another user's process there unless
+// its parent is a member; where the leader lives, the group takes any
+// user's (a member that switched users: no one else can have the ID).
+func TestTrackHeadlessGroup(t *testing.T) {
+	tr := newTestTracker(nil)
+	wantMembers(t, tr, scan(
+		proc.Entry{PID: 120, PPID: tCmd, Pgrp: 120, Sid: 120, Start: 1020},
+		proc.Entry{PID: 121, PPID: 120, Pgrp: 120, Sid: 120, Start: 1021},
+	), 100, 120, 121)
+	wantMembers(t, tr, scan(
+		proc.Entry{PID: 120, PPID: tCmd, Pgrp: 120, Sid: 120, Start: 1020},
+		proc.Entry{PID: 121, PPID: 120, Pgrp: 120, Sid: 120, Start: 1021},
+		proc.Entry{PID: 650, PPID: 1, Pgrp: 120, Sid: 120, Start: 1022}, // su's double fork
+	), 100, 120, 121, 650)
+	wantMembers(t, tr, scan(
+		proc.Entry{PID: 121, PPID: 1, Pgrp: 120, Sid: 120, Start: 1021},
+		proc.Entry{PID: 122, PPID: 1, Pgrp: 120, Sid: 120, Start: 1030},
+		proc.Entry{PID: 123, PPID: 1, Pgrp: 123, Sid: 120, Start: 1031},
+		proc.Entry{PID: 660, PPID: 1, Pgrp: 120, Sid: 120, Start: 1032},
+		proc.Entry{PID: 661, PPID: 1, Pgrp: 661, Sid: 120, Start: 1033},
+		proc.Entry{PID: 662, PPID: 121, Pgrp: 120, Sid: 120, Start: 1034},
+	), 100, 121, 122, 123, 662)
+	// Once no known member is left in the group, it is dropped.
+	wantMembers(t, tr, scan(proc.Entry{PID: 124, PPID: 1, Pgrp: 120, Sid: 120, Start: 1040}), 100)
+}
+
+// A setsid escapee: its session holds what it started later in another
+// process group, while the escapee lives, and after it exited while a
+// member seen before is still in its group. With neither, the session's
+// ID may have been handed out again (TestTrackReusedGroupID): a process
+// that only the session would find, started and left by an escapee that
+// exited between two scans, is found by its tag alone.
 func TestTrackSession(t *testing.T) {
 	tr := newTestTracker(nil)
 	wantMembers(t, tr, scan(proc.Entry{PID: 120, PPID: tCmd, Pgrp: 120, Sid: 120, Start: 1020}), 100, 120)
-	wantMembers(t, tr, scan(proc.Entry{PID: 130, PPID: 1, Pgrp: 130, Sid: 120, Start: 1030}), 100, 130)
+	wantMembers(t, tr, scan(
+		proc.Entry{PID: 120, PPID: tCmd, Pgrp: 120, Sid: 120, Start: 1020},
+		proc.Entry{PID: 121, PPID: 1, Pgrp: 120, Sid: 120, Start: 1021},
+		proc.Entry{PID: 130, PPID: 1, Pgrp: 130, Sid: 120, Start: 1030},
+	), 100, 120, 121, 130)
+	wantMembers(t, tr, scan(
+		proc.Entry{PID: 121, PPID: 1, Pgrp: 120, Sid: 120, Start: 1021},
+		proc.Entry{PID: 131, PPID: 1, Pgrp: 131, Sid: 120, Start: 1031},
+		proc.Entry{PID: 661, PPID: 1, Pgrp: 661, Sid: 120, Start: 1032}, // another user's
+	), 100, 121, 131)
+	wantMembers(t, tr, scan(proc.Entry{PID: 132, PPID: 1, Pgrp: 132, Sid: 120, Start: 1033}), 100)
 }
 
 // A PID seen again with another start time was free: the process group
@@ -211,13 +306,15 @@ func TestTrackAsksSession(t *testing.T) {
 	}
 	wantMembers(t, tr, noSid(proc.Entry{PID: 120, PPID: tCmd, Pgrp: 120, Start: 1020}), 100, 120)
 	wantMembers(t, tr, noSid(
+		proc.Entry{PID: 120, PPID: tCmd, Pgrp: 120, Start: 1020},
 		proc.Entry{PID: 130, PPID: 1, Pgrp: 130, Start: 1030},
 		proc.Entry{PID: 140, PPID: 1, Pgrp: 140, Start: 1040},
-	), 100, 130)
+	), 100, 120, 130)
 	wantMembers(t, tr, noSid(
+		proc.Entry{PID: 120, PPID: tCmd, Pgrp: 120, Start: 1020},
 		proc.Entry{PID: 130, PPID: 1, Pgrp: 130, Start: 1030},
 		proc.Entry{PID: 140, PPID: 1, Pgrp: 140, Start: 1040},
-	), 100, 130)
+	), 100, 120, 130)
 	slices.Sort(asked)
 	if want := []int{100, 120, 130, 140}; !slices.Equal(asked, want) {
 		t.Errorf("sessions asked of %v, want %v (each once)", asked, want)
