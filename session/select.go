@@ -83,10 +83,18 @@ func Select(sessions []Session, o Options, r Reaper) (chosen []Choice, skipped [
 func LiveOriginators(sessions []Session) map[int]string {
 	out := map[int]string{}
 	for i := range sessions {
-		if s := &sessions[i]; s.State == Alive && s.PID > 0 {
-			if _, dup := out[s.PID]; !dup {
-				out[s.PID] = s.Value
-			}
+		s := &sessions[i]
+		if s.State != Alive || s.PID <= 0 {
+			continue
+		}
+		// The originator as the viewer sees it: a PID of another
+		// namespace names no process here.
+		pid := s.ViewPID
+		if pid == 0 && s.NS == 0 {
+			pid = s.PID
+		}
+		if _, dup := out[pid]; !dup && pid > 0 {
+			out[pid] = s.Key()
 		}
 	}
 	return out

@@ -26,6 +26,10 @@ const (
 	Daemon State = "daemon"
 	// Malformed: the tag does not follow the contract; never signalled.
 	Malformed State = "malformed"
+	// Unknown: the originator is in another PID namespace and cannot be
+	// told alive or gone from here. Never orphaned, never reaped, and no
+	// veto: its PID is not one of the viewer's.
+	Unknown State = "unknown"
 )
 
 // Process is one tagged process.
@@ -48,6 +52,10 @@ type Process struct {
 	Registered bool
 	// Usage is what the process has used so far, read with the rest.
 	Usage Usage
+	// NS is the PID namespace its tag was made in, and is judged in,
+	// where that is not the viewer's own (0): the tag's PID is a PID of
+	// that namespace (Linux: the inode of /proc/PID/ns/pid).
+	NS uint64
 }
 
 // Usage is a process's CPU time and resident memory, as the OS reports
@@ -91,6 +99,10 @@ type Originator struct {
 	Owned bool
 	UID   int
 	SID   string
+	// ViewPID is its PID as the viewer sees it: the PID looked up, in the
+	// viewer's own namespace; another where it was looked up in another
+	// namespace. 0 when it does not exist.
+	ViewPID int
 }
 
 // Owns reports whether p runs as o's user (o.Owned: where it is known).
@@ -105,9 +117,11 @@ func sameUser(uid int, sid string, p Process) bool {
 	return uid == p.UID
 }
 
-// Lookup tells what process, if any, a PID names now. An error means it
-// could not be told; the session then counts as alive, never as orphaned.
-type Lookup func(pid int) (Originator, error)
+// Lookup tells what process, if any, a PID of PID namespace ns (0: the
+// viewer's own) names now. An error means it could not be told; the
+// session then counts as alive (the viewer's namespace) or unknown
+// (another), never as orphaned.
+type Lookup func(ns uint64, pid int) (Originator, error)
 
 // Session is every process that carries the same originator value.
 type Session struct {
@@ -124,6 +138,34 @@ type Session struct {
 	// Originator is what the lookup of PID found (zero when malformed, or
 	// when it could not be told).
 	Originator Originator
+	// NS is the PID namespace the session's tag was made in and it is
+	// judged in (Process.NS); 0: the viewer's own. Two sessions with the
+	// same value in two namespaces are two sessions.
+	NS uint64
+	// ViewPID is the originator's PID as the viewer sees it (PID in the
+	// viewer's namespace); 0 when it was not found.
+	ViewPID int
+}
+
+// Key tells sessions apart: the value, and the namespace where it is not
+// the viewer's.
+func (s *Session) Key() string { return Key(s.Value, s.NS) }
+
+// Key is the key of the session value in PID namespace ns.
+func Key(value string, ns uint64) string {
+	if ns == 0 {
+		return value
+	}
+	return value + "@pidns:" + strconv.FormatUint(ns, 10)
+}
+
+// NSWords names a session's PID namespace for people: "" for the
+// viewer's own.
+func NSWords(ns uint64) string {
+	if ns == 0 {
+		return ""
+	}
+	return "PID namespace " + strconv.FormatUint(ns, 10)
 }
 
 // Group sorts processes into sessions and decides each session's state: the
@@ -131,13 +173,14 @@ type Session struct {
 // no later than the earliest member (so a recycled PID is not taken for it).
 // Sessions come earliest first.
 func Group(procs []Process, lookup Lookup) []Session {
-	byValue := map[string]*Session{}
+	byKey := map[string]*Session{}
 	var order []*Session
 	for _, p := range procs {
-		s := byValue[p.Value]
+		k := Key(p.Value, p.NS)
+		s := byKey[k]
 		if s == nil {
-			s = &Session{Value: p.Value}
-			byValue[p.Value] = s
+			s = &Session{Value: p.Value, NS: p.NS}
+			byKey[k] = s
 			order = append(order, s)
 		}
 		s.Processes = append(s.Processes, p)
@@ -151,7 +194,7 @@ func Group(procs []Process, lookup Lookup) []Session {
 		out = append(out, *s)
 	}
 	slices.SortStableFunc(out, func(a, b Session) int {
-		return cmp.Or(cmp.Compare(a.Processes[0].Start, b.Processes[0].Start), cmp.Compare(a.Value, b.Value))
+		return cmp.Or(cmp.Compare(a.Processes[0].Start, b.Processes[0].Start), cmp.Compare(a.Value, b.Value), cmp.Compare(a.NS, b.NS))
 	})
 	return out
 }
@@ -163,7 +206,7 @@ func (s *Session) decide(lookup Lookup) {
 		return
 	}
 	s.Tool, s.PID = tool, pid
-	o, err := lookup(pid)
+	o, err := lookup(s.NS, pid)
 	// The originator starts no later than the processes it started. Only
 	// its own user's are compared: anyone can give a process of their
 	// own, even one older than the originator that exec'd since, the
@@ -181,19 +224,32 @@ func (s *Session) decide(lookup Lookup) {
 	s.NotAfter = earliest.Start
 	if err == nil {
 		s.Originator = o
+		if o.Exists {
+			s.ViewPID = cmp.Or(o.ViewPID, pid)
+		}
+	}
+	where := ""
+	if s.NS != 0 {
+		where = " of " + NSWords(s.NS)
+		if s.ViewPID != 0 && s.ViewPID != pid {
+			where += fmt.Sprintf(" (PID %d here)", s.ViewPID)
+		}
 	}
 	switch {
+	case err != nil && s.NS != 0:
+		s.State, s.Reason = Unknown, fmt.Sprintf("cannot tell whether PID %d%s runs (%v)", pid, where, err)
+		return
 	case err != nil:
 		s.State, s.Reason = Alive, fmt.Sprintf("cannot check PID %d (%v): counted as alive", pid, err)
 		return
 	case !o.Exists:
-		s.State, s.Reason = Orphaned, fmt.Sprintf("PID %d is gone", pid)
+		s.State, s.Reason = Orphaned, fmt.Sprintf("PID %d%s is gone", pid, where)
 	case o.Zombie:
-		s.State, s.Reason = Orphaned, fmt.Sprintf("PID %d has exited (zombie)", pid)
+		s.State, s.Reason = Orphaned, fmt.Sprintf("PID %d%s has exited (zombie)", pid, where)
 	case o.Start > earliest.Start:
-		s.State, s.Reason = Orphaned, fmt.Sprintf("PID %d was reused: it started after PID %d of the session", pid, earliest.PID)
+		s.State, s.Reason = Orphaned, fmt.Sprintf("PID %d%s was reused: it started after PID %d of the session", pid, where, earliest.PID)
 	default:
-		s.State, s.Reason = Alive, fmt.Sprintf("PID %d is running", pid)
+		s.State, s.Reason = Alive, fmt.Sprintf("PID %d%s is running", pid, where)
 		return
 	}
 	for _, p := range s.Processes {

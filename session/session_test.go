@@ -8,11 +8,18 @@ import (
 // world is a process table for lookups: PID -> what is there now.
 type world map[int]Originator
 
-func (w world) lookup(pid int) (Originator, error) {
+func (w world) lookup(ns uint64, pid int) (Originator, error) {
 	if pid == 666 {
 		return Originator{}, errors.New("permission denied")
 	}
-	return w[pid], nil
+	if ns != 0 {
+		return Originator{}, errors.New("no namespaces in this world")
+	}
+	o := w[pid]
+	if o.Exists {
+		o.ViewPID = pid
+	}
+	return o, nil
 }
 
 func proc(pid int, start uint64, value string) Process {
@@ -233,4 +240,77 @@ func TestGroupOtherUsersTag(t *testing.T) {
 			t.Errorf("session %q: %s (%s), want %s", s.Value, s.State, s.Reason, want[s.Value])
 		}
 	}
+}
+
+// nsWorld is two PID namespaces beside the viewer's: 7 and 8, each with
+// its own PID 1 and 303; the viewer's PID 303 is an old process (a
+// kernel thread, say) and its PID 1 its init.
+type nsWorld map[uint64]map[int]Originator
+
+func (w nsWorld) lookup(ns uint64, pid int) (Originator, error) {
+	if ns == 9 {
+		return Originator{}, errors.New("processes of that namespace cannot be seen from here")
+	}
+	return w[ns][pid], nil
+}
+
+// TestGroupNamespaces: a session is judged in the namespace its tag was
+// made in: two runs that are each PID 1 of their own namespace are two
+// sessions, neither the viewer's PID 1; a namespace's live PID 303 is
+// alive whatever the viewer's PID 303 is, and a gone one orphaned though
+// the viewer's PID 303 runs and is older; a namespace that cannot be
+// seen makes the session unknown: not orphaned, not reaped, no veto.
+func TestGroupNamespaces(t *testing.T) {
+	w := nsWorld{
+		0: {1: {Exists: true, Start: 1, ViewPID: 1}, 303: {Exists: true, Start: 2, ViewPID: 303}},
+		7: {1: {Exists: true, Start: 100, ViewPID: 5001}, 303: {Exists: true, Start: 110, ViewPID: 5303}},
+		8: {1: {Exists: true, Start: 200, ViewPID: 6001}},
+	}
+	in := func(p Process, ns uint64) Process { p.NS = ns; return p }
+	procs := []Process{
+		in(proc(5002, 101, "CONTAIN:1"), 7),
+		in(proc(6002, 201, "CONTAIN:1"), 8),
+		in(proc(5304, 111, "CONTAIN:303"), 7),
+		in(proc(6304, 211, "CONTAIN:303"), 8),
+		in(proc(7304, 311, "CONTAIN:303"), 9),
+	}
+	got := map[string]Session{}
+	for _, s := range Group(procs, w.lookup) {
+		got[s.Key()] = s
+	}
+	want := map[string]struct {
+		state State
+		view  int
+	}{
+		"CONTAIN:1@pidns:7": {Alive, 5001}, "CONTAIN:1@pidns:8": {Alive, 6001},
+		"CONTAIN:303@pidns:7": {Alive, 5303}, "CONTAIN:303@pidns:8": {Orphaned, 0},
+		"CONTAIN:303@pidns:9": {Unknown, 0},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d sessions, want %d: %v", len(got), len(want), got)
+	}
+	for k, wnt := range want {
+		s, ok := got[k]
+		if !ok || s.State != wnt.state || s.ViewPID != wnt.view {
+			t.Errorf("%s: %+v, want %s with its originator at PID %d here", k, s, wnt.state, wnt.view)
+		}
+	}
+	if r := got["CONTAIN:303@pidns:8"].Reason; r != "PID 303 of PID namespace 8 is gone" {
+		t.Errorf("reason %q", r)
+	}
+	sessions := Group(procs, w.lookup)
+	live := LiveOriginators(sessions)
+	if len(live) != 3 || live[5001] == "" || live[6001] == "" || live[5303] == "" || live[1] != "" || live[303] != "" {
+		t.Errorf("live originators %v: want the namespaces' originators by their PIDs here, never the viewer's 1 or 303", live)
+	}
+	chosen, skipped := Select(sessions, Options{}, Reaper{PID: 99, UID: 1000})
+	if len(chosen) != 1 || chosen[0].PID != 6304 {
+		t.Errorf("chosen %+v: want only the orphaned session of namespace 8", chosen)
+	}
+	for _, sk := range skipped {
+		if sk.Value == "CONTAIN:303" && sk.State == Unknown {
+			return
+		}
+	}
+	t.Errorf("skipped %+v: want the unknown session skipped", skipped)
 }

@@ -108,7 +108,7 @@ func NewPlan(pid int) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Plan{parent: parent, own: own, name: Prefix + strconv.Itoa(pid)}, nil
+	return &Plan{parent: parent, own: own, name: RunName(pid)}, nil
 }
 
 // Make makes the group.
@@ -132,7 +132,19 @@ func RunDir(pid int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(parent, Prefix+strconv.Itoa(pid)), nil
+	return filepath.Join(parent, RunName(pid)), nil
+}
+
+// RunName is the name of the group of contain run PID, a process of this
+// PID namespace: contain-PID in the host's namespace, contain-PID-nsINODE
+// in another, so that two runs of the same PID in two containers never
+// meet in a hierarchy they share.
+func RunName(pid int) string {
+	name := Prefix + strconv.Itoa(pid)
+	if ns := proc.NSName(); ns != "" {
+		name += "-" + ns
+	}
+	return name
 }
 
 // ownCgroupDir finds the directory of the caller's cgroup (DirOf), and its

@@ -185,8 +185,9 @@ func TestCgroupFilesNoFollow(t *testing.T) {
 // by reap; nothing else is.
 func TestContainCgroupPID(t *testing.T) {
 	for name, want := range map[string]int{"contain-12": 12, "contain-12.self": 12, "contain-12.scope": 12,
-		"contain-": 0, "contain-012": 0, "contain-x.scope": 0, "other-12": 0, "contain-12.service": 0} {
-		pid, ok := containCgroupPID(name)
+		"contain-": 0, "contain-012": 0, "contain-x.scope": 0, "other-12": 0, "contain-12.service": 0,
+		"contain-12-ns4026532301": 12, "contain-12-ns4026532301.scope": 12, "contain-12-nsx": 0, "contain-12-4026532301": 0, "contain-12-ns": 0} {
+		pid, _, ok := containCgroupPID(name)
 		if ok != (want != 0) || pid != want {
 			t.Errorf("containCgroupPID(%q) = %d, %v; want %d", name, pid, ok, want)
 		}

@@ -13,6 +13,7 @@ import (
 type Leftover struct {
 	Dir   string
 	PID   int    // the contain run's, from the name
+	NS    uint64 // the PID namespace of PID where not this contain's own (0)
 	Procs []int  // its processes when found
 	Skip  string // why it is left alone, or ""
 }

@@ -43,11 +43,11 @@ func FindLeftovers() ([]Leftover, error) {
 		if !d.IsDir() {
 			return nil
 		}
-		pid, ok := containCgroupPID(d.Name())
+		pid, ns, ok := containCgroupPID(d.Name())
 		if !ok {
 			return nil
 		}
-		lc, leftover := inspectCgroup(path, pid)
+		lc, leftover := inspectCgroup(path, pid, ns)
 		if !leftover {
 			return nil // a running contain's: a dead nested one may be below
 		}
@@ -57,26 +57,36 @@ func FindLeftovers() ([]Leftover, error) {
 	return out, err
 }
 
-// containCgroupPID parses the name contain gives its cgroups.
-func containCgroupPID(name string) (int, bool) {
+// containCgroupPID parses the name contain gives its cgroups (RunName):
+// the PID of its contain run, in the PID namespace ns (0: this contain's
+// own; proc.NSOfName).
+func containCgroupPID(name string) (pid int, ns uint64, ok bool) {
 	n, ok := strings.CutPrefix(name, Prefix)
 	// contain-PID.self: the leaf contain moved itself into to enable
 	// controllers for its group (see Enable).
 	n = strings.TrimSuffix(n, SelfSuffix)
 	// contain-PID.scope: the systemd scope a run asked for its limits.
 	n = strings.TrimSuffix(n, ScopeSuffix)
+	n, nsPart, _ := strings.Cut(n, "-")
 	if !ok || n == "" || n[0] == '0' {
-		return 0, false
+		return 0, 0, false
 	}
 	pid, err := strconv.Atoi(n)
-	return pid, err == nil && pid > 0 && pid <= tag.MaxPID
+	if err != nil || pid <= 0 || pid > tag.MaxPID {
+		return 0, 0, false
+	}
+	if ns, ok = proc.NSOfName(nsPart); !ok {
+		return 0, 0, false
+	}
+	return pid, ns, true
 }
 
-// inspectCgroup decides whether contain PID's group at dir is left over.
-func inspectCgroup(dir string, pid int) (Leftover, bool) {
+// inspectCgroup decides whether the group at dir of contain PID, of PID
+// namespace ns, is left over.
+func inspectCgroup(dir string, pid int, ns uint64) (Leftover, bool) {
 	c := &Group{Dir: dir, FD: -1}
 	procs, _ := c.Procs()
-	lc := Leftover{Dir: dir, PID: pid, Procs: procs}
+	lc := Leftover{Dir: dir, PID: pid, NS: ns, Procs: procs}
 	var earliest uint64
 	found := false
 	for _, p := range procs {
@@ -84,7 +94,7 @@ func inspectCgroup(dir string, pid int) (Leftover, bool) {
 			earliest, found = st.Start, true
 		}
 	}
-	o, err := proc.LookupOriginator(pid)
+	o, err := proc.LookupOriginator(ns, pid)
 	switch {
 	case err != nil:
 		return lc, false // cannot tell: never reap

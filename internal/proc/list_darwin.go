@@ -81,8 +81,18 @@ func ListTagged() (Listing, error) {
 }
 
 // LookupOriginator tells what process PID names now: whether it exists, is
-// a zombie, and when it started (microseconds).
-func LookupOriginator(pid int) (session.Originator, error) { return Darwin.lookupOriginator(pid) }
+// a zombie, and when it started (microseconds). macOS has no PID
+// namespaces: ns is always 0, and another is an error.
+func LookupOriginator(ns uint64, pid int) (session.Originator, error) {
+	if ns != 0 {
+		return session.Originator{}, ErrNoNamespaces
+	}
+	o, err := Darwin.lookupOriginator(pid)
+	if o.Exists {
+		o.ViewPID = pid
+	}
+	return o, err
+}
 
 // Ancestors lists contain's parent, its parent, and so on up to launchd.
 func Ancestors() map[int]bool { return Darwin.ancestors(os.Getppid()) }

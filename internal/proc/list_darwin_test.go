@@ -66,7 +66,7 @@ func TestDarwinListTagged(t *testing.T) {
 // TestDarwinLookup: a live PID, a PID that no process has (above PID_MAX,
 // 99998), and the error kern.proc.pid gives for the latter.
 func TestDarwinLookup(t *testing.T) {
-	o, err := LookupOriginator(os.Getpid())
+	o, err := LookupOriginator(0, os.Getpid())
 	if err != nil || !o.Exists || o.Zombie || o.Start == 0 || o.Start > uint64(time.Now().UnixMicro()) {
 		t.Errorf("self: %+v %v", o, err)
 	}
@@ -75,7 +75,7 @@ func TestDarwinLookup(t *testing.T) {
 	if !errors.Is(rawErr, unix.EIO) {
 		t.Errorf("kern.proc.pid of a missing PID: %v, not EIO", rawErr)
 	}
-	o, err = LookupOriginator(99999)
+	o, err = LookupOriginator(0, 99999)
 	if err != nil || o.Exists {
 		t.Errorf("missing: %+v %v", o, err)
 	}
@@ -94,7 +94,7 @@ func TestDarwinZombie(t *testing.T) {
 	defer cmd.Wait()
 	pid := cmd.Process.Pid
 	for i := 0; ; i++ {
-		o, err := LookupOriginator(pid)
+		o, err := LookupOriginator(0, pid)
 		if err == nil && o.Zombie {
 			if o.Start == 0 {
 				t.Errorf("a zombie without a start time")
@@ -120,7 +120,7 @@ func TestDarwinZombie(t *testing.T) {
 		t.Error("kern.proc.all does not list the zombie as SZOMB")
 	}
 	cmd.Wait()
-	if o, err := LookupOriginator(pid); err != nil || o.Exists {
+	if o, err := LookupOriginator(0, pid); err != nil || o.Exists {
 		t.Errorf("after wait: %+v %v", o, err)
 	}
 }

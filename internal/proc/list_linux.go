@@ -30,6 +30,7 @@ func listTagged(fs procfs.FS) (Listing, error) {
 	for _, p := range sc.Procs {
 		l.Procs = append(l.Procs, ProcessOf(p, boot))
 	}
+	withNamespaces(fs, sc.Procs, l.Procs)
 	return l, nil
 }
 
@@ -53,21 +54,35 @@ func BootTime(fs procfs.FS) (time.Time, error) {
 	if fs != FS {
 		return fs.BootTime()
 	}
-	boot.once.Do(func() { boot.t, boot.err = fs.BootTime() })
+	boot.once.Do(func() {
+		if boot.t, boot.err = fs.BootTime(); boot.err != nil {
+			if t, err := bootByClock(); err == nil {
+				boot.t, boot.err = t, nil // no /proc/stat: mounted subset=pid
+			}
+		}
+	})
 	return boot.t, boot.err
 }
 
-// LookupOriginator tells what process PID names now: whether it exists, is
-// a zombie, and when it started.
-func LookupOriginator(pid int) (session.Originator, error) {
+// LookupOriginator tells what process PID of PID namespace ns (0: this
+// /proc's own) names now: whether it exists, is a zombie, when it
+// started, and its PID here.
+func LookupOriginator(ns uint64, pid int) (session.Originator, error) {
+	if ns != 0 {
+		return lookupIn(FS, ns, pid)
+	}
 	st, err := ReadStat(pid, make([]byte, 0, 512))
+	if h := hiddenErr(pid, err); h != nil {
+		// /proc hides it, and it runs: alive, never gone (hidden_linux.go).
+		return session.Originator{}, h
+	}
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return session.Originator{}, nil
 	case err != nil:
 		return session.Originator{}, err
 	}
-	o := session.Originator{Exists: true, Zombie: st.Zombie(), Start: st.Start}
+	o := session.Originator{Exists: true, Zombie: st.Zombie(), Start: st.Start, ViewPID: pid}
 	if uid, err := FS.UID(pid, nil); err == nil {
 		o.Owned, o.UID = true, uid
 	}

@@ -16,7 +16,7 @@ func ListTagged() (Listing, error) {
 }
 
 // LookupOriginator is not written for this OS yet.
-func LookupOriginator(int) (session.Originator, error) {
+func LookupOriginator(uint64, int) (session.Originator, error) {
 	return session.Originator{}, fmt.Errorf("looking up processes on %s: %w", runtime.GOOS, ErrUnsupported)
 }
 

@@ -133,7 +133,19 @@ func readProcess(h windows.Handle, e entry) (session.Process, error) {
 
 // LookupOriginator tells what process PID names now: whether it exists,
 // has exited (a process object kept by a handle), and when it started.
-func LookupOriginator(pid int) (session.Originator, error) {
+// Windows has no PID namespaces: ns is always 0, and another is an error.
+func LookupOriginator(ns uint64, pid int) (session.Originator, error) {
+	if ns != 0 {
+		return session.Originator{}, ErrNoNamespaces
+	}
+	o, err := lookupOriginator(pid)
+	if o.Exists {
+		o.ViewPID = pid
+	}
+	return o, err
+}
+
+func lookupOriginator(pid int) (session.Originator, error) {
 	if systemProcess(pid) {
 		return session.Originator{Exists: true}, nil
 	}
@@ -188,7 +200,7 @@ func Ancestors() map[int]bool {
 
 // StartOf reads a process's creation time.
 func StartOf(pid int) (uint64, bool) {
-	o, err := LookupOriginator(pid)
+	o, err := lookupOriginator(pid)
 	return o.Start, err == nil && o.Exists
 }
 

@@ -27,6 +27,8 @@ func PinOriginator(pid int, notAfter uint64, me session.Reaper) (*OriginatorPin,
 	if err == nil {
 		now := session.Originator{Exists: true, Zombie: st.Zombie(), Start: st.Start}
 		err = originatorCheck(now, notAfter, uid, "", userName(uid), me)
+	} else if h := hiddenErr(pid, err); h != nil {
+		err = &PinFailure{What: "cannot be checked", Err: h}
 	} else if Gone(err) {
 		err = ErrGone
 	} else {
@@ -70,9 +72,9 @@ func RunsThisExecutable(pid int) bool {
 // user's, unless root), nor then those of the processes it started. ""
 // when pid names no live process, or its environment can be read.
 func Unseen(pid int) string {
-	o, err := LookupOriginator(pid)
+	o, err := LookupOriginator(0, pid)
 	if err != nil || !o.Exists || o.Zombie {
-		return ""
+		return hiddenUnseen(err)
 	}
 	_, _, err = ReadTag(pid, nil)
 	if err == nil || Gone(err) {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -275,6 +276,77 @@ func ParseStatusUID(b []byte) (int, error) {
 	return 0, fmt.Errorf("%w: status has no Uid line", ErrFormat)
 }
 
+// ParseStatusNSpid reads the NSpid line of a status file: the process's
+// PID in each PID namespace, outermost (the /proc's) first; nil when the
+// line is missing or malformed.
+func ParseStatusNSpid(b []byte) []int {
+	for len(b) > 0 {
+		var line []byte
+		line, b, _ = bytes.Cut(b, []byte{'\n'})
+		rest, ok := bytes.CutPrefix(line, []byte("NSpid:"))
+		if !ok {
+			continue
+		}
+		f := bytes.Fields(rest)
+		out := make([]int, 0, len(f))
+		for _, x := range f {
+			n, err := strconv.Atoi(string(x))
+			if err != nil || n < 1 {
+				return nil
+			}
+			out = append(out, n)
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		return out
+	}
+	return nil
+}
+
+// NSpid reads a process's NSpid line (ParseStatusNSpid) and its real
+// user.
+func (fs FS) NSpid(pid int, buf []byte) (nspid []int, uid int, err error) {
+	b, err := ReadFile(fs.path(pid, "status"), buf)
+	if err != nil {
+		return nil, 0, err
+	}
+	uid, err = ParseStatusUID(b)
+	if err != nil {
+		return nil, 0, err
+	}
+	nspid = ParseStatusNSpid(b)
+	if nspid == nil {
+		return nil, 0, fmt.Errorf("%w: %s has no NSpid line", ErrFormat, fs.path(pid, "status"))
+	}
+	return nspid, uid, nil
+}
+
+// PIDNamespace names the PID namespace a process runs in: the inode of
+// /proc/PID/ns/pid ("pid:[4026531836]"). Reading another user's needs the
+// right to trace it, as its environment does.
+func (fs FS) PIDNamespace(pid int) (uint64, error) {
+	l, err := os.Readlink(fs.path(pid, "ns/pid"))
+	if err != nil {
+		return 0, err
+	}
+	return ParseNSLink(l)
+}
+
+// ParseNSLink reads the inode out of a namespace link's text ("pid:[N]").
+func ParseNSLink(l string) (uint64, error) {
+	_, rest, ok := strings.Cut(l, ":[")
+	num, ok2 := strings.CutSuffix(rest, "]")
+	if !ok || !ok2 {
+		return 0, fmt.Errorf("%w: namespace link %q", ErrFormat, l)
+	}
+	n, err := strconv.ParseUint(num, 10, 64)
+	if err != nil || n == 0 {
+		return 0, fmt.Errorf("%w: namespace link %q", ErrFormat, l)
+	}
+	return n, nil
+}
+
 // BootTime reads btime, the boot time in whole seconds, from /proc/stat.
 func (fs FS) BootTime() (time.Time, error) {
 	b, err := ReadFile(fs.Root+"/stat", make([]byte, 0, 4096))
@@ -330,6 +402,11 @@ type Tagged struct {
 	Argv   []string
 	Value  string // the variable's value, as found
 	Daemon bool   // the daemon variable is "1"
+	// NSpid is its PID in each PID namespace from the one this /proc
+	// belongs to down to its own (status's NSpid line): one entry when
+	// it runs in /proc's own namespace, nil where the kernel has no such
+	// line (before 4.1).
+	NSpid []int
 }
 
 // Scan is the result of ScanTagged.
@@ -413,15 +490,20 @@ func (fs FS) describe(pid int, buf []byte) (Tagged, error) {
 	if err != nil {
 		return Tagged{}, err
 	}
-	uid, err := fs.UID(pid, buf)
+	status, err := ReadFile(fs.path(pid, "status"), buf)
 	if err != nil {
 		return Tagged{}, err
 	}
+	uid, err := ParseStatusUID(status)
+	if err != nil {
+		return Tagged{}, err
+	}
+	nspid := ParseStatusNSpid(status)
 	argv, err := fs.Cmdline(pid, buf)
 	if err != nil {
 		return Tagged{}, err
 	}
-	return Tagged{Stat: st, UID: uid, Argv: argv}, nil
+	return Tagged{Stat: st, UID: uid, Argv: argv, NSpid: nspid}, nil
 }
 
 // unreadable names why a process could not be read, or returns "" when it

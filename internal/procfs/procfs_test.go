@@ -2,6 +2,7 @@ package procfs
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -266,5 +267,29 @@ func TestCmdlineTrimmed(t *testing.T) {
 	argv, err := FS{Root: root}.Cmdline(7, nil)
 	if err != nil || !reflect.DeepEqual(argv, []string{"redis-server *:0"}) {
 		t.Errorf("Cmdline = %q, %v", argv, err)
+	}
+}
+
+// TestParseNSpid: the NSpid line, one PID per namespace from /proc's own
+// down; a line missing or malformed is nil.
+func TestParseNSpid(t *testing.T) {
+	for in, want := range map[string][]int{
+		"Name:\tsleep\nNSpid:\t5303\t303\nUid:\t0\t0\t0\t0\n": {5303, 303},
+		"NSpid:\t42\n":       {42},
+		"NSpid:\t42\t1\t1\n": {42, 1, 1},
+		"Name:\tsleep\n":     nil,
+		"NSpid:\t42\tx\n":    nil,
+		"NSpid:\n":           nil,
+		"NSpid:\t0\n":        nil,
+	} {
+		if got := ParseStatusNSpid([]byte(in)); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("ParseStatusNSpid(%q) = %v, want %v", in, got, want)
+		}
+	}
+	for in, want := range map[string]uint64{"pid:[4026531836]": 4026531836, "pid:[]": 0, "pid:4026531836": 0, "pid:[0]": 0, "x": 0} {
+		got, err := ParseNSLink(in)
+		if got != want || (err == nil) != (want != 0) {
+			t.Errorf("ParseNSLink(%q) = %d, %v; want %d", in, got, err, want)
+		}
 	}
 }

@@ -26,7 +26,7 @@ func TestSleeper(t *testing.T) { testtool.Sleep(t) }
 func TestDarwinReapProcessGroup(t *testing.T) {
 	cmd := testtool.StartSleeper(t, &syscall.SysProcAttr{Setpgid: true})
 	pid := cmd.Process.Pid
-	o, err := proc.LookupOriginator(pid)
+	o, err := proc.LookupOriginator(0, pid)
 	if err != nil || !o.Exists {
 		t.Fatal(o, err)
 	}

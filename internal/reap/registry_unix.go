@@ -19,6 +19,7 @@ import (
 
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/procfs"
+	"github.com/contain-cli/contain/internal/text"
 	"github.com/contain-cli/contain/session"
 	"github.com/contain-cli/contain/tag"
 )
@@ -162,7 +163,7 @@ func OpenRegistry(value string, commandPID int, commandStart uint64) (*Registry,
 		if r != nil {
 			then = "the registry is kept in " + where
 		}
-		fmt.Fprintf(RegistryWarnings, "contain: registry: %s; %s\n", strings.Join(unsafe, "; "), then)
+		text.Fprintf(RegistryWarnings, "contain: registry: %s; %s\n", strings.Join(unsafe, "; "), then)
 	}
 	if r == nil {
 		return nil, fmt.Errorf("registry: %w", errors.Join(errs...))
@@ -608,7 +609,7 @@ func readRegistryAt(dfd int, name string) ([]byte, time.Time, error) {
 // cannot be told, it counts as running: a registry is never used to
 // signal anything while its contain may live.
 func registryAlive(r registryFile) bool {
-	o, err := proc.LookupOriginator(r.origin.PID)
+	o, err := proc.LookupOriginator(0, r.origin.PID)
 	return err != nil || o.Exists && !o.Zombie && o.Start == r.origin.Start
 }
 

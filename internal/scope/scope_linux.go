@@ -70,7 +70,7 @@ func Start(pid int, description string) (*Scope, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFSOCK || int(st.Uid) != os.Geteuid() {
 		return nil, fmt.Errorf("%w (%s is not a socket of this user's)", ErrNoManager, sock)
 	}
-	s := &Scope{Unit: cgroup.Prefix + strconv.Itoa(pid) + cgroup.ScopeSuffix, Manager: manager, From: fromUnit(pid)}
+	s := &Scope{Unit: cgroup.RunName(pid) + cgroup.ScopeSuffix, Manager: manager, From: fromUnit(pid)}
 	deadline := time.Now().Add(timeout)
 	conn, err := dialManager(sock, deadline)
 	if err != nil {

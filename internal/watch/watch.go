@@ -16,6 +16,7 @@ import (
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/reap"
 	"github.com/contain-cli/contain/internal/status"
+	"github.com/contain-cli/contain/internal/text"
 	"github.com/contain-cli/contain/session"
 )
 
@@ -92,7 +93,7 @@ func (w *Watch) Scan() ([]session.Session, error) {
 	if w.Scans++; w.Scans == 1 {
 		w.Unreadable = l.Unreadable
 		if l.Registry != nil && w.Stderr != nil {
-			fmt.Fprintf(w.Stderr, "contain: some registries of contain's sessions cannot be read: %v\n", strings.ReplaceAll(l.Registry.Error(), "\n", "; "))
+			text.Fprintf(w.Stderr, "contain: some registries of contain's sessions cannot be read: %v\n", strings.ReplaceAll(l.Registry.Error(), "\n", "; "))
 		}
 	}
 	var out []session.Session
@@ -226,7 +227,7 @@ func StillRuns(lookup session.Lookup, p session.Process, known bool) bool {
 	if lookup == nil || p.PID <= 0 {
 		return known
 	}
-	o, err := lookup(p.PID)
+	o, err := lookup(0, p.PID)
 	if err != nil {
 		return known
 	}
