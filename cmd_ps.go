@@ -117,15 +117,17 @@ func doPs(c *cli.Context) error {
 		// for may be among them.
 		reportUnreadable(c.App.ErrWriter, unreadable)
 	}
+	// Other users' sessions are not listed at all: said always.
+	reportHidden(c.App.ErrWriter, all.Hidden)
 	if format == "json" {
 		return writeJSON(c.App.Writer, psJSON{Sessions: jsonSessions(shown), Unreadable: unreadable})
 	}
 	if len(shown) == 0 && len(sessions) > 0 {
-		fmt.Fprintf(c.App.Writer, "no session matches %s: %s in all\n", filterWords(f), text.Plural(len(sessions), "session", "sessions"))
+		text.Fprintf(c.App.Writer, "no session matches %s: %s in all\n", filterWords(f), text.Plural(len(sessions), "session", "sessions"))
 		return nil
 	}
 	if len(shown) == 0 && (len(f.Tools) > 0 || f.Orphaned) {
-		fmt.Fprintf(c.App.Writer, "no session matches %s: no process carries %s\n", filterWords(f), tag.Var)
+		text.Fprintf(c.App.Writer, "no session matches %s: no process carries %s\n", filterWords(f), tag.Var)
 		return nil
 	}
 	writePsTable(c.App.Writer, shown)
@@ -164,7 +166,7 @@ func reportUnreadable(w io.Writer, unreadable map[string]int) {
 	if unreadable["permission denied"] > 0 && !proc.Privileged() {
 		hint = "; other users' processes need " + proc.PrivilegeName
 	}
-	fmt.Fprintf(w, "contain: skipped %s whose environment cannot be read (%s%s)\n",
+	text.Fprintf(w, "contain: skipped %s whose environment cannot be read (%s%s)\n",
 		text.Plural(total, "process", "processes"), strings.Join(parts, ", "), hint)
 }
 
@@ -180,6 +182,11 @@ type originatorJSON struct {
 	Value string `json:"value"`
 	Tool  string `json:"tool,omitempty"` // absent when malformed
 	PID   int    `json:"pid,omitempty"`
+	// Where the session's PID namespace is not the viewer's: its inode
+	// (/proc/PID/ns/pid), and the originator's PID as the viewer sees
+	// it, when it was found.
+	PIDNamespace uint64 `json:"pid_namespace,omitempty"`
+	PIDHere      int    `json:"pid_here,omitempty"`
 }
 
 type sessionJSON struct {
@@ -219,7 +226,11 @@ type processJSON struct {
 }
 
 func originatorOf(s *session.Session) originatorJSON {
-	return originatorJSON{Value: s.Value, Tool: s.Tool, PID: s.PID}
+	o := originatorJSON{Value: s.Value, Tool: s.Tool, PID: s.PID}
+	if s.NS != 0 {
+		o.PIDNamespace, o.PIDHere = s.NS, s.ViewPID
+	}
+	return o
 }
 
 func jsonSessions(sessions []session.Session) []sessionJSON {
@@ -269,7 +280,7 @@ func writeJSON(w io.Writer, v any) error {
 // the sessions apart by a blank line.
 func writePsTable(w io.Writer, sessions []session.Session) {
 	if len(sessions) == 0 {
-		fmt.Fprintf(w, "no process carries %s\n", tag.Var)
+		text.Fprintf(w, "no process carries %s\n", tag.Var)
 		return
 	}
 	sum := &text.Table{}
@@ -285,7 +296,7 @@ func writePsTable(w io.Writer, sessions []session.Session) {
 			}
 			cpu, rss = text.CPUTime(t.CPU)+more, text.MemSize(t.RSS)+more
 		}
-		sum.Row(text.Printable(s.Value), string(s.State), strconv.Itoa(t.Processes), cpu, rss, text.Printable(s.Reason))
+		sum.Row(text.Printable(s.Key()), string(s.State), strconv.Itoa(t.Processes), cpu, rss, text.Printable(s.Reason))
 	}
 	sum.Write(w)
 	fmt.Fprintln(w)
@@ -302,7 +313,7 @@ func writePsTable(w io.Writer, sessions []session.Session) {
 			if p.Usage.Known {
 				cpu, rss = text.CPUTime(p.Usage.CPU), text.MemSize(p.Usage.RSS)
 			}
-			procs.Row(text.Printable(s.Value), string(s.StateOf(p)), strconv.Itoa(p.PID), strconv.Itoa(p.PPID),
+			procs.Row(text.Printable(s.Key()), string(s.StateOf(p)), strconv.Itoa(p.PID), strconv.Itoa(p.PPID),
 				p.Started.Format("2006-01-02 15:04:05"), text.Printable(p.User), cpu, rss, text.CommandLine(p.Argv, p.Comm))
 		}
 	}

@@ -155,27 +155,29 @@ func (st *stopRun) exit(done bool) error {
 	code := 0
 	nothing := false
 	if len(st.Sessions) == 0 {
-		fmt.Fprintf(st.Stderr, "contain: stop: nothing to stop: no session matches %s\n", filterWords(session.Filter{Tools: st.Rq.Set.Tools}))
+		text.Fprintf(st.Stderr, "contain: stop: nothing to stop: no session matches %s\n", filterWords(session.Filter{Tools: st.Rq.Set.Tools}))
 		nothing = true
 	}
 	for _, s := range st.Sessions {
 		switch {
 		case s.Outcome == stop.Refused:
-			fmt.Fprintf(st.Stderr, "contain: stop: session %s: %s\n", text.Shorten(text.Printable(s.Value)), text.Printable(s.Detail))
+			text.Fprintf(st.Stderr, "contain: stop: session %s: %s\n", text.Shorten(text.Printable(s.Value)), text.Printable(s.Detail))
 		case s.Outcome == stop.NotAsked:
-			fmt.Fprintf(st.Stderr, "contain: stop: not asking PID %d for %s: %s\n", s.PID, text.Shorten(text.Printable(s.Value)), text.Printable(s.Detail))
+			text.Fprintf(st.Stderr, "contain: stop: not asking PID %d%s for %s: %s\n", s.PID, s.Where, text.Shorten(text.Printable(s.Value)), text.Printable(s.Detail))
 		case s.Outcome == stop.Orphaned && s.Named:
-			fmt.Fprintf(st.Stderr, "contain: stop: session %s is orphaned (%s): %s ends it\n",
+			text.Fprintf(st.Stderr, "contain: stop: session %s is orphaned (%s): %s ends it\n",
 				text.Shorten(text.Printable(s.Value)), text.Printable(s.Detail), st.ReapHint(s.Value))
 		case s.Outcome == stop.NothingToStop && s.Absent:
-			fmt.Fprintf(st.Stderr, "contain: stop: nothing to stop: no process carries %s\n", text.Shorten(text.Printable(s.Value)))
+			text.Fprintf(st.Stderr, "contain: stop: nothing to stop: no process carries %s\n", text.Shorten(text.Printable(s.Value)))
 			nothing = true
+		case s.Outcome == stop.CannotSee:
+			fmt.Fprintf(st.Stderr, "contain: stop: cannot see session %s: %s\n", text.Shorten(text.Printable(s.Value)), text.Printable(s.Detail))
 		case s.Outcome == stop.NothingToStop && s.Named:
 			why := "no live process"
 			if s.Detail != "" {
 				why += "; " + s.Detail
 			}
-			fmt.Fprintf(st.Stderr, "contain: stop: nothing to stop in session %s: %s\n", text.Shorten(text.Printable(s.Value)), text.Printable(why))
+			text.Fprintf(st.Stderr, "contain: stop: nothing to stop in session %s: %s\n", text.Shorten(text.Printable(s.Value)), text.Printable(why))
 		}
 		// ignoring was said as it was found.
 		if s.Outcome != stop.Asked && st.failed(s, false) {
@@ -184,6 +186,7 @@ func (st *stopRun) exit(done bool) error {
 	}
 	if nothing {
 		reportUnreadable(st.Stderr, st.W.Unreadable)
+		reportHidden(st.Stderr, hiddenHere())
 		code = 1
 	}
 	if !done {
@@ -195,10 +198,10 @@ func (st *stopRun) exit(done bool) error {
 		}
 		left := text.Plural(n, "session is", "sessions are")
 		if st.Rq.Kill {
-			fmt.Fprintf(st.Stderr, "contain: stop: %s still running after --kill (see the report)\n", left)
+			text.Fprintf(st.Stderr, "contain: stop: %s still running after --kill (see the report)\n", left)
 			code = 1
 		} else {
-			fmt.Fprintf(st.Stderr, "contain: stop: %s still running after %v (--kill ends them)\n", left, st.Rq.Timeout)
+			text.Fprintf(st.Stderr, "contain: stop: %s still running after %v (--kill ends them)\n", left, st.Rq.Timeout)
 			if code == 0 {
 				code = status.TimedOut
 			}
@@ -214,7 +217,7 @@ func (st *stopRun) exit(done bool) error {
 // table on stdout leaves it out.
 func (st *stopRun) saysOnStderr(s *stop.Stopped) bool {
 	switch s.Outcome {
-	case stop.Refused, stop.NotAsked, stop.Ignoring:
+	case stop.Refused, stop.NotAsked, stop.Ignoring, stop.CannotSee:
 		return true
 	case stop.Orphaned, stop.NothingToStop:
 		return s.Named
@@ -272,7 +275,7 @@ func (st *stopRun) report(took time.Duration) *stopReport {
 
 // failed: s made stop fail (status 1).
 func (st *stopRun) failed(s *stop.Stopped, left bool) bool {
-	return s.Outcome == stop.Refused || s.Outcome == stop.Ignoring || s.Outcome == stop.Orphaned && s.Named || s.Absent ||
+	return s.Outcome == stop.Refused || s.Outcome == stop.Ignoring || s.Outcome == stop.CannotSee || s.Outcome == stop.Orphaned && s.Named || s.Absent ||
 		s.Outcome == stop.Asked && left && st.Rq.Kill || s.Outcome == stop.NotAsked && (s.Named || !st.askedAny())
 }
 
@@ -297,11 +300,13 @@ func (st *stopRun) sessionResult(s *stop.Stopped, left bool) string {
 	case stop.Refused:
 		return "left alone: " + s.Detail
 	case stop.NotAsked:
-		return fmt.Sprintf("left alone: not asking PID %d: %s", s.PID, s.Detail)
+		return fmt.Sprintf("left alone: not asking PID %d%s: %s", s.PID, s.Where, s.Detail)
 	case stop.Ignoring:
 		return "left alone: " + s.Detail
+	case stop.CannotSee:
+		return "cannot see it: " + s.Detail
 	}
-	r := fmt.Sprintf("asked PID %d to stop (%s)", s.PID, signals.Name(st.Rq.Sig))
+	r := fmt.Sprintf("asked PID %d%s to stop (%s)", s.PID, s.Where, signals.Name(st.Rq.Sig))
 	if s.Detail != "" {
 		r += "; " + s.Detail
 	}
@@ -371,7 +376,7 @@ func (r *stopReport) write(w io.Writer, format string) error {
 			fmt.Fprintln(w)
 			gap = false
 		}
-		fmt.Fprintf(w, "session %s: %s\n", text.Shorten(text.Printable(s.Originator.Value)), text.Printable(s.Result))
+		text.Fprintf(w, "session %s: %s\n", text.Shorten(text.Printable(s.Originator.Value)), text.Printable(s.Result))
 	}
 	return nil
 }

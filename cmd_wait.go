@@ -118,7 +118,7 @@ var sessionsOf = func(pid int) []string {
 	var out []string
 	if l, err := proc.ListTagged(); err == nil {
 		for _, s := range session.Group(l.Procs, proc.LookupOriginator) {
-			if s.PID == pid && s.State == session.Alive && !slices.Contains(out, s.Value) {
+			if s.HerePID() == pid && s.State == session.Alive && !slices.Contains(out, s.Value) {
 				out = append(out, s.Value)
 			}
 		}
@@ -184,7 +184,7 @@ func doWait(c *cli.Context) error {
 	unseen := map[string]string{}
 	for i := range first {
 		if s := &first[i]; s.State == session.Alive {
-			if why := w.Unseen(s.PID); why != "" {
+			if why := w.Unseen(s.HerePID()); why != "" {
 				unseen[s.Value] = why
 			}
 		}
@@ -244,14 +244,15 @@ func doWait(c *cli.Context) error {
 		return err
 	}
 	for _, n := range nothing {
-		fmt.Fprintf(c.App.ErrWriter, "contain: wait: nothing to wait for: %s\n", n)
+		text.Fprintf(c.App.ErrWriter, "contain: wait: nothing to wait for: %s\n", n)
 	}
 	if len(nothing) > 0 {
 		reportUnreadable(c.App.ErrWriter, w.Unreadable)
+		reportHidden(c.App.ErrWriter, hiddenHere())
 	}
 	if len(unseen) > 0 {
 		for _, v := range slices.Sorted(maps.Keys(unseen)) {
-			fmt.Fprintf(c.App.ErrWriter, "contain: wait: cannot see session %s: %s\n", text.Shorten(text.Printable(v)), text.Printable(unseen[v]))
+			text.Fprintf(c.App.ErrWriter, "contain: wait: cannot see session %s: %s\n", text.Shorten(text.Printable(v)), text.Printable(unseen[v]))
 		}
 		return &status.Error{Code: 1}
 	}

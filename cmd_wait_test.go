@@ -55,7 +55,7 @@ func (f *fakeSystem) list() (proc.Listing, error) {
 	return proc.Listing{Procs: f.listings[i]}, nil
 }
 
-func (f *fakeSystem) lookup(pid int) (session.Originator, error) {
+func (f *fakeSystem) lookup(_ uint64, pid int) (session.Originator, error) {
 	if n, ok := f.ends[pid]; ok {
 		if n <= 0 {
 			delete(f.running, pid)

@@ -97,7 +97,7 @@ func TestReapReportAlive(t *testing.T) {
 		12: {Exists: true, Zombie: true, Start: 100}, // ended, not waited for
 		13: {Exists: true, Start: 200},               // the PID names a newer process
 	}
-	r := reapReport{lookup: func(pid int) (session.Originator, error) { return procs[pid], nil }}
+	r := reapReport{lookup: func(_ uint64, pid int) (session.Originator, error) { return procs[pid], nil }}
 	p := func(pid int) session.Process { return session.Process{PID: pid, Start: 100} }
 	r.add(reap.Outcome{Process: p(10), Session: "X:9", Ending: reap.LeftAlone, Detail: "an ancestor of this contain", Alive: true}, true)
 	r.add(reap.Outcome{Process: p(11), Session: "X:9", Ending: reap.EndedByFirst}, false)

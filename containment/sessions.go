@@ -8,6 +8,7 @@ import (
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/watch"
 	"github.com/contain-cli/contain/session"
+	"github.com/contain-cli/contain/tag"
 )
 
 // Listing is what Sessions found: the sessions, and how many processes
@@ -16,6 +17,9 @@ import (
 type Listing struct {
 	Sessions   []session.Session
 	Unreadable map[string]int
+	// Hidden says why other users' processes are not listed at all: /proc
+	// is mounted hidepid ("" when it shows every process).
+	Hidden string
 }
 
 // Sessions lists what contain ps lists: every process that carries
@@ -33,11 +37,11 @@ func Sessions(f session.Filter) (Listing, error) {
 			out = append(out, s)
 		}
 	}
-	return Listing{Sessions: out, Unreadable: l.Unreadable}, nil
+	return Listing{Sessions: out, Unreadable: l.Unreadable, Hidden: proc.Hidden()}, nil
 }
 
 // ErrCannotSee: a session whose processes this user cannot see (another
-// user's, unless root): no end of it could be told, so Wait does not wait
+// user's, unless root; or hidden by a /proc mounted hidepid): no end of it could be told, so Wait does not wait
 // for it.
 var ErrCannotSee = errors.New("containment: cannot see the session")
 
@@ -45,7 +49,8 @@ var ErrCannotSee = errors.New("containment: cannot see the session")
 // named (TOOL:PID) nor of any session of tools runs, whichever tool
 // started them; processes marked RUNNING_PROCESS_IS_DAEMON=1 do not count
 // unless includeDaemons. Sessions that no process carries are nothing to
-// wait for. When ctx ends first, it returns what still runs, by session,
+// wait for, unless their originator runs hidden from this user (another
+// user's, or /proc mounted hidepid): then ErrCannotSee, never an end. When ctx ends first, it returns what still runs, by session,
 // and ctx's error.
 func Wait(ctx context.Context, sessions, tools []string, includeDaemons bool) (left map[string][]int, err error) {
 	w := watch.New(watch.Set{Values: sessions, Tools: tools}, includeDaemons, nil)
@@ -53,10 +58,22 @@ func Wait(ctx context.Context, sessions, tools []string, includeDaemons bool) (l
 	if err != nil {
 		return nil, err
 	}
+	found := map[string]bool{}
 	for i := range first {
+		found[first[i].Value] = true
 		if s := &first[i]; s.State == session.Alive {
-			if why := w.Unseen(s.PID); why != "" {
+			if why := w.Unseen(s.HerePID()); why != "" {
 				return nil, fmt.Errorf("%w %s: %s", ErrCannotSee, s.Value, why)
+			}
+		}
+	}
+	// A session named that no process it can see carries, whose
+	// originator runs hidden (another user's; /proc mounted hidepid), is
+	// not nothing to wait for: it cannot be seen, as contain wait says.
+	for _, v := range sessions {
+		if _, pid, err := tag.Parse(v); err == nil && !found[v] {
+			if why := w.Unseen(pid); why != "" {
+				return nil, fmt.Errorf("%w %s: %s", ErrCannotSee, v, why)
 			}
 		}
 	}

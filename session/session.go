@@ -147,6 +147,16 @@ type Session struct {
 	ViewPID int
 }
 
+// HerePID is the originator's PID as the viewer sees it: PID in the
+// viewer's own namespace, ViewPID in another; 0 where it was not found
+// there. Only this PID may be pinned, signalled or spared.
+func (s *Session) HerePID() int {
+	if s.NS == 0 {
+		return s.PID
+	}
+	return s.ViewPID
+}
+
 // Key tells sessions apart: the value, and the namespace where it is not
 // the viewer's.
 func (s *Session) Key() string { return Key(s.Value, s.NS) }

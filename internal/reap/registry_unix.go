@@ -288,15 +288,29 @@ func (r *Registry) Remove() {
 	r.fd, r.dir = -1, -1
 }
 
-// registryName is the file name of contain run PID's registry.
+// registryName is the file name of contain run PID's registry:
+// session.PID.START, and .nsINODE after it outside the host's PID
+// namespace (proc.NSName): the PIDs in it are that namespace's.
 func registryName(pid int, start uint64) string {
-	return registryPrefix + strconv.Itoa(pid) + "." + strconv.FormatUint(start, 10)
+	name := registryPrefix + strconv.Itoa(pid) + "." + strconv.FormatUint(start, 10)
+	if ns := proc.NSName(); ns != "" {
+		name += "." + ns
+	}
+	return name
 }
 
-// registryOrigin reads the contain run that a registry's name names.
+// registryOrigin reads the contain run that a registry's name names. ok
+// is false for a name that is not one, and for a registry of another PID
+// namespace (a container's, in a /tmp it shares with its host, or the
+// host's, seen from a container): its PIDs name other processes here,
+// and it is never read.
 func registryOrigin(name string) (proc.ID, bool) {
-	pid, start, ok := strings.Cut(strings.TrimPrefix(name, registryPrefix), ".")
+	pid, rest, ok := strings.Cut(strings.TrimPrefix(name, registryPrefix), ".")
 	if !ok {
+		return proc.ID{}, false
+	}
+	start, nsPart, _ := strings.Cut(rest, ".")
+	if ns, ok := proc.NSOfName(nsPart); !ok || ns != 0 {
 		return proc.ID{}, false
 	}
 	id, err := proc.ParseID(pid, start)
@@ -550,6 +564,9 @@ func readRegistryDir(dir string) ([]registryFile, error) {
 	for _, name := range names {
 		if !strings.HasPrefix(name, registryPrefix) {
 			continue
+		}
+		if _, ok := registryOrigin(name); !ok {
+			continue // another PID namespace's, or no registry
 		}
 		b, touched, err := readRegistryAt(fd, name)
 		if errors.Is(err, os.ErrNotExist) {

@@ -32,6 +32,7 @@ const (
 	Refused                      // its originator could not be asked: detail says why
 	NotAsked                     // its originator is not plausibly the session's: detail says why
 	Ignoring                     // its originator ignores the signal: said at once, not asked
+	CannotSee                    // named, and this user cannot see it (proc.Unseen): detail says why
 )
 
 // Stopped is one session stop found, and what became of it.
@@ -45,6 +46,10 @@ type Stopped struct {
 	Detail      string
 	Pin         *proc.OriginatorPin // asked: held to the end
 	Claimed     session.Claimed     // asked: what was checked of the originator
+	// Where names the session's PID namespace where it is not this
+	// contain's, and its originator's PID here: " of PID namespace N
+	// (PID H here)"; "" in this contain's own.
+	Where string
 }
 
 // Run is one contain stop.
@@ -63,8 +68,15 @@ type Run struct {
 // it was pinned; recheck looks at the session again.
 func (st *Run) Ask(s *session.Session) (x *Stopped, gone bool) {
 	x = &Stopped{Value: s.Value, Tool: s.Tool, PID: s.PID, State: s.State, Named: slices.Contains(st.Rq.Set.Values, s.Value)}
+	if s.NS != 0 {
+		x.Where = " of " + session.NSWords(s.NS)
+		if s.ViewPID != 0 {
+			x.Where += fmt.Sprintf(" (PID %d here)", s.ViewPID)
+		}
+	}
 	st.Sessions = append(st.Sessions, x)
-	if why := session.NeverOriginator(s.PID, st.W.Me); why != "" {
+	here := s.HerePID()
+	if why := session.NeverOriginator(here, st.W.Me); why != "" && (s.NS == 0 || here != 0) {
 		x.Outcome, x.Detail = NotAsked, why
 		return x, false
 	}
@@ -79,7 +91,9 @@ func (st *Run) Ask(s *session.Session) (x *Stopped, gone bool) {
 		x.Outcome, x.Detail = Orphaned, s.Reason
 		return x, false
 	}
-	pin, err := proc.PinOriginator(s.PID, s.NotAfter, st.W.Me)
+	// A session of another PID namespace is asked through its
+	// originator's PID here, found in its namespace (alive: found).
+	pin, err := proc.PinOriginator(here, s.NotAfter, st.W.Me)
 	if err == nil {
 		// A tag is only a claim: ask the process it names only when it
 		// is plausibly the session's originator (session.Implausible).
@@ -105,7 +119,7 @@ func (st *Run) Ask(s *session.Session) (x *Stopped, gone bool) {
 		x.Outcome = Orphaned
 		return x, true
 	default:
-		x.Outcome, x.Detail = Refused, fmt.Sprintf("cannot ask PID %d: %v", s.PID, err)
+		x.Outcome, x.Detail = Refused, fmt.Sprintf("cannot ask PID %d: %v", here, err)
 	}
 	return x, false
 }
@@ -117,21 +131,21 @@ func (st *Run) Ask(s *session.Session) (x *Stopped, gone bool) {
 // dispositions are read by PID, then the pin is checked to be running
 // still: the PID named the pinned process all along.
 func (st *Run) ignored(x *Stopped, pin *proc.OriginatorPin) bool {
-	ign, err := proc.IgnoresSignal(x.PID, st.Rq.Sig)
+	ign, err := proc.IgnoresSignal(pin.PID, st.Rq.Sig)
 	if err != nil || !ign || pin.Exited() {
 		return false
 	}
 	name := signals.Name(st.Rq.Sig)
 	x.Detail = fmt.Sprintf("PID %d ignores %s", x.PID, name)
 	if st.Rq.Kill {
-		fmt.Fprintf(st.Stderr, "contain: stop: session %s: %s; --kill ends it after %v\n", text.Shorten(text.Printable(x.Value)), x.Detail, st.Rq.Timeout)
+		text.Fprintf(st.Stderr, "contain: stop: session %s: %s; --kill ends it after %v\n", text.Shorten(text.Printable(x.Value)), x.Detail, st.Rq.Timeout)
 		return true
 	}
 	try := "-t DURATION --kill ends it"
-	if term, err := proc.IgnoresSignal(x.PID, syscall.SIGTERM); st.Rq.Sig != syscall.SIGTERM && err == nil && !term {
+	if term, err := proc.IgnoresSignal(pin.PID, syscall.SIGTERM); st.Rq.Sig != syscall.SIGTERM && err == nil && !term {
 		try = "try -s TERM"
 	}
-	fmt.Fprintf(st.Stderr, "contain: stop: session %s: %s; not waiting for it (%s)\n", text.Shorten(text.Printable(x.Value)), x.Detail, try)
+	text.Fprintf(st.Stderr, "contain: stop: session %s: %s; not waiting for it (%s)\n", text.Shorten(text.Printable(x.Value)), x.Detail, try)
 	return true
 }
 
@@ -238,7 +252,7 @@ func (st *Run) KillRest() {
 	}
 	chosen, err := choose()
 	if err != nil {
-		fmt.Fprintf(st.Stderr, "contain: stop: cannot list processes to kill: %v\n", err)
+		text.Fprintf(st.Stderr, "contain: stop: cannot list processes to kill: %v\n", err)
 		return
 	}
 	var targets []session.Choice
@@ -306,7 +320,14 @@ func (st *Run) Do(ctx context.Context) (done bool, err error) {
 	for _, v := range st.Rq.Set.Values {
 		if st.Find(v) == nil {
 			tool, pid, _ := tag.Parse(v)
-			st.Sessions = append(st.Sessions, &Stopped{Value: v, Tool: tool, PID: pid, Named: true, Absent: true, Detail: "no process carries it"})
+			x := &Stopped{Value: v, Tool: tool, PID: pid, Named: true, Absent: true, Detail: "no process carries it"}
+			// No process it can see carries it, and its originator runs
+			// hidden (another user's, or /proc mounted hidepid): it
+			// cannot be told to have ended, nor asked.
+			if why := st.W.Unseen(pid); why != "" {
+				x.Outcome, x.Absent, x.Detail = CannotSee, false, why
+			}
+			st.Sessions = append(st.Sessions, x)
 		}
 	}
 	done = true
