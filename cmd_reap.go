@@ -155,6 +155,7 @@ func doReap(c *cli.Context) error {
 		// for may be among them.
 		reportUnreadable(c.App.ErrWriter, sv.Unreadable)
 	}
+	reportHidden(c.App.ErrWriter, sv.Hidden)
 	rep := reapReport{SkippedSessions: skippedSessions, lookup: proc.LookupOriginator, filter: rq.opts.Filter,
 		tags: tagsOf(sessions), cgroupOf: map[proc.ID]string{}}
 	alone := sv.LeftAlone()

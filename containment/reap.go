@@ -43,6 +43,10 @@ type Reaped struct {
 type ReapResult struct {
 	Processes []Reaped
 	Cgroups   []ReapedCgroup
+	// Hidden says why other users' processes may be missing: /proc is
+	// mounted hidepid ("" when it shows every process). A session whose
+	// originator it hides is alive to Reap, never orphaned.
+	Hidden string
 }
 
 // ReapedCgroup is what became of a leftover cgroup of a dead run.
@@ -70,7 +74,7 @@ func Reap(o ReapOptions) (ReapResult, error) {
 	if err != nil {
 		return ReapResult{}, fmt.Errorf("cannot list processes: %w", err)
 	}
-	var res ReapResult
+	res := ReapResult{Hidden: sv.Hidden}
 	add := func(out reap.Outcome, skipped bool) {
 		res.Processes = append(res.Processes, Reaped{PID: out.PID, Session: out.Where(), Comm: out.Comm, Argv: out.Argv,
 			Result: out.Result(), Skipped: skipped, Failed: out.Alive && !skipped && !o.DryRun})

@@ -33,14 +33,16 @@ type Stopped struct {
 	Session string
 	// Outcome: "asked", "nothing to stop", "orphaned" (contain reap's),
 	// "refused" (could not be asked), "not asked" (its originator is not
-	// plausibly its own), "ignores the signal".
+	// plausibly its own), "ignores the signal", "cannot see" (named, and
+	// its originator runs as another user whose processes this user cannot
+	// see or read: Detail says why).
 	Outcome string
 	Detail  string
 	Running []int // what still ran when Stop returned
 }
 
 var outcomes = map[stop.Outcome]string{stop.NothingToStop: "nothing to stop", stop.Asked: "asked", stop.Orphaned: "orphaned",
-	stop.Refused: "refused", stop.NotAsked: "not asked", stop.Ignoring: "ignores the signal"}
+	stop.Refused: "refused", stop.NotAsked: "not asked", stop.Ignoring: "ignores the signal", stop.CannotSee: "cannot see"}
 
 // Stop asks the originators of the live sessions named to close their
 // groups, as contain stop does: through a pin (a pidfd on Linux, a process

@@ -30,6 +30,9 @@ type Survey struct {
 	// read, by reason; RegistryErr says why some registries could not be.
 	Unreadable  map[string]int
 	RegistryErr error
+	// Hidden says why other users' processes may be missing (proc.Hidden:
+	// /proc mounted hidepid); "" when they are not.
+	Hidden string
 
 	opts session.Options
 	me   session.Reaper
@@ -44,7 +47,7 @@ func Look(o session.Options) (*Survey, error) {
 		return nil, err
 	}
 	s := &Survey{Sessions: session.Group(l.Procs, proc.LookupOriginator), Unreadable: l.Unreadable, RegistryErr: l.Registry,
-		opts: o, me: Me()}
+		Hidden: proc.Hidden(), opts: o, me: Me()}
 	s.Chosen, s.Skipped = session.Select(s.Sessions, o, s.me)
 	s.Cgroups, s.CgroupErr = LeftoverCgroups(o.Filter, s.Chosen)
 	return s, nil

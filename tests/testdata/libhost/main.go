@@ -5,13 +5,15 @@
 // (words) detached; prints what it started as one JSON line; and on
 // "close" on its stdin closes the group and says, in another line, what
 // became of COMMAND and of its own child. libhost reap SESSION reaps the
-// session with containment.Reap.
+// session with containment.Reap. libhost see SESSION TOOL says what
+// Wait, Stop, Sessions and Reap make of them (seeMain).
 package main
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -53,6 +55,10 @@ func main() {
 			fail(err)
 		}
 		json.NewEncoder(os.Stdout).Encode(res)
+		return
+	}
+	if len(os.Args) == 4 && os.Args[1] == "see" {
+		seeMain(os.Args[2], os.Args[3])
 		return
 	}
 	if len(os.Args) < 4 || os.Args[2] != "--" {
@@ -129,4 +135,55 @@ func sleepMain() {
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "libhost:", err)
 	os.Exit(1)
+}
+
+// seen is what libhost see SESSION TOOL prints: what the library's Wait,
+// Stop, Sessions and Reap say of a session and a tool.
+type seen struct {
+	Wait       string   `json:"wait"`        // Wait's error, "" for none
+	CannotSee  bool     `json:"cannot_see"`  // it is containment.ErrCannotSee
+	Stop       []string `json:"stop"`        // each session's outcome: detail
+	Listed     int      `json:"listed"`      // sessions of TOOL Sessions lists
+	States     []string `json:"states"`      // and their states
+	Hidden     string   `json:"hidden"`      // Sessions' Hidden
+	Reaped     []string `json:"reaped"`      // Reap's processes: result
+	ReapHidden string   `json:"reap_hidden"` // Reap's Hidden
+}
+
+// seeMain is libhost see SESSION TOOL (the hardened /proc tests): each
+// function given two seconds at the most, none of it waiting for the
+// session to end.
+func seeMain(value, tool string) {
+	var out seen
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	if _, err := containment.Wait(ctx, []string{value}, nil, false); err != nil {
+		out.Wait, out.CannotSee = err.Error(), errors.Is(err, containment.ErrCannotSee)
+	}
+	cancel()
+	ctx, cancel = context.WithTimeout(context.Background(), 2*time.Second)
+	stopped, _, err := containment.Stop(ctx, containment.StopOptions{Sessions: []string{value}})
+	cancel()
+	if err != nil {
+		fail(err)
+	}
+	for _, s := range stopped {
+		out.Stop = append(out.Stop, s.Outcome+": "+s.Detail)
+	}
+	l, err := containment.Sessions(session.Filter{Tools: []string{tool}})
+	if err != nil {
+		fail(err)
+	}
+	out.Listed, out.Hidden = len(l.Sessions), l.Hidden
+	for _, s := range l.Sessions {
+		out.States = append(out.States, string(s.State))
+	}
+	res, err := containment.Reap(containment.ReapOptions{Tools: []string{tool}, Grace: time.Second})
+	if err != nil {
+		fail(err)
+	}
+	out.ReapHidden = res.Hidden
+	for _, p := range res.Processes {
+		out.Reaped = append(out.Reaped, p.Result)
+	}
+	json.NewEncoder(os.Stdout).Encode(out)
 }
