@@ -181,6 +181,15 @@ func (st *Run) Recheck(vanished []*Stopped) error {
 	return nil
 }
 
+// unseen is why the session of originator pid cannot be seen (W.Unseen),
+// "" when it can or nothing tells.
+func (st *Run) unseen(pid int) string {
+	if st.W.Unseen == nil {
+		return ""
+	}
+	return st.W.Unseen(pid)
+}
+
 // reapHint is the contain reap that ends the orphaned session value, and
 // its daemons too when stop was to count them.
 func (st *Run) ReapHint(value string) string {
@@ -324,7 +333,7 @@ func (st *Run) Do(ctx context.Context) (done bool, err error) {
 			// No process it can see carries it, and its originator runs
 			// hidden (another user's, or /proc mounted hidepid): it
 			// cannot be told to have ended, nor asked.
-			if why := st.W.Unseen(pid); why != "" {
+			if why := st.unseen(pid); why != "" {
 				x.Outcome, x.Absent, x.Detail = CannotSee, false, why
 			}
 			st.Sessions = append(st.Sessions, x)
