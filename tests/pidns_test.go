@@ -1,0 +1,290 @@
+package tests
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/contain-cli/contain/internal/testtool"
+)
+
+// contain in a PID namespace (a container, unshare), seen from the host:
+// a tag's PID is a PID of the namespace it was made in, and the host's ps,
+// reap, stop and wait judge it there (docs/GUIDE.md, contain in
+// containers).
+
+// nsPsSession is what these tests read of contain ps --format json.
+type nsPsSession struct {
+	Originator struct {
+		Value        string `json:"value"`
+		PID          int    `json:"pid"`
+		PIDNamespace uint64 `json:"pid_namespace"`
+		PIDHere      int    `json:"pid_here"`
+	} `json:"originator"`
+	State     string `json:"state"`
+	Reason    string `json:"reason"`
+	Processes []struct {
+		PID int `json:"pid"`
+	} `json:"processes"`
+}
+
+// hostPS runs the host's contain ps -o tool and returns its sessions.
+func hostPS(t *testing.T, tool string) []nsPsSession {
+	t.Helper()
+	out, err := exec.Command(bin, "ps", "--format", "json", "-o", tool).Output()
+	if err != nil {
+		t.Fatalf("contain ps: %v", err)
+	}
+	var ps struct {
+		Sessions []nsPsSession `json:"sessions"`
+	}
+	if err := json.Unmarshal(out, &ps); err != nil {
+		t.Fatalf("contain ps: %v\n%s", err, out)
+	}
+	return ps.Sessions
+}
+
+// inNamespace starts script in a new PID namespace with its own /proc,
+// as the test's user; the namespace ends with the test (unshare
+// --kill-child: its PID 1 dies, and the kernel kills the rest).
+func inNamespace(t *testing.T, script string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("unshare", "--pid", "--fork", "--mount-proc", "--kill-child", "sh", "-c", script)
+	cmd.Env = withoutTag(os.Environ())
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("unshare: %v", err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-done
+	})
+	return cmd
+}
+
+// readFileWait waits for dir/name to hold a line, and returns it.
+func readFileWait(t *testing.T, dir, name string) string {
+	t.Helper()
+	var s string
+	waitFor(t, name+" written", 30*time.Second, func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, name))
+		s = strings.TrimSpace(string(b))
+		return strings.HasSuffix(string(b), "\n")
+	})
+	return s
+}
+
+// hostPIDIn finds the PID here of the process whose PID in namespace ns
+// (the inode of its /proc/PID/ns/pid) is nspid.
+func hostPIDIn(t *testing.T, ns string, nspid int) int {
+	t.Helper()
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if l, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid)); err != nil || l != ns {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(strings.TrimPrefix(line, "NSpid:")); strings.HasPrefix(line, "NSpid:") && len(f) > 0 && f[len(f)-1] == strconv.Itoa(nspid) {
+				return pid
+			}
+		}
+	}
+	t.Fatalf("no process of %s has PID %d there", ns, nspid)
+	return 0
+}
+
+// TestPIDNamespaceHost: contain run inside a PID namespace at namespace
+// PID 303 (a number the host's PID 303 may or may not have), beside an
+// orphaned session of the namespace tagged TOOL:3 (no namespace PID 3;
+// the host's PID 3 is a kernel thread, older than everything). From the
+// host: ps calls the run alive, names its namespace and its contain's PID
+// here, and calls TOOL:3 orphaned; reap -o TOOL ends the orphan and
+// leaves the live run alone (its COMMAND runs, its contain has not
+// ended); wait -t times out on it; stop asks it, through its contain's
+// PID here, and it ends as a run asked to stop does (143); wait then has
+// nothing to wait for. Before sessions were judged in their namespace,
+// ps called TOOL:3 alive (the kernel thread) and TOOL:303 gone, and the
+// host's reap ended the live run.
+func TestPIDNamespaceHost(t *testing.T) {
+	t.Parallel()
+	requireRoot(t, "a PID namespace (unshare --pid)")
+	testtool.Need(t, "unshare", "util-linux")
+	tool := uniqueTool(t)
+	dir := sharedDir(t)
+	script := fmt.Sprintf(`
+RUNNING_PROCESS_ORIGINATOR=%[2]s:3 sleep 300 &
+echo $! > %[1]s/orphan
+echo 302 > /proc/sys/kernel/ns_last_pid
+%[3]s run -o %[2]s -- sleep 300 > %[1]s/run.out 2>&1 &
+run=$!
+echo $run > %[1]s/run
+readlink /proc/self/ns/pid > %[1]s/ns
+wait $run; echo $? > %[1]s/run.code
+wait
+`, dir, tool, bin)
+	inNamespace(t, script)
+	if got := readFileWait(t, dir, "run"); got != "303" {
+		t.Skipf("contain got namespace PID %s, not 303 (ns_last_pid not honoured)", got)
+	}
+	if got := readFileWait(t, dir, "orphan"); got != "2" {
+		t.Fatalf("the orphan got namespace PID %s, want 2 (so that PID 3 is never used there)", got)
+	}
+	ns := readFileWait(t, dir, "ns")
+	host := hostPIDIn(t, ns, 303)
+	orphan := hostPIDIn(t, ns, 2)
+	value, orphanValue := tool+":303", tool+":3"
+
+	var live, dead nsPsSession
+	waitFor(t, "the run's COMMAND", 30*time.Second, func() bool {
+		live, dead = nsPsSession{}, nsPsSession{}
+		for _, s := range hostPS(t, tool) {
+			switch s.Originator.Value {
+			case value:
+				live = s
+			case orphanValue:
+				dead = s
+			}
+		}
+		return len(live.Processes) > 0 && len(dead.Processes) > 0
+	})
+	wantNS, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(ns, "pid:["), "]"), 10, 64)
+	if live.State != "alive" || live.Originator.PIDNamespace != wantNS || live.Originator.PIDHere != host {
+		t.Errorf("ps: %s is %s (%s), namespace %d, its originator here PID %d; want alive, in %d (%s), at PID %d",
+			value, live.State, live.Reason, live.Originator.PIDNamespace, live.Originator.PIDHere, wantNS, ns, host)
+	}
+	if dead.State != "orphaned" || dead.Originator.PIDNamespace != wantNS || dead.Originator.PIDHere != 0 {
+		t.Errorf("ps: %s is %s (%s), here PID %d; want orphaned: the namespace has no PID 3, whatever the host's PID 3 is",
+			orphanValue, dead.State, dead.Reason, dead.Originator.PIDHere)
+	}
+	command := live.Processes[0].PID
+
+	out, err := exec.Command(bin, "reap", "-g", "1s", "-o", tool).CombinedOutput()
+	if err != nil {
+		t.Errorf("reap -o %s: %v\n%s", tool, err, out)
+	}
+	waitFor(t, "the orphan to be ended", 10*time.Second, func() bool { return !alive(orphan) })
+	if !alive(command) || !alive(host) {
+		t.Fatalf("the host's reap ended the namespace's live run (COMMAND %d alive: %v, contain %d alive: %v):\n%s",
+			command, alive(command), host, alive(host), out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "run.code")); err == nil {
+		t.Fatalf("the namespace's contain ended: %s", readFileWait(t, dir, "run.code"))
+	}
+
+	res := exec.Command(bin, "wait", "-t", "0.3", value)
+	if b, err := res.CombinedOutput(); exitCode(err) != 124 {
+		t.Errorf("wait -t 0.3 %s: status %d, want 124 (it runs)\n%s", value, exitCode(err), b)
+	}
+	b, err := exec.Command(bin, "stop", "-t", "20", value).CombinedOutput()
+	if err != nil {
+		t.Errorf("stop %s: %v\n%s", value, err, b)
+	}
+	if !strings.Contains(string(b), fmt.Sprintf("asked PID 303 of PID namespace %d (PID %d here) to stop", wantNS, host)) {
+		t.Errorf("stop %s does not say it asked PID 303 of the namespace, PID %d here:\n%s", value, host, b)
+	}
+	if got := readFileWait(t, dir, "run.code"); got != "143" {
+		t.Errorf("the namespace's contain run ended with %s, want 143 (asked to stop)\n%s", got, readFileWait(t, dir, "run.out"))
+	}
+	if alive(command) {
+		t.Errorf("COMMAND %d outlived its run", command)
+	}
+	if b, err := exec.Command(bin, "wait", "-t", "5", value).CombinedOutput(); err != nil {
+		t.Errorf("wait %s after it ended: %v\n%s", value, err, b)
+	}
+}
+
+// exitCode is the status of a command that ran, from its error.
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+// TestPIDNamespaceInits: two contain runs at once, each PID 1 of its own
+// PID namespace (two containers), in the hierarchy they share. Each gets
+// a cgroup of its own (contain-1-nsINODE), where the second used to find
+// contain-1 taken and fall back to the shim; the host's ps shows two
+// live sessions TOOL:1, one per namespace, neither judged by the host's
+// PID 1; the host's reap -o TOOL ends nothing.
+func TestPIDNamespaceInits(t *testing.T) {
+	t.Parallel()
+	requireRoot(t, "PID namespaces (unshare --pid), and a writable cgroup v2 hierarchy")
+	testtool.Need(t, "unshare", "util-linux")
+	if ownCgroupDir() == "" {
+		t.Skip("no cgroup v2 hierarchy this test can write")
+	}
+	tool := uniqueTool(t)
+	dir := sharedDir(t)
+	for i := range 2 {
+		script := fmt.Sprintf(`readlink /proc/self/ns/pid > %[1]s/ns%[4]d
+exec %[3]s run -v -o %[2]s -- sleep 300 2> %[1]s/err%[4]d`, dir, tool, bin, i)
+		cmd := exec.Command("unshare", "--pid", "--fork", "--mount-proc", "--kill-child", "sh", "-c", script)
+		cmd.Env = withoutTag(os.Environ())
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		t.Cleanup(func() { cmd.Process.Kill(); <-done })
+	}
+	var sessions []nsPsSession
+	waitFor(t, "both runs' COMMANDs", 30*time.Second, func() bool {
+		sessions = hostPS(t, tool)
+		n := 0
+		for _, s := range sessions {
+			n += len(s.Processes)
+		}
+		return len(sessions) == 2 && n == 2
+	})
+	namespaces := map[uint64]bool{}
+	for _, s := range sessions {
+		if s.Originator.Value != tool+":1" || s.State != "alive" || s.Originator.PIDNamespace == 0 || s.Originator.PIDHere <= 1 {
+			t.Errorf("ps: %+v; want %s:1 alive, in a namespace of its own, its originator a PID here other than 1", s, tool)
+		}
+		namespaces[s.Originator.PIDNamespace] = true
+		cg, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", s.Processes[0].PID))
+		want := fmt.Sprintf("/contain-1-ns%d\n", s.Originator.PIDNamespace)
+		if !strings.HasSuffix(string(cg), want) {
+			t.Errorf("COMMAND %d is in %q, want its run's own group ending %q", s.Processes[0].PID, cg, want)
+		}
+	}
+	if len(namespaces) != 2 {
+		t.Errorf("ps shows the two runs in %d namespaces, want 2: %+v", len(namespaces), sessions)
+	}
+	for i := range 2 {
+		if b, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("err%d", i))); !strings.Contains(string(b), "cgroup /") || strings.Contains(string(b), "shim") {
+			t.Errorf("run %d did not use a cgroup of its own:\n%s", i, b)
+		}
+	}
+	if b, err := exec.Command(bin, "reap", "-o", tool).CombinedOutput(); err != nil {
+		t.Errorf("reap -o %s: %v\n%s", tool, err, b)
+	}
+	for _, s := range sessions {
+		if !alive(s.Processes[0].PID) || !alive(s.Originator.PIDHere) {
+			t.Errorf("the host's reap ended a live run of namespace %d", s.Originator.PIDNamespace)
+		}
+	}
+}
