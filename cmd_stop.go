@@ -68,16 +68,19 @@ Nothing matched, as pkill says it: when no process carries a session named,
 or no session of the -o tools is found, stop says so on stderr, one line
 each, and exits 1. The count of processes whose environment cannot be read
 (other users', unless root) is said then only, where they could hide what
-was asked for. What is said on stderr is not repeated in the report on
-stdout.
+was asked for; so is a /proc that hides other users' processes (hidepid).
+A session named that this user cannot see (as contain wait says it: its
+originator runs as another user, hidden or unreadable) is no "nothing
+to stop": stop says it cannot see it, and why, and exits 1. What is said on
+stderr is not repeated in the report on stdout.
 
 Exit status: 0 when every session asked has ended (also when one named had
 only daemons left, which is said on stderr), 124 when --timeout passed
 first (without --kill), 1 when nothing matched, a session could not be
-asked (another user's, an orphaned one named, one named whose originator is
-not plausibly its own, one whose originator ignores the signal, or no
-session asked at all though one was found) or --kill left something, 2 on
-bad usage.`,
+asked (another user's, an orphaned one named, one named that cannot be
+seen, one named whose originator is not plausibly its own, one whose
+originator ignores the signal, or no session asked at all though one was
+found) or --kill left something, 2 on bad usage.`,
 	Flags: []cli.Flag{
 		newListFlag(&cli.StringSliceFlag{Name: "originator", Aliases: []string{"o"}, Usage: "every live session of `TOOL`, exactly (repeat the option for more)"}),
 		&cli.StringFlag{Name: "signal", Aliases: []string{"s"}, Value: "TERM", Usage: "ask the originator with `SIG` (Windows: TERM, INT, BREAK or KILL)"},

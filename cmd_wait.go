@@ -37,15 +37,17 @@ left, the list is read again, twice, to find what they started meanwhile.
 
 A session this user cannot see is not waited for, nor said to have ended:
 when its originator runs and its environment cannot be read (another
-user's, unless root), neither can those of the processes it started. wait
-then says so on stderr, one line per session, and exits 1 at once.
+user's, unless root), neither can those of the processes it started; on a
+/proc mounted hidepid, another user's processes are not there at all, and
+an originator that runs there hidden (kill answers EPERM) is not gone.
+wait then says so on stderr, one line per session, and exits 1 at once.
 
 When no process carries a session named, or no session of the -o tools is
 found, there is nothing to wait for: wait says so on stderr, one line each,
 and exits 0, so that "contain wait SESSION && next" goes on after a run that
 has already ended. The count of processes whose environment cannot be read
 (other users', unless root) is said then only, where they could hide what
-was asked for.
+was asked for; so is a /proc that hides other users' processes (hidepid).
 
 Exit status: 0 when nothing is left (also when there was nothing to wait
 for), 124 when --timeout passed first, 1 when a session cannot be seen or
