@@ -188,7 +188,10 @@ func (m *MacSys) listTagged() (Listing, error) {
 		}
 		a, reason := m.ReadArgs(p)
 		if reason != "" {
-			l.Unreadable[reason]++
+			// launchd, never signalled, hides nothing that matters.
+			if p.PID != 1 {
+				l.Unreadable[reason]++
+			}
 			continue
 		}
 		if a == nil {

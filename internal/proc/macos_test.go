@@ -188,7 +188,7 @@ func TestMacComm(t *testing.T) {
 // TestMacListTagged: ps lists the tagged processes with what kinfo_proc and
 // procargs2 say of them, counts the ones it cannot read by reason, and
 // leaves out kernel_task, zombies, untagged processes and those that end
-// while they are read.
+// while they are read. launchd (PID 1), never signalled, is not counted.
 func TestMacListTagged(t *testing.T) {
 	me := MacProc{PPID: 1, PGID: 10, Start: 1700000000123456, Stat: 2, RUID: 501, EUID: 501, Comm: "node"}
 	proc := func(pid int, mod func(*MacProc)) MacProc {
@@ -201,6 +201,7 @@ func TestMacListTagged(t *testing.T) {
 	}
 	f := newFakeMac(
 		proc(0, nil), // kernel_task
+		proc(1, func(p *MacProc) { p.EUID, p.RUID, p.PPID = 0, 0, 0 }), // launchd
 		proc(10, nil),
 		proc(11, func(p *MacProc) { p.Stat = macSZOMB }),
 		proc(12, nil),
@@ -216,6 +217,7 @@ func TestMacListTagged(t *testing.T) {
 	f.args[10] = procargs2([]string{"node", "server.js"}, []string{"HOME=/Users/a", tagged, "RUNNING_PROCESS_IS_DAEMON=1"}, false)
 	f.args[12] = procargs2([]string{"make"}, []string{"HOME=/Users/a"}, false)
 	f.argsErr[13] = syscall.EINVAL // root's, and contain is not root
+	f.argsErr[1] = syscall.EINVAL  // launchd: never signalled, not counted
 	f.args[14] = procargs2([]string{"sleep", "30"}, nil, true)
 	f.argsErr[15] = syscall.EINVAL // ours, refused all the same
 	f.argsErr[16] = syscall.EINVAL // ends while it is read

@@ -453,9 +453,14 @@ func (fs FS) scanPIDs(pids []int, key, daemonKey string) Scan {
 	sc := Scan{Unreadable: map[string]int{}}
 	buf := make([]byte, 0, 8192)
 	for _, pid := range pids {
+		// PID 1 is never signalled, asked or waited for (an ancestor of
+		// every process, never an originator): an init that cannot be
+		// read (a VM's or a sandbox's, even by root) hides nothing that
+		// matters, and is not counted.
+		count := pid != 1
 		env, err := fs.Environ(pid, buf)
 		if err != nil {
-			if r := unreadable(err); r != "" {
+			if r := unreadable(err); r != "" && count {
 				sc.Unreadable[r]++
 			}
 			continue
@@ -465,7 +470,7 @@ func (fs FS) scanPIDs(pids []int, key, daemonKey string) Scan {
 		if !ok {
 			// Either no tag, or one the process wrote over: the latter
 			// is counted, as it may have carried one.
-			if Overwritten(env) {
+			if Overwritten(env) && count {
 				sc.Unreadable[ReasonOverwritten]++
 			}
 			continue
@@ -473,7 +478,7 @@ func (fs FS) scanPIDs(pids []int, key, daemonKey string) Scan {
 		daemon, _ := Getenv(env, daemonKey)
 		t, err := fs.describe(pid, buf)
 		if err != nil {
-			if r := unreadable(err); r != "" {
+			if r := unreadable(err); r != "" && count {
 				sc.Unreadable[r]++
 			}
 			continue

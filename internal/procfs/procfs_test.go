@@ -153,7 +153,9 @@ func TestScanFixture(t *testing.T) {
 	// described: counted, not guessed at. 104's environment is NULs only,
 	// as redis-server leaves it once it wrote its title: counted as written
 	// over. 106 (vanished), 102 and 77 (zombies), 103 (no environment) and
-	// 113 (no tag, a name without '=') are simply not there.
+	// 113 (no tag, a name without '=') are simply not there. PID 1, whose
+	// environment cannot be read (a directory here; a VM's or sandbox's
+	// init, even for root), is never signalled: not counted.
 	if want := map[string]int{"unexpected content": 2, ReasonOverwritten: 1}; !reflect.DeepEqual(sc.Unreadable, want) {
 		t.Errorf("Unreadable = %v, want %v", sc.Unreadable, want)
 	}

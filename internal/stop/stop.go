@@ -182,9 +182,13 @@ func (st *Run) Recheck(vanished []*Stopped) error {
 }
 
 // unseen is why the session of originator pid cannot be seen (W.Unseen),
-// "" when it can or nothing tells.
+// "" when it can or nothing tells, or when stop would never ask pid
+// (session.NeverOriginator: PID 1, this contain, its ancestors): there
+// is nothing to stop whatever it hides. (As root where PID 1 cannot be
+// read, a VM's or a sandbox's init, stop NOPE:1 said it could not see
+// the session.)
 func (st *Run) unseen(pid int) string {
-	if st.W.Unseen == nil {
+	if st.W.Unseen == nil || session.NeverOriginator(pid, st.W.Me) != "" {
 		return ""
 	}
 	return st.W.Unseen(pid)

@@ -1,9 +1,11 @@
 package stop
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/watch"
 	"github.com/contain-cli/contain/session"
 )
@@ -32,6 +34,28 @@ func TestStopSpareUnclaimed(t *testing.T) {
 	for _, ch := range chosen {
 		if w := want[ch.PID]; w == "" && ch.Skip != "" || w != "" && !strings.Contains(ch.Skip, w) {
 			t.Errorf("PID %d: skip %q, want %q", ch.PID, ch.Skip, w)
+		}
+	}
+}
+
+// TestStopUnseenNeverOriginator: a named session no process carries,
+// whose originator stop would never ask (PID 1, this contain, an
+// ancestor), is nothing to stop, never "cannot see": as root where PID 1
+// cannot be read (a VM's or a sandbox's init), stop NOPE:1 said it could
+// not see the session.
+func TestStopUnseenNeverOriginator(t *testing.T) {
+	w := &watch.Watch{Me: session.Reaper{PID: 500, Ancestors: map[int]bool{400: true}},
+		List:   func() (proc.Listing, error) { return proc.Listing{}, nil },
+		Unseen: func(pid int) string { return "its environment cannot be read" }}
+	w.Set.Values = []string{"NOPE:1", "NOPE:400", "NOPE:500", "NOPE:10"}
+	st := &Run{Rq: Request{Set: w.Set}, W: w}
+	if _, err := st.Do(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range w.Set.Values {
+		s := st.Find(v)
+		if want := v == "NOPE:10"; s == nil || (s.Outcome == CannotSee) != want || s.Absent == want {
+			t.Errorf("%s: %+v, want cannot see %v", v, s, want)
 		}
 	}
 }
