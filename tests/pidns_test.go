@@ -1,3 +1,5 @@
+//go:build linux
+
 package tests
 
 import (
@@ -38,7 +40,13 @@ type nsPsSession struct {
 // hostPS runs the host's contain ps -o tool and returns its sessions.
 func hostPS(t *testing.T, tool string) []nsPsSession {
 	t.Helper()
-	out, err := exec.Command(bin, "ps", "--format", "json", "-o", tool).Output()
+	return hostPSAs(t, runOpts{}, tool)
+}
+
+// hostPSAs is hostPS as o says (as nobody).
+func hostPSAs(t *testing.T, o runOpts, tool string) []nsPsSession {
+	t.Helper()
+	out, err := containCmd(o, "ps", "--format", "json", "-o", tool).Output()
 	if err != nil {
 		t.Fatalf("contain ps: %v", err)
 	}
@@ -54,9 +62,15 @@ func hostPS(t *testing.T, tool string) []nsPsSession {
 // inNamespace starts script in a new PID namespace with its own /proc,
 // as the test's user; the namespace ends with the test (unshare
 // --kill-child: its PID 1 dies, and the kernel kills the rest).
-func inNamespace(t *testing.T, script string) *exec.Cmd {
+func inNamespace(t *testing.T, o runOpts, script string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command("unshare", "--pid", "--fork", "--mount-proc", "--kill-child", "sh", "-c", script)
+	argv := []string{"unshare", "--pid", "--fork", "--mount-proc", "--kill-child", "sh", "-c", script}
+	if o.asNobody {
+		// An ordinary user makes a PID namespace inside a user
+		// namespace of its own, as rootless Podman does.
+		argv = append([]string{"setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", "unshare", "--user", "--map-root-user"}, argv[1:]...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = withoutTag(os.Environ())
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("unshare: %v", err)
@@ -122,9 +136,25 @@ func hostPIDIn(t *testing.T, ns string, nspid int) int {
 // ps called TOOL:3 alive (the kernel thread) and TOOL:303 gone, and the
 // host's reap ended the live run.
 func TestPIDNamespaceHost(t *testing.T) {
-	t.Parallel()
-	requireRoot(t, "a PID namespace (unshare --pid)")
+	requireRoot(t, "a PID namespace (unshare --pid), and nobody's through setpriv")
 	testtool.Need(t, "unshare", "util-linux")
+	testtool.Need(t, "setpriv", "util-linux")
+	for _, o := range []runOpts{{}, {asNobody: true}} {
+		name := "root"
+		if o.asNobody {
+			name = "nobody"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			testPIDNamespaceHost(t, o)
+		})
+	}
+}
+
+// testPIDNamespaceHost is TestPIDNamespaceHost with the namespace and the
+// host's commands run as o says; as nobody, root's reap runs beside them
+// too, and leaves the live run alone.
+func testPIDNamespaceHost(t *testing.T, o runOpts) {
 	tool := uniqueTool(t)
 	dir := sharedDir(t)
 	script := fmt.Sprintf(`
@@ -138,7 +168,7 @@ readlink /proc/self/ns/pid > %[1]s/ns
 wait $run; echo $? > %[1]s/run.code
 wait
 `, dir, tool, bin)
-	inNamespace(t, script)
+	inNamespace(t, o, script)
 	if got := readFileWait(t, dir, "run"); got != "303" {
 		t.Skipf("contain got namespace PID %s, not 303 (ns_last_pid not honoured)", got)
 	}
@@ -153,7 +183,7 @@ wait
 	var live, dead nsPsSession
 	waitFor(t, "the run's COMMAND", 30*time.Second, func() bool {
 		live, dead = nsPsSession{}, nsPsSession{}
-		for _, s := range hostPS(t, tool) {
+		for _, s := range hostPSAs(t, o, tool) {
 			switch s.Originator.Value {
 			case value:
 				live = s
@@ -174,11 +204,17 @@ wait
 	}
 	command := live.Processes[0].PID
 
-	out, err := exec.Command(bin, "reap", "-g", "1s", "-o", tool).CombinedOutput()
+	if o.asNobody {
+		// Root's cleanup beside nobody's container: it ends the
+		// orphan, and leaves the live run alone.
+		if out, err := exec.Command(bin, "reap", "-g", "1s", "-o", tool).CombinedOutput(); err != nil {
+			t.Errorf("root's reap -o %s: %v\n%s", tool, err, out)
+		}
+	}
+	out, err := containCmd(o, "reap", "-g", "1s", "-o", tool).CombinedOutput()
 	if err != nil {
 		t.Errorf("reap -o %s: %v\n%s", tool, err, out)
 	}
-	waitFor(t, "the orphan to be ended", 10*time.Second, func() bool { return !alive(orphan) })
 	if !alive(command) || !alive(host) {
 		t.Fatalf("the host's reap ended the namespace's live run (COMMAND %d alive: %v, contain %d alive: %v):\n%s",
 			command, alive(command), host, alive(host), out)
@@ -186,12 +222,13 @@ wait
 	if _, err := os.Stat(filepath.Join(dir, "run.code")); err == nil {
 		t.Fatalf("the namespace's contain ended: %s", readFileWait(t, dir, "run.code"))
 	}
+	waitFor(t, "the orphan to be ended", 10*time.Second, func() bool { return !alive(orphan) })
 
-	res := exec.Command(bin, "wait", "-t", "0.3", value)
+	res := containCmd(o, "wait", "-t", "0.3", value)
 	if b, err := res.CombinedOutput(); exitCode(err) != 124 {
 		t.Errorf("wait -t 0.3 %s: status %d, want 124 (it runs)\n%s", value, exitCode(err), b)
 	}
-	b, err := exec.Command(bin, "stop", "-t", "20", value).CombinedOutput()
+	b, err := containCmd(o, "stop", "-t", "20", value).CombinedOutput()
 	if err != nil {
 		t.Errorf("stop %s: %v\n%s", value, err, b)
 	}
@@ -204,7 +241,7 @@ wait
 	if alive(command) {
 		t.Errorf("COMMAND %d outlived its run", command)
 	}
-	if b, err := exec.Command(bin, "wait", "-t", "5", value).CombinedOutput(); err != nil {
+	if b, err := containCmd(o, "wait", "-t", "5", value).CombinedOutput(); err != nil {
 		t.Errorf("wait %s after it ended: %v\n%s", value, err, b)
 	}
 }
