@@ -56,6 +56,11 @@ type Process struct {
 	// where that is not the viewer's own (0): the tag's PID is a PID of
 	// that namespace (Linux: the inode of /proc/PID/ns/pid).
 	NS uint64
+	// NSUnsure says why the tag may have been made in the viewer's
+	// namespace after all (a process here has its PID and could be its
+	// originator): the session is then never called orphaned, only
+	// unknown.
+	NSUnsure string
 }
 
 // Usage is a process's CPU time and resident memory, as the OS reports
@@ -261,6 +266,12 @@ func (s *Session) decide(lookup Lookup) {
 	default:
 		s.State, s.Reason = Alive, fmt.Sprintf("PID %d%s is running", pid, where)
 		return
+	}
+	for _, p := range s.Processes {
+		if p.NSUnsure != "" {
+			s.State, s.Reason = Unknown, s.Reason+"; but "+p.NSUnsure
+			return
+		}
 	}
 	for _, p := range s.Processes {
 		if !p.Daemon {

@@ -2,6 +2,7 @@ package session
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -313,4 +314,22 @@ func TestGroupNamespaces(t *testing.T) {
 		}
 	}
 	t.Errorf("skipped %+v: want the unknown session skipped", skipped)
+}
+
+// TestGroupNamespaceUnsure: a tag judged in its process's own namespace
+// for want of a living ancestor with the tag's PID, while a process of
+// the viewer's namespace has that PID and could be its originator (a
+// tool that is no subreaper, whose child left the tree before entering
+// the namespace): the session is unknown, not orphaned, and not reaped.
+func TestGroupNamespaceUnsure(t *testing.T) {
+	w := nsWorld{0: {40: {Exists: true, Start: 1, ViewPID: 40}}, 7: {}}
+	p := proc(5002, 101, "RP:40")
+	p.NS, p.NSUnsure = 7, "PID 40 of this namespace, python3, may be its originator"
+	sessions := Group([]Process{p}, w.lookup)
+	if len(sessions) != 1 || sessions[0].State != Unknown || !strings.Contains(sessions[0].Reason, "PID 40 of this namespace, python3, may be its originator") {
+		t.Fatalf("%+v: want unknown, saying which process here may be its originator", sessions)
+	}
+	if chosen, _ := Select(sessions, Options{}, Reaper{PID: 99, UID: 1000}); len(chosen) != 0 {
+		t.Errorf("chosen %+v: an unknown session is never reaped", chosen)
+	}
 }

@@ -325,3 +325,81 @@ exec %[3]s run -v -o %[2]s -- sleep 300 2> %[1]s/err%[4]d`, dir, tool, bin, i)
 		}
 	}
 }
+
+// TestPIDNamespaceUnsure: a process in a PID namespace carries
+// TOOL:<a host sleep's PID>, as a tool that is no subreaper leaves when
+// its child, which made the namespace, was reparented: no ancestor of it
+// has the tag's PID, and the namespace has no such PID either, but the
+// host's process of that PID runs, is older, and could be its
+// originator. The host's ps calls the session unknown and names that
+// process; the host's reap ends nothing.
+func TestPIDNamespaceUnsure(t *testing.T) {
+	t.Parallel()
+	requireRoot(t, "a PID namespace (unshare --pid)")
+	testtool.Need(t, "unshare", "util-linux")
+	tool := uniqueTool(t)
+	dir := sharedDir(t)
+	host := exec.Command("sleep", "300")
+	if err := host.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killOnCleanup(t, host.Process.Pid)
+	go host.Wait()
+	value := fmt.Sprintf("%s:%d", tool, host.Process.Pid)
+	inNamespace(t, runOpts{}, fmt.Sprintf(`RUNNING_PROCESS_ORIGINATOR=%s sleep 300 & echo $! > %s/member; wait`, value, dir))
+	nspid, _ := strconv.Atoi(readFileWait(t, dir, "member"))
+	if nspid == host.Process.Pid {
+		t.Skip("the namespace's member got the host sleep's PID")
+	}
+	var s nsPsSession
+	waitFor(t, "the member's session", 30*time.Second, func() bool {
+		for _, x := range hostPS(t, tool) {
+			if x.Originator.Value == value && len(x.Processes) == 1 {
+				s = x
+				return true
+			}
+		}
+		return false
+	})
+	member := s.Processes[0].PID
+	if s.State != "unknown" || !strings.Contains(s.Reason, fmt.Sprintf("PID %d of this namespace, sleep, may be its originator", host.Process.Pid)) {
+		t.Errorf("ps: %s is %s (%s); want unknown, naming the host's sleep", value, s.State, s.Reason)
+	}
+	if b, err := exec.Command(bin, "reap", "-g", "1s", "-o", tool).CombinedOutput(); err != nil || !alive(member) {
+		t.Errorf("reap -o %s ended the member (%v, alive %v):\n%s", tool, err, alive(member), b)
+	}
+}
+
+// TestPIDNamespaceSeesHostCgroup: inside a PID namespace that shares the
+// host's cgroup hierarchy (unshare without --cgroup, a container run with
+// --cgroupns=host), the group contain-PID of the host's live run names a
+// PID of the host's namespace, which cannot be looked up from inside:
+// reap -n there does not offer it. Before, the namespace's reap looked up
+// that PID among its own and called the group left over.
+func TestPIDNamespaceSeesHostCgroup(t *testing.T) {
+	t.Parallel()
+	requireRoot(t, "a PID namespace (unshare --pid), and a writable cgroup v2 hierarchy")
+	testtool.Need(t, "unshare", "util-linux")
+	if ownCgroupDir() == "" {
+		t.Skip("no cgroup v2 hierarchy this test can write")
+	}
+	tool := uniqueTool(t)
+	dir := sharedDir(t)
+	run, _ := startContain(t, runOpts{}, "run", "-o", tool, "--", "sleep", "300")
+	want := fmt.Sprintf("/contain-%d\n", run.Process.Pid)
+	waitFor(t, "the run's cgroup", 30*time.Second, func() bool {
+		for _, pid := range tagged(fmt.Sprintf("%s:%d", tool, run.Process.Pid)) {
+			if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid)); strings.HasSuffix(string(b), want) {
+				return true
+			}
+		}
+		return false
+	})
+	// A dry run: it kills nothing, whatever it finds.
+	inNamespace(t, runOpts{}, fmt.Sprintf(`%s reap -n > %s/out 2>&1; echo $? >> %s/out; echo done > %s/done`, bin, dir, dir, dir))
+	readFileWait(t, dir, "done")
+	b, _ := os.ReadFile(filepath.Join(dir, "out"))
+	if strings.Contains(string(b), strings.TrimSpace(want)+" ") || strings.Contains(string(b), strings.TrimSpace(want)+"\n") {
+		t.Errorf("reap -n inside the namespace offers the host's live run's group %s:\n%s", strings.TrimSpace(want), b)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/contain-cli/contain/internal/procfs"
+	"github.com/contain-cli/contain/internal/text"
 	"github.com/contain-cli/contain/session"
 	"github.com/contain-cli/contain/tag"
 )
@@ -61,10 +62,11 @@ func (c *nsCache) info(pid int) nsInfo {
 // judgeNS is the namespace whose PIDs p's tag names: that of the nearest
 // of p and its ancestors whose own PID is the tag's PID (the originator,
 // while it lives and the tree holds together: contain is a subreaper),
-// else p's own namespace. 0: this /proc's own.
-func (c *nsCache) judgeNS(p procfs.Tagged) uint64 {
+// else p's own namespace (and then unsure says why that may be wrong).
+// 0: this /proc's own.
+func (c *nsCache) judgeNS(p procfs.Tagged) (ns uint64, unsure string) {
 	if len(p.NSpid) < 2 {
-		return 0
+		return 0, ""
 	}
 	own, err := c.fs.PIDNamespace(p.PID)
 	if err != nil {
@@ -73,9 +75,9 @@ func (c *nsCache) judgeNS(p procfs.Tagged) uint64 {
 		// be found for it (unknown, or gone with it).
 		own = ^uint64(0)
 	}
-	_, pid, err := tag.Parse(p.Value)
+	tool, pid, err := tag.Parse(p.Value)
 	if err != nil {
-		return own
+		return own, ""
 	}
 	for a, n := p.PID, 0; a > 0 && n < maxWalk; n++ {
 		i := c.info(a)
@@ -83,11 +85,31 @@ func (c *nsCache) judgeNS(p procfs.Tagged) uint64 {
 			break
 		}
 		if i.inner == pid {
-			return i.ns
+			return i.ns, ""
 		}
 		a = i.ppid
 	}
-	return own
+	return own, c.unsure(tool, pid, p)
+}
+
+// unsure says why p's tag, judged in p's own namespace for want of an
+// ancestor whose PID is the tag's, may have been made here after all: a
+// process of this namespace has the tag's PID and could be its
+// originator (not a kernel thread, started before p, and for CONTAIN a
+// contain run), and the tree may have come apart (a tool that is no
+// subreaper, whose child left). "" when no process here could be.
+func (c *nsCache) unsure(tool string, pid int, p procfs.Tagged) string {
+	st, err := c.fs.Stat(pid, nil)
+	if err != nil || st.Zombie() || pid == 2 || st.PPID == 2 || st.Start > p.Start {
+		return ""
+	}
+	if tool == session.ContainTool {
+		exe, same := exeOf(pid)
+		if !IsContainRun(same, exe, ArgvOf(pid)) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("PID %d of this namespace, %s, may be its originator", pid, text.Printable(st.Comm))
 }
 
 // withNamespaces sets NS of each process in procs that runs in a PID
@@ -101,7 +123,7 @@ func withNamespaces(fs procfs.FS, raw []procfs.Tagged, procs []session.Process) 
 		if c == nil {
 			c = &nsCache{fs: fs, seen: map[int]nsInfo{}}
 		}
-		procs[i].NS = c.judgeNS(p)
+		procs[i].NS, procs[i].NSUnsure = c.judgeNS(p)
 	}
 }
 
@@ -124,6 +146,24 @@ func lookupIn(fs procfs.FS, ns uint64, pid int) (session.Originator, error) {
 	hidden, members := 0, 0
 	buf := make([]byte, 0, 2048)
 	for _, p := range pids {
+		// status is readable by all, the namespace link only by those
+		// who may trace the process: the link is read only of a
+		// process of a namespace below this one whose own PID is pid.
+		nspid, uid, err := fs.NSpid(p, buf)
+		if err != nil {
+			if !errors.Is(err, os.ErrNotExist) {
+				hidden++
+			}
+			continue
+		}
+		if len(nspid) < 2 || nspid[len(nspid)-1] != pid {
+			if len(nspid) >= 2 && members == 0 {
+				if got, err := fs.PIDNamespace(p); err == nil && got == ns {
+					members++
+				}
+			}
+			continue
+		}
 		got, err := fs.PIDNamespace(p)
 		if err != nil {
 			if !errors.Is(err, os.ErrNotExist) {
@@ -135,16 +175,6 @@ func lookupIn(fs procfs.FS, ns uint64, pid int) (session.Originator, error) {
 			continue
 		}
 		members++
-		nspid, uid, err := fs.NSpid(p, buf)
-		if err != nil {
-			if !errors.Is(err, os.ErrNotExist) {
-				hidden++
-			}
-			continue
-		}
-		if nspid[len(nspid)-1] != pid {
-			continue
-		}
 		st, err := fs.Stat(p, buf)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
@@ -156,6 +186,11 @@ func lookupIn(fs procfs.FS, ns uint64, pid int) (session.Originator, error) {
 	}
 	if hidden > 0 {
 		return session.Originator{}, fmt.Errorf("%w (%d cannot be read)", ErrNamespaceHidden, hidden)
+	}
+	if h := Hidden(); h != "" {
+		// Other users' processes are not listed at all: the one may be
+		// among them.
+		return session.Originator{}, fmt.Errorf("%w (%s)", ErrNamespaceHidden, h)
 	}
 	if members == 0 && OwnNS() != initPIDNS {
 		// Only the host sees every namespace: from inside one, a
