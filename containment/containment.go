@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/contain-cli/contain/internal/limit"
+	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/report"
 	"github.com/contain-cli/contain/tag"
@@ -247,21 +248,25 @@ func (g *Group) start(cmd *exec.Cmd, detached bool) (int, error) {
 	g.mu.Unlock()
 
 	name := cmd.Path
-	argv := append([]string{filepath.Base(g.exe), supervisorCommand, "run"}, g.args...)
+	// The copy's orders: contain run's arguments, from the Options alone.
+	// They go to the copy on its stop pipe (encodeOrders); its argv shows
+	// them to ps.
+	orders := append([]string{"run"}, g.args...)
 	m := &heldCopy{done: make(chan struct{})}
 	report := ""
 	if g.dir != "" && !detached {
 		report = filepath.Join(g.dir, strconv.Itoa(n)+".json")
-		argv = append(argv, "--report", report)
+		orders = append(orders, "--report", report)
 	}
 	if detached {
-		argv = append(argv, "--detach")
+		orders = append(orders, "--detach")
 	}
-	argv = append(argv, "--")
-	argv = append(argv, cmd.Path)
+	orders = append(orders, "--")
+	orders = append(orders, cmd.Path)
 	if len(cmd.Args) > 1 {
-		argv = append(argv, cmd.Args[1:]...)
+		orders = append(orders, cmd.Args[1:]...)
 	}
+	argv := append([]string{filepath.Base(g.exe), supervisorCommand}, orders...)
 
 	stopR, stopW, err := os.Pipe()
 	if err != nil {
@@ -296,6 +301,11 @@ func (g *Group) start(cmd *exec.Cmd, detached bool) (int, error) {
 		doneR.Close()
 		return 0, fmt.Errorf("containment: cannot run this program again to hold the command: %w", err)
 	}
+	// The orders, before anything else goes on the pipe (its end, from
+	// Close): the copy reads them first. Written once it runs, so that
+	// orders longer than a pipe holds cannot block Start; a copy that has
+	// died already leaves the write an error, and its end says the rest.
+	nosigpipe.Pipe(stopW).Write(encodeOrders(orders))
 	m.stop = stopW
 	held.Store(m, true)
 	if !detached {

@@ -12,8 +12,12 @@ import "os"
 // copy never needs, is mostly skipped: the copy exits here. Main handles
 // the copy where this does not (Windows holds console events until
 // initialisation is over).
+//
+// A copy proves that its host started it before anything else, whatever
+// its environment says (takeOrders): this is the program's first chance,
+// before its main can look at anything.
 func init() {
-	if len(os.Args) >= 2 && os.Args[1] == supervisorCommand && os.Getenv(pipesVar) != "" {
-		supervise(os.Args[2:], true)
+	if len(os.Args) >= 2 && os.Args[1] == supervisorCommand {
+		supervise(true)
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"os"
 	"sync"
 
+	"github.com/contain-cli/contain/internal/entry"
 	"github.com/contain-cli/contain/internal/guard"
+	"github.com/contain-cli/contain/internal/layers"
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/run"
 	"github.com/contain-cli/contain/internal/runcmd"
@@ -18,14 +20,21 @@ import (
 // holds one command (Group.Start).
 const supervisorCommand = "__contain_group"
 
-// pipesVar passes the copy its two pipes: the one whose closing tells it
-// to close its group, and the one it writes to (and holds until it ends).
+// pipesVar names the copy's two pipes: the one whose closing tells it to
+// close its group, on which its orders come first, and the one it writes
+// to (and holds until it ends). It only says where they are: the copy
+// proves them and takes its orders from them (takeOrders).
 const pipesVar = "CONTAIN_GROUP_PIPES"
 
 // Main runs what a copy of the program is for, and exits, when the
 // program was run again by this package (a Group's copy that holds a
 // command, or the crash guard or the shim that copy starts); otherwise it
 // returns at once. Call it as the first statement of main.
+//
+// Each of them first proves that it was started so, by descriptors that
+// only its own host or contain hands it; started otherwise (by hand, or
+// by another user through this program), it does nothing, says so in one
+// line on stderr and exits with status 122.
 func Main() {
 	if len(os.Args) < 2 {
 		return
@@ -36,7 +45,7 @@ func Main() {
 	case shim.Arg:
 		os.Exit(shim.Main(os.Args[2:]))
 	case supervisorCommand:
-		supervise(os.Args[2:], false)
+		supervise(false)
 	}
 }
 
@@ -47,15 +56,25 @@ var pipes []*os.File
 // program's end of the stop pipe closes, its own lines (and -d's PID) sent
 // to the program through the other pipe. inInit: it runs from an init
 // function (init_unix.go), where the runtime keeps it on the main thread.
-func supervise(args []string, inInit bool) {
+//
+// Its settings are its orders, from the Group's Options (takeOrders): it
+// reads no option from the environment it runs with, which is its
+// command's, and no CONTAIN_DISABLE. Its argv only shows them to ps.
+func supervise(inInit bool) {
+	runcmd.IgnoreEnvironment()
+	layers.Ignore()
+	v := os.Getenv(pipesVar)
+	os.Unsetenv(pipesVar)
+	args, err := takeOrders(v)
+	if err != nil {
+		os.Exit(entry.Refuse("this copy of the program (package containment)", err))
+	}
 	var prepared *run.Prepared
 	if inInit {
 		prepared = run.PrepareRunInInit()
 	} else {
 		prepared = run.PrepareRun()
 	}
-	v := os.Getenv(pipesVar)
-	os.Unsetenv(pipesVar)
 	stop, out, err := openPipes(v)
 	if err != nil {
 		fmt.Fprintf(nosigpipe.Stderr(), "contain: a copy of this program run by package containment without its pipes (%v)\n", err)

@@ -4,11 +4,14 @@ package containment
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/contain-cli/contain/internal/entry"
 )
 
 const supported = true
@@ -19,20 +22,61 @@ func passPipes(cmd *exec.Cmd, stop, out *os.File) (restore func(), pipes string,
 	return func() { cmd.ExtraFiles = nil }, "3,4", nil
 }
 
-// openPipes opens, in the copy, the pipes passPipes gave it, close-on-exec:
-// neither the command nor the guard holds them.
-func openPipes(v string) (stop, out *os.File, err error) {
+// pipeFds reads the descriptors passPipes named.
+func pipeFds(v string) (sfd, ofd int, err error) {
 	a, b, ok := strings.Cut(v, ",")
 	sfd, err1 := strconv.Atoi(a)
 	ofd, err2 := strconv.Atoi(b)
 	if !ok || err1 != nil || err2 != nil || sfd < 3 || ofd < 3 || sfd == ofd {
-		return nil, nil, fmt.Errorf("%s=%q", pipesVar, v)
+		return 0, 0, fmt.Errorf("%s=%q names no pipes", pipesVar, v)
+	}
+	return sfd, ofd, nil
+}
+
+// takeOrders proves, in the copy, that its host started it and reads its
+// orders, before anything else: both descriptors that passPipes gave it
+// are pipes that this user or root made (entry.Prove), and the stop pipe
+// carries the orders, which the host wrote once the copy started.
+func takeOrders(v string) ([]string, error) {
+	sfd, ofd, err := pipeFds(v)
+	if err == nil {
+		err = entry.First(entry.Prove(sfd, entry.Pipe), entry.Prove(ofd, entry.Pipe))
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Read as blocking, straight from the descriptor: openPipes makes
+	// the one *os.File it will have, for the runtime's poller.
+	return decodeOrders(fdReader(sfd))
+}
+
+// fdReader reads a descriptor with read(2), as it is.
+type fdReader int
+
+func (fd fdReader) Read(b []byte) (int, error) {
+	for {
+		n, err := syscall.Read(int(fd), b)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			return 0, err
+		case n == 0 && len(b) > 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+// openPipes opens, in the copy, the pipes passPipes gave it (takeOrders
+// has proved them), close-on-exec: neither the command nor the guard
+// holds them.
+func openPipes(v string) (stop, out *os.File, err error) {
+	sfd, ofd, err := pipeFds(v)
+	if err != nil {
+		return nil, nil, err
 	}
 	for _, fd := range []int{sfd, ofd} {
-		var st syscall.Stat_t
-		if err := syscall.Fstat(fd, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
-			return nil, nil, fmt.Errorf("descriptor %d is no pipe", fd)
-		}
 		syscall.CloseOnExec(fd)
 	}
 	// The stop pipe is read until its end for the whole run: non-blocking,

@@ -2,6 +2,7 @@ package containment
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -34,20 +35,54 @@ func passPipes(cmd *exec.Cmd, stop, out *os.File) (restore func(), pipes string,
 	return func() { cmd.SysProcAttr = old }, fmt.Sprintf("%d,%d", hs[0], hs[1]), nil
 }
 
+// pipeHandles reads the handles passPipes named, which must be pipes.
+func pipeHandles(v string) (sh, oh windows.Handle, err error) {
+	a, b, ok := strings.Cut(v, ",")
+	s, err1 := strconv.ParseUint(a, 10, 64)
+	o, err2 := strconv.ParseUint(b, 10, 64)
+	if !ok || err1 != nil || err2 != nil || s == o {
+		return 0, 0, fmt.Errorf("%s=%q names no pipes", pipesVar, v)
+	}
+	for _, h := range []uint64{s, o} {
+		if t, err := windows.GetFileType(windows.Handle(h)); err != nil || t != windows.FILE_TYPE_PIPE {
+			return 0, 0, fmt.Errorf("handle %d is no pipe", h)
+		}
+	}
+	return windows.Handle(s), windows.Handle(o), nil
+}
+
+// takeOrders reads, in the copy, its orders from the stop pipe before
+// anything else. Windows has no set-user-ID programs: a handle that
+// carries them was inherited from the process that started the copy.
+func takeOrders(v string) ([]string, error) {
+	sh, _, err := pipeHandles(v)
+	if err != nil {
+		return nil, err
+	}
+	return decodeOrders(handleReader(sh))
+}
+
+// handleReader reads a pipe's handle with ReadFile.
+type handleReader windows.Handle
+
+func (h handleReader) Read(b []byte) (int, error) {
+	var n uint32
+	err := windows.ReadFile(windows.Handle(h), b, &n, nil)
+	if err == windows.ERROR_BROKEN_PIPE || (err == nil && n == 0 && len(b) > 0) {
+		return 0, io.EOF
+	}
+	return int(n), err
+}
+
 // openPipes opens, in the copy, the handles passPipes gave it, no longer
 // inheritable: neither the command nor the guard holds them.
 func openPipes(v string) (stop, out *os.File, err error) {
-	a, b, ok := strings.Cut(v, ",")
-	sh, err1 := strconv.ParseUint(a, 10, 64)
-	oh, err2 := strconv.ParseUint(b, 10, 64)
-	if !ok || err1 != nil || err2 != nil || sh == oh {
-		return nil, nil, fmt.Errorf("%s=%q", pipesVar, v)
+	sh, oh, err := pipeHandles(v)
+	if err != nil {
+		return nil, nil, err
 	}
-	for _, h := range []uint64{sh, oh} {
-		if t, err := windows.GetFileType(windows.Handle(h)); err != nil || t != windows.FILE_TYPE_PIPE {
-			return nil, nil, fmt.Errorf("handle %d is no pipe", h)
-		}
-		windows.SetHandleInformation(windows.Handle(h), windows.HANDLE_FLAG_INHERIT, 0)
+	for _, h := range []windows.Handle{sh, oh} {
+		windows.SetHandleInformation(h, windows.HANDLE_FLAG_INHERIT, 0)
 	}
 	return os.NewFile(uintptr(sh), "stop"), os.NewFile(uintptr(oh), "out"), nil
 }

@@ -359,7 +359,7 @@ func startInRoot(t *testing.T, root string, env []string, args ...string) (*exec
 			<-done
 			t.Fatalf("contain did not return within a minute; stderr:\n%s", stderr.String())
 		}
-		res := result{stdout: stdout.String(), stderr: stderr.String(), pid: cmd.Process.Pid}
+		res := result{stdout: stdout.String(), stderr: withoutDisableLines(stderr.String()), pid: cmd.Process.Pid}
 		var ee *exec.ExitError
 		switch {
 		case err == nil:

@@ -379,7 +379,7 @@ func startContainLive(t *testing.T, o runOpts, args ...string) (*exec.Cmd, func(
 			<-done
 			t.Fatalf("contain did not return within a minute; stderr:\n%s", stderr.String())
 		}
-		res := result{stdout: stdout.String(), stderr: stderr.String(), pid: cmd.Process.Pid}
+		res := result{stdout: stdout.String(), stderr: withoutDisableLines(stderr.String()), pid: cmd.Process.Pid}
 		if dir := cgroupDir(res.pid); dir != "" {
 			var st syscall.Stat_t
 			if err := syscall.Stat(dir, &st); err == nil {

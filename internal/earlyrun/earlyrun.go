@@ -19,6 +19,8 @@ import (
 	"os"
 	"runtime"
 
+	// Before anything of contain runs: nothing where AT_SECURE is set.
+	_ "github.com/contain-cli/contain/internal/entry"
 	"github.com/contain-cli/contain/internal/runcmd"
 )
 

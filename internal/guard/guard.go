@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/contain-cli/contain/internal/cgroup"
+	"github.com/contain-cli/contain/internal/entry"
 	"github.com/contain-cli/contain/internal/layers"
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
@@ -580,22 +581,16 @@ func ParseOrders(b []byte) (Orders, error) {
 }
 
 // Main is the guard's main: args are contain's PID and, when the
-// shell waited and read them, "-" for the orders on standard input,
+// shell waited and read them, "-" for the orders on standard input, or
 // "fd:4" for orders in fd 4 once fd 3's pipe has ended (the built-in
-// waiter), or the orders themselves; otherwise fd 3 is the pipe, read
-// here. It returns
-// the exit status.
+// waiter); otherwise fd 3 is the pipe, read here. It returns the exit
+// status. Before anything else it proves that contain started it
+// (prove): else it says so in one line and returns entry.Refused.
 func Main(args []string) int {
-	if len(args) != 1 && len(args) != 2 {
-		fmt.Fprintln(os.Stderr, "contain: the guard is started by contain run, not by hand")
-		return 2
+	if err := prove(args); err != nil {
+		return entry.Refuse("the crash guard", err)
 	}
 	pid, err := strconv.Atoi(args[0])
-	var st unix.Stat_t
-	if err != nil || unix.Fstat(3, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
-		fmt.Fprintln(os.Stderr, "contain: the guard is started by contain run, not by hand")
-		return 2
-	}
 	// Nothing but contain's SIGKILL ends the guard halfway: not a verbose
 	// line to a closed pipe, nor a signal forwarded to the group of an
 	// outer contain run that the guard's contain is part of.
@@ -613,8 +608,6 @@ func Main(args []string) int {
 		if _, err = io.Copy(io.Discard, os.NewFile(3, "contain")); err == nil {
 			b, err = readFrom(os.NewFile(4, "orders"))
 		}
-	case len(args) == 2:
-		b = []byte(args[1])
 	default:
 		b, err = io.ReadAll(os.NewFile(3, "contain"))
 	}
@@ -642,6 +635,34 @@ func Main(args []string) int {
 	}
 	Reap(o, pid, min(o.Grace, Grace), log, nil)
 	return 0
+}
+
+// prove checks that the guard was started as contain starts it: with
+// contain's PID, and orders only on descriptors that this user or root
+// made (entry.Prove): fd 3, the pipe whose end is contain's, and the
+// orders' own descriptor (standard input, or fd 4). Nothing is taken
+// from the command line or the environment but where to read.
+func prove(args []string) error {
+	if len(args) < 1 || len(args) > 2 {
+		return errors.New("not contain's arguments")
+	}
+	if pid, err := strconv.Atoi(args[0]); err != nil || pid <= 0 {
+		return fmt.Errorf("not contain's PID: %q", args[0])
+	}
+	if err := entry.Prove(3, entry.Pipe); err != nil {
+		return err
+	}
+	if len(args) == 1 {
+		return nil
+	}
+	switch args[1] {
+	case "-":
+		// The waiter shell's here-document: a pipe, or a file it made.
+		return entry.Prove(0, entry.Anyhow)
+	case ordersArg:
+		return entry.Prove(4, entry.File)
+	}
+	return fmt.Errorf("not contain's arguments: %q", args[1])
 }
 
 // readFrom reads f from its start.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+
+	"github.com/contain-cli/contain/internal/entry"
 )
 
 // Arg is argv[1] of the crash guard, which only Linux and macOS have: on
@@ -16,5 +18,5 @@ const Arg = "__guard"
 // Main: there is no crash guard on this OS.
 func Main([]string) int {
 	fmt.Fprintf(os.Stderr, "contain: there is no crash guard on %s\n", runtime.GOOS)
-	return 2
+	return entry.Refused
 }

@@ -52,7 +52,7 @@ func parseOptions(args []string) (parsedOptions, error) {
 		} else {
 			p.value[o.Name] = o.Value
 		}
-		if o.EnvVar == "" {
+		if o.EnvVar == "" || !fromEnvironment {
 			continue
 		}
 		// Set but empty counts as unset (CONTAIN_ORIGINATOR=).

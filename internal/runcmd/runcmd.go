@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/contain-cli/contain/internal/guard"
+	"github.com/contain-cli/contain/internal/layers"
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/run"
@@ -43,6 +44,15 @@ func DispatchInInit(args []string) {
 
 // inInit: DispatchInInit is running.
 var inInit bool
+
+// fromEnvironment: an option's environment variable sets its default
+// (CONTAIN_ORIGINATOR, CONTAIN_REPORT). The library's copy turns it off
+// (IgnoreEnvironment): the environment it runs with is its command's.
+var fromEnvironment = true
+
+// IgnoreEnvironment makes Main read no option from the environment: every
+// setting comes from the arguments Main is given.
+func IgnoreEnvironment() { fromEnvironment = false }
 
 // Dispatch runs contain run and the crash guard, args being os.Args, and
 // exits; it returns for anything else, contain run's help included, and
@@ -211,6 +221,10 @@ func runParsed(c parsedOptions, prepared *run.Prepared, args []string, stdout, s
 		}
 	}
 
+	if off := layers.Off(); len(off) > 0 {
+		// A switch for contain's own tests is never honoured silently.
+		fmt.Fprintf(stderr, "contain: %s turns off %s: a switch for contain's tests; what COMMAND starts may outlive it\n", layers.Var, strings.Join(off, ", "))
+	}
 	began := time.Now()
 	res, err := run.Run(opts)
 	if err != nil {

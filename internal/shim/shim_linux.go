@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/contain-cli/contain/internal/entry"
 	"github.com/contain-cli/contain/internal/guard"
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
@@ -93,14 +94,17 @@ func Main(args []string) int {
 			return keeperMain(base)
 		}
 	}
-	var st unix.Stat_t
 	base, ok := 0, len(args) == 1
 	if ok {
 		base, ok = ParseBase(args[0])
 	}
-	if !ok || unix.Fstat(base+OrdersFd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
-		fmt.Fprintln(os.Stderr, "contain: the shim is started by contain run, not by hand")
-		return 2
+	// Before anything else: contain started it (entry.Prove).
+	err := errors.New("not contain's arguments")
+	if ok {
+		err = entry.First(entry.Prove(base+OrdersFd, entry.Pipe), entry.Prove(base+StatusFd, entry.Pipe))
+	}
+	if err != nil {
+		return entry.Refuse("the shim", err)
 	}
 	// Nothing of this reaches COMMAND but what the orders say.
 	for _, fd := range []int{base + OrdersFd, base + StatusFd} {
@@ -143,12 +147,10 @@ func keeperMain(base int) int {
 	// start, and contain is gone: nothing but SIGKILL may end the session's
 	// last holder halfway.
 	signal.Ignore(append(signals.Fatal(), unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU)...)
-	var st unix.Stat_t
-	if unix.Fstat(base+EndFd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO ||
-		unix.Fstat(base+BriefFd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG ||
-		unix.Fstat(base+JournalFd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		fmt.Fprintln(os.Stderr, "contain: the shim is started by contain run, not by hand")
-		return 2
+	// Then: contain started the keeper that executed this (entry.Prove).
+	if err := entry.First(entry.Prove(base+EndFd, entry.Pipe), entry.Prove(base+BriefFd, entry.File),
+		entry.Prove(base+JournalFd, entry.File), entry.Prove(base+StatusFd, entry.Pipe)); err != nil {
+		return entry.Refuse("the shim", err)
 	}
 	unix.Close(base + ExeFd)
 	for _, fd := range []int{base + BriefFd, base + StatusFd, base + EndFd, base + JournalFd} {

@@ -5,6 +5,8 @@ package shim
 import (
 	"fmt"
 	"os"
+
+	"github.com/contain-cli/contain/internal/entry"
 )
 
 // Arg is argv[1] of the shim, which only Linux has: it needs a subreaper
@@ -16,5 +18,5 @@ const Arg = "__shim"
 // Main: there is no shim on this OS.
 func Main([]string) int {
 	fmt.Fprintln(os.Stderr, "contain: the shim needs a subreaper, which only Linux has")
-	return 125
+	return entry.Refused
 }
