@@ -70,7 +70,18 @@
 //     period). The command's argv[0] is cmd.Path.
 //   - cmd.ExtraFiles are not supported (ErrExtraFiles). Stdin, Stdout,
 //     Stderr, Env and Dir are the command's, as with exec.Cmd; on Unix
-//     cmd.SysProcAttr applies to the copy.
+//     cmd.SysProcAttr applies to the copy. The copy runs with cmd.Env but
+//     takes no setting from it: its settings are the Options, sent to it
+//     on its own pipe, and a job's CONTAIN_REPORT, CONTAIN_DISABLE or
+//     CONTAIN_ORIGINATOR in cmd.Env reaches the command, unchanged, and
+//     nothing else.
+//   - The program must not be set-user-ID, set-group-ID, or given file
+//     capabilities: where the kernel marks it so (AT_SECURE), this
+//     package's init function says so in one line and exits with status
+//     122, before main. The copy, the crash guard and the shim run only
+//     on pipes and files that the program's own user (or root) made, and
+//     otherwise exit 122 having done nothing (docs/SECURITY.md in the
+//     repository says why).
 //
 // Nothing is written to the program's stderr: contain's own lines (its
 // errors, and with Options.Verbose what -v says) go to Options.Log, or
