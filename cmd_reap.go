@@ -127,7 +127,7 @@ func parseReap(c *cli.Context) (reapRequest, error) {
 	rq.log = nopLogger
 	if rq.verbose = c.Bool("verbose"); rq.verbose {
 		stderr := c.App.ErrWriter
-		rq.log = func(format string, args ...any) { fmt.Fprintf(stderr, "contain: "+format+"\n", args...) }
+		rq.log = text.Logger(stderr, "contain: ")
 	}
 	return rq, nil
 }
@@ -144,11 +144,11 @@ func doReap(c *cli.Context) error {
 		return &status.Error{Code: 1, Err: fmt.Errorf("cannot list processes: %w", err)}
 	}
 	if sv.RegistryErr != nil {
-		fmt.Fprintf(c.App.ErrWriter, "contain: some registries of contain's sessions cannot be read: %v\n", oneLine(sv.RegistryErr))
+		text.Fprintf(c.App.ErrWriter, "contain: some registries of contain's sessions cannot be read: %v\n", oneLine(sv.RegistryErr))
 	}
 	sessions, chosen, skippedSessions, cgroups := sv.Sessions, sv.Chosen, sv.Skipped, sv.Cgroups
 	if sv.CgroupErr != nil {
-		fmt.Fprintf(c.App.ErrWriter, "contain: cannot look for leftover cgroups: %v\n", sv.CgroupErr)
+		text.Fprintf(c.App.ErrWriter, "contain: cannot look for leftover cgroups: %v\n", sv.CgroupErr)
 	}
 	if rq.verbose || len(chosen) == 0 && len(cgroups) == 0 || unmatched(rq.opts.Filter.Values, chosen, skippedSessions) {
 		// Said only where it could change the answer: what was asked
@@ -212,10 +212,10 @@ func findUnsure(w io.Writer, f session.Filter, chosen []session.Choice) int {
 	}
 	us, err := reap.FindUnsure(want, known)
 	if err != nil {
-		fmt.Fprintf(w, "contain: reap: looking for what the registries miss: %v\n", oneLine(err))
+		text.Fprintf(w, "contain: reap: looking for what the registries miss: %v\n", oneLine(err))
 	}
 	for _, u := range us {
-		fmt.Fprintf(w, "contain: reap: %d (%s) started after session %s's contain run, its parent is gone and %s: it may be the session's, but nothing says so; not signalled\n",
+		text.Fprintf(w, "contain: reap: %d (%s) started after session %s's contain run, its parent is gone and %s: it may be the session's, but nothing says so; not signalled\n",
 			u.PID, u.Comm, u.Session, u.Why)
 	}
 	return len(us)
@@ -355,7 +355,7 @@ func (r *reapReport) write(w io.Writer, format string) error {
 	}
 	if len(r.Processes) == 0 && len(r.Cgroups) == 0 {
 		if words := filterWords(r.filter); words != "" {
-			fmt.Fprintf(w, "nothing to reap: no orphaned session matches %s\n", words)
+			text.Fprintf(w, "nothing to reap: no orphaned session matches %s\n", words)
 		} else {
 			fmt.Fprintln(w, "nothing to reap: no orphaned session")
 		}
@@ -390,7 +390,7 @@ func (r *reapReport) write(w io.Writer, format string) error {
 		t.Write(w)
 	}
 	for _, s := range r.SkippedSessions {
-		fmt.Fprintf(w, "left alone: session %s (%s): %s\n", text.Shorten(text.Printable(s.Value)), s.State, text.Printable(s.Reason))
+		text.Fprintf(w, "left alone: session %s (%s): %s\n", text.Shorten(text.Printable(s.Value)), s.State, text.Printable(s.Reason))
 	}
 	return nil
 }

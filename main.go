@@ -3,7 +3,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
@@ -17,6 +16,7 @@ import (
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/runcmd"
 	"github.com/contain-cli/contain/internal/status"
+	"github.com/contain-cli/contain/internal/text"
 )
 
 // version is stamped at release time with -ldflags "-X main.version=...".
@@ -51,7 +51,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError:   usageError,
 		CommandNotFound: func(c *cli.Context, name string) {
-			fmt.Fprintf(stderr, "contain: unknown command %q (see contain --help)\n", name)
+			text.Fprintf(stderr, "contain: unknown command %q (see contain --help)\n", name)
 			cli.OsExiter(2)
 		},
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/internal/text"
 	"github.com/contain-cli/contain/tag"
 )
 
@@ -433,7 +434,7 @@ func Daemon(pid int, log func(string, ...any)) {
 		if err == nil {
 			who = fmt.Sprintf("PID %d (uid %d)", cred.Pid, cred.Uid)
 		}
-		fmt.Fprintf(nosigpipe.Stderr(), "contain: %s is held by %s, not session %s's contain: no claim sent for %d\n", addr.Name, who, outer, pid)
+		text.Fprintf(nosigpipe.Stderr(), "contain: %s is held by %s, not session %s's contain: no claim sent for %d\n", addr.Name, who, outer, pid)
 		return
 	}
 	c, err := newConn(fd)

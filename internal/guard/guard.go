@@ -25,6 +25,7 @@ import (
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/reap"
 	"github.com/contain-cli/contain/internal/signals"
+	"github.com/contain-cli/contain/internal/text"
 	"github.com/contain-cli/contain/internal/track"
 	"github.com/contain-cli/contain/report"
 	"github.com/contain-cli/contain/session"
@@ -614,7 +615,7 @@ func Main(args []string) int {
 	o, perr := ParseOrders(b)
 	log := func(string, ...any) {}
 	if o.Verbose {
-		log = func(format string, a ...any) { fmt.Fprintf(os.Stderr, "contain: guard: "+format+"\n", a...) }
+		log = text.Logger(os.Stderr, "contain: guard: ")
 	}
 	if err := errors.Join(err, perr); err != nil {
 		log("reading contain's orders: %v", err)
@@ -809,7 +810,7 @@ func Reap(o Orders, pid int, grace time.Duration, log func(string, ...any), stat
 	if o.Report != nil && (o.Shim.PID == 0 || len(r.Processes) > 0 || len(r.Cgroups) > 0) {
 		rep := guardedReport(o, pid, began, r, accounted, statusOf)
 		if err := report.Write(o.Report.Path, rep, os.Stderr); err != nil {
-			fmt.Fprintf(os.Stderr, "contain: guard: cannot write the report: %v\n", err)
+			text.Fprintf(os.Stderr, "contain: guard: cannot write the report: %v\n", err)
 		}
 	}
 }

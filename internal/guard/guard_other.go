@@ -3,11 +3,11 @@
 package guard
 
 import (
-	"fmt"
 	"os"
 	"runtime"
 
 	"github.com/contain-cli/contain/internal/entry"
+	"github.com/contain-cli/contain/internal/text"
 )
 
 // Arg is argv[1] of the crash guard, which only Linux and macOS have: on
@@ -17,6 +17,6 @@ const Arg = "__guard"
 
 // Main: there is no crash guard on this OS.
 func Main([]string) int {
-	fmt.Fprintf(os.Stderr, "contain: there is no crash guard on %s\n", runtime.GOOS)
+	text.Fprintf(os.Stderr, "contain: there is no crash guard on %s\n", runtime.GOOS)
 	return entry.Refused
 }

@@ -1,11 +1,11 @@
 package hook
 
 import (
-	"fmt"
 	"io"
 	"strconv"
 	"time"
 
+	"github.com/contain-cli/contain/internal/text"
 	"github.com/contain-cli/contain/tag"
 )
 
@@ -62,7 +62,7 @@ const killWait = time.Second
 // pass without the hook unannounced.
 func WarnSkipped(o Options, stderr io.Writer) {
 	if o.Command != "" && o.Grace <= 0 {
-		fmt.Fprintf(stderr, "contain: --on-timeout will not run: the grace period is 0 (-g 0), which leaves it no time; give it one with -g\n")
+		text.Fprintf(stderr, "contain: --on-timeout will not run: the grace period is 0 (-g 0), which leaves it no time; give it one with -g\n")
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/contain-cli/contain/internal/claim"
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/internal/text"
 )
 
 // claimDaemon tells the session contain run -d runs in of the daemon it
@@ -30,7 +31,7 @@ func (r *runner) listenClaims() (stop func()) {
 			return s.Stop
 		}
 	}
-	fmt.Fprintf(nosigpipe.Stderr(), "contain: cannot listen for contain run -d's daemons on %s: %v (they are judged by their environment alone)\n", claim.Name(r.self), err)
+	text.Fprintf(nosigpipe.Stderr(), "contain: cannot listen for contain run -d's daemons on %s: %v (they are judged by their environment alone)\n", claim.Name(r.self), err)
 	return func() {}
 }
 

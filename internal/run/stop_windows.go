@@ -2,12 +2,12 @@ package run
 
 import (
 	"errors"
-	"fmt"
 	"os"
 
 	"golang.org/x/sys/windows"
 
 	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/internal/text"
 )
 
 // ctrlStop is contain stop's request, passed to the run through the
@@ -59,7 +59,7 @@ func (r *winRunner) listenStop() (done func()) {
 	name := proc.StopEventName(os.Getpid())
 	ev, err := createStopEvent(name)
 	if errors.Is(err, errStopEventTaken) {
-		fmt.Fprintf(os.Stderr, "contain: run: cannot make the event %s through which contain stop asks this run to stop: %v (contain stop -s KILL still ends it)\n", name, err)
+		text.Fprintf(os.Stderr, "contain: run: cannot make the event %s through which contain stop asks this run to stop: %v (contain stop -s KILL still ends it)\n", name, err)
 		return func() {}
 	}
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/internal/text"
 	"github.com/contain-cli/contain/report"
 )
 
@@ -107,7 +108,7 @@ func (r *runner) containmentFailed(what string) {
 	if r.o.Log != nil {
 		r.log("%s", what) // -v's lines go to stderr: once
 	} else {
-		nosigpipe.Stderr().Write([]byte("contain: " + what + "\n"))
+		text.Line(nosigpipe.Stderr(), "contain: ", what)
 	}
 	if r.rec != nil {
 		r.rec.mu.Lock()

@@ -1,13 +1,13 @@
 package runcmd
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"time"
 
 	"github.com/contain-cli/contain/internal/run"
 	"github.com/contain-cli/contain/internal/signals"
+	"github.com/contain-cli/contain/internal/text"
 	"github.com/contain-cli/contain/report"
 )
 
@@ -26,7 +26,7 @@ func finishReport(path string, o run.Options, began time.Time, res *run.Result, 
 		return
 	}
 	if err := report.Write(path, r, stderr); err != nil {
-		fmt.Fprintf(stderr, "contain: cannot write the report: %v\n", err)
+		text.Fprintf(stderr, "contain: cannot write the report: %v\n", err)
 	}
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/contain-cli/contain/internal/shim"
 	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/internal/status"
+	"github.com/contain-cli/contain/internal/text"
 	"github.com/contain-cli/contain/report"
 	"github.com/contain-cli/contain/tag"
 )
@@ -213,9 +214,8 @@ func runParsed(c parsedOptions, prepared *run.Prepared, args []string, stdout, s
 		if os.Getenv(tag.Var) != "" {
 			prefix = fmt.Sprintf("contain[%d]: ", os.Getpid())
 		}
-		opts.Log = func(format string, args ...any) {
-			fmt.Fprintf(stderr, prefix+format+"\n", args...)
-		}
+		// Its lines name other processes: text.Logger escapes them.
+		opts.Log = text.Logger(stderr, prefix)
 		if signal.Ignored(syscall.SIGINT) {
 			opts.Log("SIGINT was ignored when contain started (a background job of a shell without job control): it stays ignored for contain and COMMAND, as with GNU timeout; stop contain with SIGTERM instead")
 		}
@@ -241,7 +241,7 @@ func runParsed(c parsedOptions, prepared *run.Prepared, args []string, stdout, s
 		return nil
 	}
 	if res.Limit != nil {
-		fmt.Fprintf(stderr, "contain: %s\n", res.Limit.Message)
+		text.Fprintf(stderr, "contain: %s\n", res.Limit.Message)
 	}
 	if res.Signaled && !res.TimedOut && !res.Limit.Killed() {
 		endSignal = res.Signal

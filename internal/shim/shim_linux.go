@@ -22,6 +22,7 @@ import (
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/signals"
+	"github.com/contain-cli/contain/internal/text"
 )
 
 // Arg is argv[1] of the shim: contain itself, run again.
@@ -112,7 +113,7 @@ func Main(args []string) int {
 	}
 	runtime.LockOSThread() // COMMAND's Pdeathsig follows the thread that forks it
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		fmt.Fprintf(os.Stderr, "contain: shim: cannot become a child subreaper: %v\n", err)
+		text.Fprintf(os.Stderr, "contain: shim: cannot become a child subreaper: %v\n", err)
 		return 125
 	}
 	in := bufio.NewReader(os.NewFile(uintptr(base+OrdersFd), "orders"))
@@ -163,7 +164,7 @@ func keeperMain(base int) int {
 		err = json.Unmarshal(b, &o)
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "contain: shim: cannot read the keeper's brief: %v\n", err)
+		text.Fprintf(os.Stderr, "contain: shim: cannot read the keeper's brief: %v\n", err)
 		return 125
 	}
 	s := newRun(o, os.NewFile(uintptr(base+StatusFd), "status"), containPID)
@@ -200,9 +201,7 @@ func keeperMain(base int) int {
 func newRun(o Orders, out *os.File, containPID int) *run {
 	s := &run{o: o, out: out, self: os.Getpid(), containPID: containPID, statuses: map[int]unix.WaitStatus{}}
 	if o.Verbose {
-		s.log = func(format string, a ...any) {
-			fmt.Fprintf(nosigpipe.Stderr(), "contain[%d]: shim: "+format+"\n", append([]any{containPID}, a...)...)
-		}
+		s.log = text.Logger(nosigpipe.Stderr(), fmt.Sprintf("contain[%d]: shim: ", containPID))
 	} else {
 		s.log = func(string, ...any) {}
 	}

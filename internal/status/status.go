@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/contain-cli/contain/internal/text"
 )
 
 // The exit statuses of contain run, as GNU timeout's; contain stop and
@@ -43,10 +45,10 @@ func Of(err error, stderr io.Writer) int {
 	var ee *Error
 	if errors.As(err, &ee) {
 		if ee.Err != nil {
-			fmt.Fprintf(stderr, "contain: %v\n", ee.Err)
+			text.Fprintf(stderr, "contain: %v\n", ee.Err)
 		}
 		return ee.Code
 	}
-	fmt.Fprintf(stderr, "contain: %v\n", err)
+	text.Fprintf(stderr, "contain: %v\n", err)
 	return 2
 }

@@ -97,8 +97,12 @@ type Table struct {
 	rows [][]string // nil: a blank line
 }
 
-// Row adds a row.
+// Row adds a row. Every cell is shown Printable (a cell made Printable
+// already stays as it is), so a table cannot forget to escape one.
 func (t *Table) Row(cells ...string) {
+	for i := range cells {
+		cells[i] = Printable(cells[i])
+	}
 	for i := range len(cells) - 1 {
 		cells[i] = Shorten(cells[i])
 	}
