@@ -119,7 +119,7 @@ func pidHint(a string) string {
 var sessionsOf = func(pid int) []string {
 	var out []string
 	if l, err := proc.ListTagged(); err == nil {
-		for _, s := range session.Group(l.Procs, proc.LookupOriginator) {
+		for _, s := range session.Group(l.Procs, l.Lookup) {
 			if s.HerePID() == pid && s.State == session.Alive && !slices.Contains(out, s.Value) {
 				out = append(out, s.Value)
 			}

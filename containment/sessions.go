@@ -32,7 +32,7 @@ func Sessions(f session.Filter) (Listing, error) {
 		return Listing{}, fmt.Errorf("cannot list processes: %w", err)
 	}
 	var out []session.Session
-	for _, s := range session.Group(l.Procs, proc.LookupOriginator) {
+	for _, s := range session.Group(l.Procs, l.Lookup) {
 		if f.Match(&s) {
 			out = append(out, s)
 		}

@@ -12,4 +12,19 @@ type Listing struct {
 	// Registry says why some of contain's registries could not be read
 	// (ListForReap); nil when all were.
 	Registry error
+
+	ix *nsIndex // what Lookup read of every process, once
+}
+
+// Lookup is LookupOriginator for the sessions of this listing: a lookup
+// in another PID namespace reads every process's namespace once for the
+// listing, not once for each session.
+func (l *Listing) Lookup(ns uint64, pid int) (session.Originator, error) {
+	if ns == 0 {
+		return LookupOriginator(0, pid)
+	}
+	if l.ix == nil {
+		l.ix = &nsIndex{}
+	}
+	return l.ix.lookup(ns, pid)
 }

@@ -132,50 +132,96 @@ func withNamespaces(fs procfs.FS, raw []procfs.Tagged, procs []session.Process) 
 var ErrNamespaceHidden = errors.New("processes of that namespace cannot be seen from here")
 
 // lookupIn finds the process of PID namespace ns whose own PID is pid.
-// It reads the namespace of every visible process: a process of ns that
-// cannot be read may be the one, and the answer is then an error (the
-// session is unknown), never "gone".
+// It reads every visible process: a process that cannot be read may be
+// the one, and the answer is then an error (the session is unknown),
+// never "gone".
 func lookupIn(fs procfs.FS, ns uint64, pid int) (session.Originator, error) {
+	ix := &nsIndex{fs: fs}
+	return ix.lookup(ns, pid)
+}
+
+// nsIndex is every visible process of a namespace below this /proc's, by
+// namespace and its own PID there, read once.
+type nsIndex struct {
+	fs    procfs.FS
+	built bool
+	err   error
+	byNS  map[nsKey][]int // the PIDs here of the processes of a namespace with that PID there
+	count map[uint64]int  // processes seen of each namespace
+	// Processes that could not be read: their status (hidepid) by
+	// count, and the namespace of those of another namespace by their
+	// PID there (the link is readable only by who may trace them).
+	unreadStatus int
+	unreadNS     map[int]int
+}
+
+type nsKey struct {
+	ns  uint64
+	pid int
+}
+
+func (ix *nsIndex) build() {
+	ix.built = true
+	if ix.fs.Root == "" {
+		ix.fs = FS
+	}
+	pids, err := ix.fs.PIDs()
+	if err != nil {
+		ix.err = err
+		return
+	}
+	ix.byNS, ix.count, ix.unreadNS = map[nsKey][]int{}, map[uint64]int{}, map[int]int{}
+	buf := make([]byte, 0, 2048)
+	for _, p := range pids {
+		// status is readable by all; the namespace link is read only
+		// of a process of a namespace below this one.
+		nspid, _, err := ix.fs.NSpid(p, buf)
+		if err != nil {
+			if !errors.Is(err, os.ErrNotExist) {
+				ix.unreadStatus++
+			}
+			continue
+		}
+		if len(nspid) < 2 {
+			continue
+		}
+		inner := nspid[len(nspid)-1]
+		ns, err := ix.fs.PIDNamespace(p)
+		if err != nil {
+			if !errors.Is(err, os.ErrNotExist) {
+				ix.unreadNS[inner]++
+			}
+			continue
+		}
+		k := nsKey{ns, inner}
+		ix.byNS[k] = append(ix.byNS[k], p)
+		ix.count[ns]++
+	}
+}
+
+// lookup finds the process of PID namespace ns whose own PID is pid, and
+// reads it now: its namespace and PID there again (a PID here may have
+// been handed out again since the index was read), and its stat.
+func (ix *nsIndex) lookup(ns uint64, pid int) (session.Originator, error) {
 	if ns == ^uint64(0) {
 		return session.Originator{}, ErrNamespaceHidden
 	}
-	pids, err := fs.PIDs()
-	if err != nil {
-		return session.Originator{}, err
+	if !ix.built {
+		ix.build()
 	}
-	hidden, members := 0, 0
+	if ix.err != nil {
+		return session.Originator{}, ix.err
+	}
 	buf := make([]byte, 0, 2048)
-	for _, p := range pids {
-		// status is readable by all, the namespace link only by those
-		// who may trace the process: the link is read only of a
-		// process of a namespace below this one whose own PID is pid.
-		nspid, uid, err := fs.NSpid(p, buf)
-		if err != nil {
-			if !errors.Is(err, os.ErrNotExist) {
-				hidden++
-			}
+	for _, p := range ix.byNS[nsKey{ns, pid}] {
+		nspid, uid, err := ix.fs.NSpid(p, buf)
+		if err != nil || nspid[len(nspid)-1] != pid {
 			continue
 		}
-		if len(nspid) < 2 || nspid[len(nspid)-1] != pid {
-			if len(nspid) >= 2 && members == 0 {
-				if got, err := fs.PIDNamespace(p); err == nil && got == ns {
-					members++
-				}
-			}
+		if got, err := ix.fs.PIDNamespace(p); err != nil || got != ns {
 			continue
 		}
-		got, err := fs.PIDNamespace(p)
-		if err != nil {
-			if !errors.Is(err, os.ErrNotExist) {
-				hidden++
-			}
-			continue
-		}
-		if got != ns {
-			continue
-		}
-		members++
-		st, err := fs.Stat(p, buf)
+		st, err := ix.fs.Stat(p, buf)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
@@ -184,15 +230,15 @@ func lookupIn(fs procfs.FS, ns uint64, pid int) (session.Originator, error) {
 		}
 		return session.Originator{Exists: true, Zombie: st.Zombie(), Start: st.Start, Owned: true, UID: uid, ViewPID: p}, nil
 	}
-	if hidden > 0 {
-		return session.Originator{}, fmt.Errorf("%w (%d cannot be read)", ErrNamespaceHidden, hidden)
+	if n := ix.unreadStatus + ix.unreadNS[pid]; n > 0 {
+		return session.Originator{}, fmt.Errorf("%w (%d cannot be read)", ErrNamespaceHidden, n)
 	}
 	if h := Hidden(); h != "" {
 		// Other users' processes are not listed at all: the one may be
 		// among them.
 		return session.Originator{}, fmt.Errorf("%w (%s)", ErrNamespaceHidden, h)
 	}
-	if members == 0 && OwnNS() != initPIDNS {
+	if ix.count[ns] == 0 && OwnNS() != initPIDNS {
 		// Only the host sees every namespace: from inside one, a
 		// namespace with no visible process may be an ancestor's or a
 		// sibling's, not an ended one.

@@ -21,6 +21,6 @@ func Choose(o session.Options, r session.Reaper) ([]session.Choice, error) {
 	if err != nil {
 		return nil, err
 	}
-	chosen, _ := session.Select(session.Group(l.Procs, proc.LookupOriginator), o, r)
+	chosen, _ := session.Select(session.Group(l.Procs, l.Lookup), o, r)
 	return chosen, nil
 }

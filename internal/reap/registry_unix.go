@@ -788,7 +788,7 @@ func ListForReap() (proc.Listing, error) {
 	if err != nil {
 		return l, err
 	}
-	live := session.LiveOriginators(session.Group(l.Procs, proc.LookupOriginator))
+	live := session.LiveOriginators(session.Group(l.Procs, l.Lookup))
 	reg, err := registered(l.Procs, live)
 	l.Procs = append(l.Procs, reg...)
 	l.Registry = err

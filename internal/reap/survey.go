@@ -46,7 +46,7 @@ func Look(o session.Options) (*Survey, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Survey{Sessions: session.Group(l.Procs, proc.LookupOriginator), Unreadable: l.Unreadable, RegistryErr: l.Registry,
+	s := &Survey{Sessions: session.Group(l.Procs, l.Lookup), Unreadable: l.Unreadable, RegistryErr: l.Registry,
 		Hidden: proc.Hidden(), opts: o, me: Me()}
 	s.Chosen, s.Skipped = session.Select(s.Sessions, o, s.me)
 	s.Cgroups, s.CgroupErr = LeftoverCgroups(o.Filter, s.Chosen)
