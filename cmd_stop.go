@@ -174,7 +174,7 @@ func (st *stopRun) exit(done bool) error {
 			text.Fprintf(st.Stderr, "contain: stop: nothing to stop: no process carries %s\n", text.Shorten(text.Printable(s.Value)))
 			nothing = true
 		case s.Outcome == stop.CannotSee:
-			fmt.Fprintf(st.Stderr, "contain: stop: cannot see session %s: %s\n", text.Shorten(text.Printable(s.Value)), text.Printable(s.Detail))
+			text.Fprintf(st.Stderr, "contain: stop: cannot see session %s: %s\n", text.Shorten(text.Printable(s.Value)), text.Printable(s.Detail))
 		case s.Outcome == stop.NothingToStop && s.Named:
 			why := "no live process"
 			if s.Detail != "" {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/contain-cli/contain/internal/proc"
@@ -13,7 +12,7 @@ import (
 // sessions are neither listed nor told to have ended: why is proc.Hidden.
 func reportHidden(w io.Writer, why string) {
 	if why != "" {
-		fmt.Fprintf(w, "contain: %s, so their sessions are not listed\n", text.Printable(why))
+		text.Fprintf(w, "contain: %s, so their sessions are not listed\n", text.Printable(why))
 	}
 }
 

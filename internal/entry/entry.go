@@ -14,6 +14,8 @@ package entry
 import (
 	"os"
 	"strconv"
+
+	"github.com/contain-cli/contain/internal/text"
 )
 
 // Refused is the exit status of a refusal: contain run where AT_SECURE is
@@ -37,7 +39,7 @@ func Secure() bool { return secure() }
 // Refuse says, in one line on stderr, that the hidden entry what will not
 // run, and why, and returns Refused, the status to exit with.
 func Refuse(what string, why error) int {
-	os.Stderr.WriteString("contain: " + what + " refused to run: " + why.Error() + " (it runs only when contain starts it)\n")
+	text.Line(os.Stderr, "contain: ", what+" refused to run: "+why.Error()+" (it runs only when contain starts it)")
 	return Refused
 }
 

@@ -223,7 +223,7 @@ func runParsed(c parsedOptions, prepared *run.Prepared, args []string, stdout, s
 
 	if off := layers.Off(); len(off) > 0 {
 		// A switch for contain's own tests is never honoured silently.
-		fmt.Fprintf(stderr, "contain: %s turns off %s: a switch for contain's tests; what COMMAND starts may outlive it\n", layers.Var, strings.Join(off, ", "))
+		text.Fprintf(stderr, "contain: %s turns off %s: a switch for contain's tests; what COMMAND starts may outlive it\n", layers.Var, strings.Join(off, ", "))
 	}
 	began := time.Now()
 	res, err := run.Run(opts)
