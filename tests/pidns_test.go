@@ -403,3 +403,74 @@ func TestPIDNamespaceSeesHostCgroup(t *testing.T) {
 		t.Errorf("reap -n inside the namespace offers the host's live run's group %s:\n%s", strings.TrimSpace(want), b)
 	}
 }
+
+// TestPIDNamespaceDeadRunCgroup: a contain run in a PID namespace and its
+// crash guard are both killed (SIGKILL, the guard first), leaving a
+// setsid escapee in the run's group, contain-PID-nsINODE. The host's reap
+// -o TOOL finds the orphaned session in its namespace, and its group:
+// the escapee is ended, the group removed.
+func TestPIDNamespaceDeadRunCgroup(t *testing.T) {
+	t.Parallel()
+	requireRoot(t, "a PID namespace (unshare --pid), and a writable cgroup v2 hierarchy")
+	testtool.Need(t, "unshare", "util-linux")
+	needRealSetsid(t)
+	if ownCgroupDir() == "" {
+		t.Skip("no cgroup v2 hierarchy this test can write")
+	}
+	tool := uniqueTool(t)
+	dir := sharedDir(t)
+	inNamespace(t, runOpts{}, fmt.Sprintf(`
+readlink /proc/self/ns/pid > %[1]s/ns
+%[3]s run -v -o %[2]s -- sh -c 'setsid sleep 300 & echo $! > %[1]s/escapee; sleep 300' 2> %[1]s/err &
+run=$!
+echo $run > %[1]s/run
+n=0; while ! [ -s %[1]s/escapee ] && [ $n -lt 1000 ]; do sleep 0.01; n=$((n+1)); done
+guard=$(sed -n 's/.*crash guard: PID \([0-9]*\).*/\1/p' %[1]s/err)
+kill -9 $guard $run
+echo "$guard" > %[1]s/guard
+wait
+sleep 300
+`, dir, tool, bin))
+	ns, nspid := readFileWait(t, dir, "ns"), readFileWait(t, dir, "run")
+	if readFileWait(t, dir, "guard") == "" {
+		b, _ := os.ReadFile(filepath.Join(dir, "err"))
+		t.Fatalf("no crash guard named by -v:\n%s", b)
+	}
+	escapeeNS, _ := strconv.Atoi(readFileWait(t, dir, "escapee"))
+	escapee := hostPIDIn(t, ns, escapeeNS)
+	inode := strings.TrimSuffix(strings.TrimPrefix(ns, "pid:["), "]")
+	group := filepath.Join(filepath.Dir(cgroupDirOf(t, escapee)), "contain-"+nspid+"-ns"+inode)
+	if got := cgroupDirOf(t, escapee); got != group {
+		t.Fatalf("the escapee is in %s, want the dead run's group %s", got, group)
+	}
+	out, err := exec.Command(bin, "reap", "-g", "1s", "-o", tool).CombinedOutput()
+	if err != nil {
+		t.Errorf("reap -o %s: %v\n%s", tool, err, out)
+	}
+	waitFor(t, "the escapee to be ended", 10*time.Second, func() bool { return !alive(escapee) })
+	if _, err := os.Stat(group); err == nil {
+		t.Errorf("the dead run's group %s is still there:\n%s", group, out)
+	}
+}
+
+// cgroupDirOf is the cgroup v2 directory of pid.
+func cgroupDirOf(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rel, ok := strings.CutPrefix(line, "0::"); ok {
+			own := ownCgroupDir()
+			mine, _ := os.ReadFile("/proc/self/cgroup")
+			for _, l := range strings.Split(string(mine), "\n") {
+				if r, ok := strings.CutPrefix(l, "0::"); ok {
+					return filepath.Join(strings.TrimSuffix(own, r), rel)
+				}
+			}
+		}
+	}
+	t.Fatalf("no cgroup v2 line for %d: %s", pid, b)
+	return ""
+}
