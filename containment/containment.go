@@ -292,6 +292,15 @@ func (g *Group) start(cmd *exec.Cmd, detached bool) (int, error) {
 	}
 	cmd.Env = append(env[:len(env):len(env)], pipesVar+"="+pipes)
 	cmd.Path, cmd.Args = g.exe, argv
+	// The orders, before anything else goes on the pipe (its end, from
+	// Close): the copy reads them first. Where they fit in the pipe they
+	// are there before the copy starts, which then never waits for them;
+	// else they are written once it runs, so that Start cannot block.
+	orderBytes := encodeOrders(orders)
+	early := len(orderBytes) <= ordersEarly
+	if early {
+		nosigpipe.Pipe(stopW).Write(orderBytes)
+	}
 	err = cmd.Start()
 	restore()
 	stopR.Close()
@@ -301,11 +310,11 @@ func (g *Group) start(cmd *exec.Cmd, detached bool) (int, error) {
 		doneR.Close()
 		return 0, fmt.Errorf("containment: cannot run this program again to hold the command: %w", err)
 	}
-	// The orders, before anything else goes on the pipe (its end, from
-	// Close): the copy reads them first. Written once it runs, so that
-	// orders longer than a pipe holds cannot block Start; a copy that has
-	// died already leaves the write an error, and its end says the rest.
-	nosigpipe.Pipe(stopW).Write(encodeOrders(orders))
+	if !early {
+		// A copy that has died already leaves the write an error, and
+		// its end says the rest.
+		nosigpipe.Pipe(stopW).Write(orderBytes)
+	}
 	m.stop = stopW
 	held.Store(m, true)
 	if !detached {

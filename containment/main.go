@@ -1,7 +1,6 @@
 package containment
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"github.com/contain-cli/contain/internal/runcmd"
 	"github.com/contain-cli/contain/internal/shim"
 	"github.com/contain-cli/contain/internal/status"
+	"github.com/contain-cli/contain/internal/text"
 )
 
 // supervisorCommand is the first argument of a copy of the program that
@@ -65,19 +65,24 @@ func supervise(inInit bool) {
 	layers.Ignore()
 	v := os.Getenv(pipesVar)
 	os.Unsetenv(pipesVar)
-	args, err := takeOrders(v)
-	if err != nil {
+	if err := provePipes(v); err != nil {
 		os.Exit(entry.Refuse("this copy of the program (package containment)", err))
 	}
+	// Proved: the run's set-up starts while the orders are read.
 	var prepared *run.Prepared
 	if inInit {
 		prepared = run.PrepareRunInInit()
 	} else {
 		prepared = run.PrepareRun()
 	}
+	args, err := takeOrders(v)
+	if err != nil {
+		prepared.Drop()
+		os.Exit(entry.Refuse("this copy of the program (package containment)", err))
+	}
 	stop, out, err := openPipes(v)
 	if err != nil {
-		fmt.Fprintf(nosigpipe.Stderr(), "contain: a copy of this program run by package containment without its pipes (%v)\n", err)
+		text.Fprintf(nosigpipe.Stderr(), "contain: a copy of this program run by package containment without its pipes (%v)\n", err)
 		os.Exit(status.Failed)
 	}
 	// Held to the end: a pipe the garbage collector closed would tell the

@@ -3,6 +3,7 @@
 package containment
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +16,10 @@ import (
 )
 
 const supported = true
+
+// ordersEarly: orders up to this long are written before the copy starts
+// (an empty pipe holds 16 KiB on macOS, 64 KiB on Linux).
+const ordersEarly = 4096
 
 // passPipes gives the copy the two pipes as its descriptors 3 and 4.
 func passPipes(cmd *exec.Cmd, stop, out *os.File) (restore func(), pipes string, err error) {
@@ -33,21 +38,27 @@ func pipeFds(v string) (sfd, ofd int, err error) {
 	return sfd, ofd, nil
 }
 
-// takeOrders proves, in the copy, that its host started it and reads its
-// orders, before anything else: both descriptors that passPipes gave it
-// are pipes that this user or root made (entry.Prove), and the stop pipe
-// carries the orders, which the host wrote once the copy started.
-func takeOrders(v string) ([]string, error) {
+// provePipes proves, in the copy, before anything else, that its host
+// started it: both descriptors that passPipes gave it are pipes that this
+// user or root made (entry.Prove).
+func provePipes(v string) error {
 	sfd, ofd, err := pipeFds(v)
-	if err == nil {
-		err = entry.First(entry.Prove(sfd, entry.Pipe), entry.Prove(ofd, entry.Pipe))
+	if err != nil {
+		return err
 	}
+	return entry.First(entry.Prove(sfd, entry.Pipe), entry.Prove(ofd, entry.Pipe))
+}
+
+// takeOrders reads the orders on the stop pipe, which the host wrote once
+// the copy started.
+func takeOrders(v string) ([]string, error) {
+	sfd, _, err := pipeFds(v)
 	if err != nil {
 		return nil, err
 	}
 	// Read as blocking, straight from the descriptor: openPipes makes
 	// the one *os.File it will have, for the runtime's poller.
-	return decodeOrders(fdReader(sfd))
+	return decodeOrders(bufio.NewReaderSize(fdReader(sfd), ordersEarly))
 }
 
 // fdReader reads a descriptor with read(2), as it is.

@@ -17,6 +17,10 @@ import (
 
 const supported = true
 
+// ordersEarly: the orders are written once the copy runs (a pipe's
+// buffer is only advisory on Windows).
+const ordersEarly = 0
+
 // passPipes gives the copy the two pipes' handles, inherited.
 func passPipes(cmd *exec.Cmd, stop, out *os.File) (restore func(), pipes string, err error) {
 	hs := []syscall.Handle{syscall.Handle(stop.Fd()), syscall.Handle(out.Fd())}
@@ -51,9 +55,15 @@ func pipeHandles(v string) (sh, oh windows.Handle, err error) {
 	return windows.Handle(s), windows.Handle(o), nil
 }
 
-// takeOrders reads, in the copy, its orders from the stop pipe before
-// anything else. Windows has no set-user-ID programs: a handle that
-// carries them was inherited from the process that started the copy.
+// provePipes checks, in the copy, that its two handles are pipes. Windows
+// has no set-user-ID programs: a handle was inherited from the process
+// that started the copy.
+func provePipes(v string) error {
+	_, _, err := pipeHandles(v)
+	return err
+}
+
+// takeOrders reads, in the copy, its orders from the stop pipe.
 func takeOrders(v string) ([]string, error) {
 	sh, _, err := pipeHandles(v)
 	if err != nil {

@@ -240,9 +240,13 @@ func hiddenEntry(t *testing.T, env []string, stdin io.Reader, files []*os.File, 
 	return cmd.ProcessState.ExitCode(), stderr.String()
 }
 
-// copyOrders frames args as a Group frames its copy's orders.
+// copyOrders frames args as a Group frames its copy's orders
+// (containment/orders.go).
 func copyOrders(args ...string) []byte {
-	b, _ := json.Marshal(map[string]any{"version": 1, "args": args})
+	b := []byte("contain-orders-1\x00")
+	for _, a := range args {
+		b = append(append(b, a...), 0)
+	}
 	return append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...)
 }
 
