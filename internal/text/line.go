@@ -43,6 +43,7 @@ func Line(w io.Writer, prefix, s string) {
 // formatted with its verb, flags, width and precision as fmt would, and
 // the result escaped. Numbers and booleans, which cannot carry a
 // control character, are left as they are (a %*d width stays an int).
+// %T shows the wrapper's type: contain's lines do not use it.
 func Args(args []any) []any {
 	out := make([]any, len(args))
 	for i, a := range args {
