@@ -55,7 +55,7 @@
 //     It recognises the copy by its first argument (__contain_group,
 //     __guard, __shim), which the program's own command line must never
 //     begin with. On Linux and macOS the copy that holds a command
-//     (__contain_group, with its pipes) does not even get there: it runs
+//     (__contain_group) does not even get there: it runs
 //     from this package's init function and exits there, so the
 //     program's init functions that Go runs after this package's, and
 //     its main, do not run in it.
