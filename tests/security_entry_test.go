@@ -254,7 +254,8 @@ func copyOrders(args ...string) []byte {
 // or a program's that links package containment (libhost), with
 // descriptors of their own making, as a privileged program that passes
 // them on (sudo -C, a service) would hand them over: the crash guard with
-// orders naming a session of root's, the shim with orders to run a
+// orders naming a session of root's (or, run as nobody on daemon's pipe,
+// of nobody's), the shim with orders to run a
 // command, the copy with orders to run one. Each refuses in one line,
 // with status 122, having done nothing: the session lives, no command
 // ran. With no descriptors at all, the same. The same orders on pipes
@@ -295,6 +296,24 @@ func TestSecurityHiddenEntries(t *testing.T) {
 				if !alive(victim) {
 					t.Errorf("%q, orders on stdin %v: the guard ended %d of session %s", args, viaStdin, victim, value)
 				}
+			}
+		})
+		t.Run(name+"/guard as nobody", func(t *testing.T) {
+			// nobody's guard, on a pipe that daemon (uid 1) made, with
+			// orders naming a session of nobody's.
+			testtool.Need(t, "setpriv", "util-linux")
+			gone := deadPID(t)
+			value := fmt.Sprintf("%s:%d", uniqueTool(t), gone)
+			victim := startTagged(t, value, procOpts{nobody: true})
+			r, w := strangersPipe(t, 1)
+			fmt.Fprintf(w, "session %s 300ms false\ncomm\n", value)
+			w.Close()
+			code, stderr := hiddenEntry(t, nil, nil, []*os.File{r}, "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--", prog, "__guard", strconv.Itoa(gone))
+			if code != refusedStatus || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "contain: the crash guard refused to run: descriptor 3 was made by uid 1, not by this user (uid 65534) or root") {
+				t.Errorf("status %d, stderr %q; want %d and one line", code, stderr, refusedStatus)
+			}
+			if !alive(victim) {
+				t.Errorf("nobody's guard ended %d of session %s on daemon's orders", victim, value)
 			}
 		})
 		t.Run(name+"/shim", func(t *testing.T) {
