@@ -418,12 +418,11 @@ func TestSecuritySetuid(t *testing.T) {
 	for _, m := range modes {
 		for _, prog := range []string{bin, host} {
 			path := filepath.Join(dir, strings.ReplaceAll(m.name, " ", "-")+"-"+filepath.Base(prog))
-			b, err := os.ReadFile(prog)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, b, 0o755); err != nil {
-				t.Fatal(err)
+			// Copied by cp: a file this process had open for writing,
+			// inherited by a fork of another test's, could not be
+			// executed (ETXTBSY).
+			if out, err := exec.Command("cp", prog, path).CombinedOutput(); err != nil {
+				t.Fatalf("cp: %v: %s", err, out)
 			}
 			if err := m.apply(path); err != nil {
 				t.Fatal(err)

@@ -8,7 +8,8 @@
 // its imports are, so every package that imports this one (internal/
 // earlyrun, which runs contain run from its own init function, and
 // package containment, whose init function runs the library's copy) runs
-// nothing before it. It imports only the standard library and x/sys.
+// nothing before it. It imports only the standard library, x/sys and
+// internal/text, none of which does anything as it is initialised.
 package entry
 
 import (
