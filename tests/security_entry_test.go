@@ -121,10 +121,14 @@ exec sleep 300`
 			if !lines.Scan() || lines.Text() != "started" {
 				t.Fatalf("the host did not start the job; stderr:\n%s", stderr.String())
 			}
-			waitFor(t, "the job's escapees", 20*time.Second, func() bool {
-				_, err := os.Stat(filepath.Join(dir, "ready"))
-				return err == nil
-			})
+			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				if _, err := os.Stat(filepath.Join(dir, "ready")); err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the job did not start its escapees within 20 s; the host said:\n%s", stderr.String())
+				}
+			}
 			var escapees []int
 			b, _ := os.ReadFile(filepath.Join(dir, "escapees"))
 			for _, f := range strings.Fields(string(b)) {
