@@ -268,24 +268,13 @@ func exitCode(err error) int {
 // PID 1; the host's reap -o TOOL ends nothing.
 func TestPIDNamespaceInits(t *testing.T) {
 	t.Parallel()
-	requireRoot(t, "PID namespaces (unshare --pid), and a writable cgroup v2 hierarchy")
-	testtool.Need(t, "unshare", "util-linux")
-	if ownCgroupDir() == "" {
-		t.Skip("no cgroup v2 hierarchy this test can write")
-	}
+	needNamespaceCgroups(t)
 	tool := uniqueTool(t)
 	dir := sharedDir(t)
 	for i := range 2 {
 		script := fmt.Sprintf(`readlink /proc/self/ns/pid > %[1]s/ns%[4]d
 exec %[3]s run -v -o %[2]s -- sleep 300 2> %[1]s/err%[4]d`, dir, tool, bin, i)
-		cmd := exec.Command("unshare", "--pid", "--fork", "--mount-proc", "--kill-child", "sh", "-c", script)
-		cmd.Env = withoutTag(os.Environ())
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		t.Cleanup(func() { cmd.Process.Kill(); <-done })
+		inNamespace(t, runOpts{}, script)
 	}
 	var sessions []nsPsSession
 	waitFor(t, "both runs' COMMANDs", 30*time.Second, func() bool {
@@ -378,11 +367,7 @@ func TestPIDNamespaceUnsure(t *testing.T) {
 // that PID among its own and called the group left over.
 func TestPIDNamespaceSeesHostCgroup(t *testing.T) {
 	t.Parallel()
-	requireRoot(t, "a PID namespace (unshare --pid), and a writable cgroup v2 hierarchy")
-	testtool.Need(t, "unshare", "util-linux")
-	if ownCgroupDir() == "" {
-		t.Skip("no cgroup v2 hierarchy this test can write")
-	}
+	needNamespaceCgroups(t)
 	tool := uniqueTool(t)
 	dir := sharedDir(t)
 	run, _ := startContain(t, runOpts{}, "run", "-o", tool, "--", "sleep", "300")
@@ -411,12 +396,8 @@ func TestPIDNamespaceSeesHostCgroup(t *testing.T) {
 // the escapee is ended, the group removed.
 func TestPIDNamespaceDeadRunCgroup(t *testing.T) {
 	t.Parallel()
-	requireRoot(t, "a PID namespace (unshare --pid), and a writable cgroup v2 hierarchy")
-	testtool.Need(t, "unshare", "util-linux")
+	needNamespaceCgroups(t)
 	needRealSetsid(t)
-	if ownCgroupDir() == "" {
-		t.Skip("no cgroup v2 hierarchy this test can write")
-	}
 	tool := uniqueTool(t)
 	dir := sharedDir(t)
 	inNamespace(t, runOpts{}, fmt.Sprintf(`
@@ -473,4 +454,15 @@ func cgroupDirOf(t *testing.T, pid int) string {
 	}
 	t.Fatalf("no cgroup v2 line for %d: %s", pid, b)
 	return ""
+}
+
+// needNamespaceCgroups skips a test that needs root, unshare and a
+// cgroup v2 hierarchy it can write.
+func needNamespaceCgroups(t *testing.T) {
+	t.Helper()
+	requireRoot(t, "PID namespaces (unshare --pid), and a writable cgroup v2 hierarchy")
+	testtool.Need(t, "unshare", "util-linux")
+	if ownCgroupDir() == "" {
+		t.Skip("no cgroup v2 hierarchy this test can write")
+	}
 }
