@@ -32,7 +32,9 @@ A session is alive when a process with that PID runs, is not a zombie and
 started no later than the session's earliest process; otherwise it is
 orphaned (a reused PID is not the originator). A session whose processes are
 all marked RUNNING_PROCESS_IS_DAEMON=1 is shown as daemon; a value that is
-not TOOL:PID as malformed.
+not TOOL:PID as malformed. A session made in another PID namespace (a
+container) is judged there, and shown as TOOL:PID@pidns:INODE; where that
+cannot be told from here it is unknown, never orphaned.
 
 Each process shows the CPU time it has used (user and system, all its
 threads) and its resident memory; each session, its processes and their
