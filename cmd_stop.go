@@ -194,8 +194,8 @@ func (st *stopRun) exit(done bool) error {
 	}
 	if !done {
 		n, running := 0, st.W.LiveIn()
-		for _, v := range st.Values(stop.Asked) {
-			if len(running[v]) > 0 {
+		for _, k := range st.Keys(stop.Asked) {
+			if len(running[k]) > 0 {
 				n++
 			}
 		}
@@ -251,12 +251,12 @@ func (st *stopRun) report(took time.Duration) *stopReport {
 	left := st.W.LiveIn()
 	for _, s := range st.Sessions {
 		rep.Sessions = append(rep.Sessions, stopSessionJSON{Originator: originatorJSON{Value: s.Value, Tool: s.Tool, PID: s.PID},
-			State: s.State, Result: st.sessionResult(s, len(left[s.Value]) > 0), Failed: st.failed(s, len(left[s.Value]) > 0),
+			State: s.State, Result: st.sessionResult(s, len(left[s.Key]) > 0), Failed: st.failed(s, len(left[s.Key]) > 0),
 			said: st.saysOnStderr(s)})
 	}
 	for _, id := range st.W.Order {
 		m := st.W.Members[id]
-		s := st.Find(m.Session)
+		s := st.Find(m.Key)
 		result, alive := st.memberResult(m, s)
 		started := ""
 		if !m.Started.IsZero() {
@@ -288,7 +288,7 @@ func (st *stopRun) failed(s *stop.Stopped, left bool) bool {
 // when it matched nothing; with -o beside a session that was asked, it
 // is only said, so that a tag forged by another user cannot make every
 // stop -o of that tool fail.
-func (st *stopRun) askedAny() bool { return len(st.Values(stop.Asked)) > 0 }
+func (st *stopRun) askedAny() bool { return len(st.Keys(stop.Asked)) > 0 }
 
 func (st *stopRun) sessionResult(s *stop.Stopped, left bool) string {
 	switch s.Outcome {

@@ -34,11 +34,11 @@ func TestStopReport(t *testing.T) {
 	st := &stopRun{&stop.Run{Rq: stop.Request{Sig: syscall.SIGTERM, Timeout: 5 * time.Second, Kill: true}, W: w, Killed: true, TimedOut: true,
 		Reaped: map[proc.ID]reap.Outcome{{PID: 21, Start: 21}: {Process: tagged(21, "A:10"), Session: "A:10", Ending: reap.EndedByFirst}}}}
 	st.Sessions = []*stop.Stopped{
-		{Value: "A:10", Tool: "A", PID: 10, State: session.Alive, Named: true, Outcome: stop.Asked},
-		{Value: "B:11", Tool: "B", PID: 11, State: session.Orphaned, Named: true, Outcome: stop.Orphaned, Detail: "PID 11 is gone"},
-		{Value: "C:12", Tool: "C", PID: 12, State: session.Alive, Named: true, Outcome: stop.Refused, Detail: "cannot ask PID 12: operation not permitted"},
-		{Value: "D:13", Tool: "D", PID: 13, State: session.Orphaned, Outcome: stop.Orphaned, Detail: "PID 13 is gone"},
-		{Value: "E:14", Tool: "E", PID: 14, Named: true, Absent: true, Detail: "no process carries it"},
+		{Value: "A:10", Key: "A:10", Tool: "A", PID: 10, State: session.Alive, Named: true, Outcome: stop.Asked},
+		{Value: "B:11", Key: "B:11", Tool: "B", PID: 11, State: session.Orphaned, Named: true, Outcome: stop.Orphaned, Detail: "PID 11 is gone"},
+		{Value: "C:12", Key: "C:12", Tool: "C", PID: 12, State: session.Alive, Named: true, Outcome: stop.Refused, Detail: "cannot ask PID 12: operation not permitted"},
+		{Value: "D:13", Key: "D:13", Tool: "D", PID: 13, State: session.Orphaned, Outcome: stop.Orphaned, Detail: "PID 13 is gone"},
+		{Value: "E:14", Key: "E:14", Tool: "E", PID: 14, Named: true, Absent: true, Detail: "no process carries it"},
 	}
 	var b bytes.Buffer
 	st.report(time.Second).write(&b, "table")
@@ -105,7 +105,7 @@ func TestStopExitTimedOut(t *testing.T) {
 	for _, kill := range []bool{false, true} {
 		var errOut strings.Builder
 		st := &stopRun{&stop.Run{Rq: stop.Request{Sig: syscall.SIGTERM, Timeout: time.Second, Kill: kill}, W: w, Stderr: &errOut,
-			Sessions: []*stop.Stopped{{Value: "A:10", Tool: "A", PID: 10, State: session.Alive, Named: true, Outcome: stop.Asked}}}}
+			Sessions: []*stop.Stopped{{Value: "A:10", Key: "A:10", Tool: "A", PID: 10, State: session.Alive, Named: true, Outcome: stop.Asked}}}}
 		code, want := exitCode(st.exit(false)), 124
 		if kill {
 			want = 1
@@ -139,8 +139,8 @@ func TestStopExitNotAsked(t *testing.T) {
 	}{
 		{"named", []*stop.Stopped{forged(true)}, 1},
 		{"-o, nothing asked", []*stop.Stopped{forged(false)}, 1},
-		{"-o, beside one asked", []*stop.Stopped{{Value: "A:10", Tool: "A", PID: 10, State: session.Alive, Outcome: stop.Asked}, forged(false)}, 0},
-		{"named, beside one asked", []*stop.Stopped{{Value: "A:10", Tool: "A", PID: 10, State: session.Alive, Outcome: stop.Asked}, forged(true)}, 1},
+		{"-o, beside one asked", []*stop.Stopped{{Value: "A:10", Key: "A:10", Tool: "A", PID: 10, State: session.Alive, Outcome: stop.Asked}, forged(false)}, 0},
+		{"named, beside one asked", []*stop.Stopped{{Value: "A:10", Key: "A:10", Tool: "A", PID: 10, State: session.Alive, Outcome: stop.Asked}, forged(true)}, 1},
 	} {
 		var errOut strings.Builder
 		st := &stopRun{&stop.Run{Rq: stop.Request{Sig: syscall.SIGTERM}, W: w, Stderr: &errOut, Sessions: c.sessions}}
@@ -177,7 +177,7 @@ func TestStopNothingMatched(t *testing.T) {
 		{"named", nil, []*stop.Stopped{{Value: "NOPE:99999", Tool: "NOPE", PID: 99999, Named: true, Absent: true, Detail: "no process carries it"}},
 			"contain: stop: nothing to stop: no process carries NOPE:99999\n" + skipped, 1},
 		{"-o", []string{"CI"}, nil, "contain: stop: nothing to stop: no session matches -o CI\n" + skipped, 1},
-		{"a daemon left", nil, []*stop.Stopped{{Value: "A:10", Tool: "A", PID: 10, State: session.Orphaned, Named: true, Detail: "1 daemon left running (--include-daemons stops them)"}},
+		{"a daemon left", nil, []*stop.Stopped{{Value: "A:10", Key: "A:10", Tool: "A", PID: 10, State: session.Orphaned, Named: true, Detail: "1 daemon left running (--include-daemons stops them)"}},
 			"contain: stop: nothing to stop in session A:10: no live process; 1 daemon left running (--include-daemons stops them)\n", 0},
 	} {
 		var errOut, out strings.Builder
@@ -198,7 +198,7 @@ func TestStopIgnoringOriginator(t *testing.T) {
 	w.Scan()
 	var errOut, out strings.Builder
 	st := &stopRun{&stop.Run{Rq: stop.Request{Sig: syscall.SIGINT}, W: w, Stderr: &errOut,
-		Sessions: []*stop.Stopped{{Value: "A:10", Tool: "A", PID: 10, State: session.Alive, Named: true, Outcome: stop.Ignoring, Detail: "PID 10 ignores SIGINT"}}}}
+		Sessions: []*stop.Stopped{{Value: "A:10", Key: "A:10", Tool: "A", PID: 10, State: session.Alive, Named: true, Outcome: stop.Ignoring, Detail: "PID 10 ignores SIGINT"}}}}
 	rep := st.report(time.Second)
 	rep.write(&out, "table")
 	if code := exitCode(st.exit(true)); code != 1 || errOut.Len() != 0 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -177,9 +178,10 @@ func doWait(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	held := map[string]bool{}
+	held, found := map[string]bool{}, map[string]bool{}
 	for i := range first {
-		held[first[i].Value] = w.Holding(first[i].Value) > 0
+		held[first[i].Key()] = w.Holding(first[i].Key()) > 0
+		found[first[i].Value] = true
 	}
 	// A session this user cannot see is not waited for: no end of it
 	// could be told. wait says so at once, and fails.
@@ -187,12 +189,12 @@ func doWait(c *cli.Context) error {
 	for i := range first {
 		if s := &first[i]; s.State == session.Alive {
 			if why := w.Unseen(s.HerePID()); why != "" {
-				unseen[s.Value] = why
+				unseen[s.Key()] = why
 			}
 		}
 	}
 	for _, v := range set.Values {
-		if _, found := held[v]; !found {
+		if !found[v] {
 			if _, pid, err := tag.Parse(v); err == nil {
 				if why := w.Unseen(pid); why != "" {
 					unseen[v] = why
@@ -211,18 +213,19 @@ func doWait(c *cli.Context) error {
 	seen := map[string]bool{}
 	for i := range first {
 		s := &first[i]
-		seen[s.Value] = true
-		rep.add(s.Value, s.Tool, s.PID, held[s.Value], left[s.Value], unseen[s.Value])
+		seen[s.Key()], found[s.Value] = true, true
+		rep.add(s.Key(), s.Value, s.Tool, s.PID, held[s.Key()], left[s.Key()], unseen[s.Key()])
 	}
 	// Sessions of the -o tools that appeared while waiting.
 	for _, id := range w.Order {
-		if v := w.Members[id].Session; !seen[v] {
-			seen[v] = true
+		if m := w.Members[id]; !seen[m.Key] {
+			k, v := m.Key, m.Session
+			seen[k], found[v] = true, true
 			tool, pid, _ := tag.Parse(v)
-			if why := w.Unseen(pid); why != "" {
-				unseen[v] = why
+			if why := w.Unseen(pid); why != "" && k == v {
+				unseen[k] = why
 			}
-			rep.add(v, tool, pid, true, left[v], unseen[v])
+			rep.add(k, v, tool, pid, true, left[k], unseen[k])
 		}
 	}
 	// What matched nothing: a session named that no process carries
@@ -230,9 +233,9 @@ func doWait(c *cli.Context) error {
 	// no session of the -o tools at all.
 	var nothing []string
 	for _, v := range set.Values {
-		if !seen[v] {
+		if !found[v] {
 			tool, pid, _ := tag.Parse(v)
-			rep.add(v, tool, pid, false, nil, unseen[v])
+			rep.add(v, v, tool, pid, false, nil, unseen[v])
 			if unseen[v] == "" {
 				rep.Sessions[len(rep.Sessions)-1].absent = true
 				nothing = append(nothing, "no process carries "+text.Shorten(text.Printable(v)))
@@ -279,11 +282,12 @@ type waitedJSON struct {
 	Result     string         `json:"result"` // ended, still running, nothing to wait for, cannot see it: why
 	Running    []int          `json:"running"`
 	absent     bool           // named, and no process carries it: said on stderr, not in the table
+	key        string         // the session's Key, for the table
 }
 
 // add reports the session value: held, whether it had a process to wait
 // for; running, what of it still runs; unseen, why it cannot be seen.
-func (r *waitReport) add(value, tool string, pid int, held bool, running []int, unseen string) {
+func (r *waitReport) add(key, value, tool string, pid int, held bool, running []int, unseen string) {
 	result := "ended"
 	switch {
 	case unseen != "":
@@ -294,7 +298,7 @@ func (r *waitReport) add(value, tool string, pid int, held bool, running []int, 
 		result = "nothing to wait for"
 	}
 	r.Sessions = append(r.Sessions, waitedJSON{Originator: originatorJSON{Value: value, Tool: tool, PID: pid},
-		Result: result, Running: append([]int{}, running...)})
+		Result: result, Running: append([]int{}, running...), key: key})
 }
 
 func (r *waitReport) left() int {
@@ -326,7 +330,7 @@ func (r *waitReport) write(w io.Writer, format string) error {
 			}
 			result += ": " + strings.Join(pids, " ")
 		}
-		t.Row(text.Printable(s.Originator.Value), result)
+		t.Row(text.Printable(cmp.Or(s.key, s.Originator.Value)), result)
 		rows++
 	}
 	if rows > 0 {

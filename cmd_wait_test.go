@@ -174,10 +174,10 @@ func TestWatchDeadline(t *testing.T) {
 // TestWaitReport: the table and the JSON say each session's end.
 func TestWaitReport(t *testing.T) {
 	r := waitReport{TimedOut: true, Sessions: []waitedJSON{}}
-	r.add("A:10", "A", 10, true, []int{20, 21}, "")
-	r.add("B:11", "B", 11, true, nil, "")
-	r.add("C:12", "C", 12, false, nil, "")
-	r.add("D:13", "D", 13, false, nil, "its originator, PID 13, runs as another user (root, uid 0) whose processes' environments this user cannot read")
+	r.add("A:10", "A:10", "A", 10, true, []int{20, 21}, "")
+	r.add("B:11", "B:11", "B", 11, true, nil, "")
+	r.add("C:12", "C:12", "C", 12, false, nil, "")
+	r.add("D:13", "D:13", "D", 13, false, nil, "its originator, PID 13, runs as another user (root, uid 0) whose processes' environments this user cannot read")
 	var b bytes.Buffer
 	r.write(&b, "table")
 	want := "SESSION  RESULT\nA:10     still running: 20 21\nB:11     ended\nC:12     nothing to wait for\n" +
@@ -210,8 +210,8 @@ func TestWaitReport(t *testing.T) {
 // nothing.
 func TestWaitNothingMatched(t *testing.T) {
 	r := waitReport{Sessions: []waitedJSON{}}
-	r.add("A:10", "A", 10, true, nil, "")
-	r.add("NOPE:99999", "NOPE", 99999, false, nil, "")
+	r.add("A:10", "A:10", "A", 10, true, nil, "")
+	r.add("NOPE:99999", "NOPE:99999", "NOPE", 99999, false, nil, "")
 	r.Sessions[1].absent = true
 	var b bytes.Buffer
 	r.write(&b, "table")

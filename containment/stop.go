@@ -71,7 +71,7 @@ func Stop(ctx context.Context, o StopOptions) (out []Stopped, done bool, err err
 	}
 	left := st.W.LiveIn()
 	for _, s := range st.Sessions {
-		out = append(out, Stopped{Session: s.Value, Outcome: outcomes[s.Outcome], Detail: s.Detail, Running: left[s.Value]})
+		out = append(out, Stopped{Session: s.Value, Outcome: outcomes[s.Outcome], Detail: s.Detail, Running: left[s.Key]})
 	}
 	return out, done, nil
 }

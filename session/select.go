@@ -19,6 +19,7 @@ type Reaper struct {
 type Choice struct {
 	Process
 	Session string // the originator value
+	Key     string // the session's Key: the value, and its PID namespace where not the viewer's
 	Skip    string // why it is left alone; "" if it is to be reaped
 }
 
@@ -70,7 +71,7 @@ func Select(sessions []Session, o Options, r Reaper) (chosen []Choice, skipped [
 			if v, ok := originates[p.PID]; ok && skip == "" {
 				skip = "the originator of the live session " + v
 			}
-			chosen = append(chosen, Choice{Process: p, Session: s.Value, Skip: skip})
+			chosen = append(chosen, Choice{Process: p, Session: s.Value, Key: s.Key(), Skip: skip})
 		}
 	}
 	return chosen, skipped

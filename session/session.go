@@ -306,6 +306,7 @@ func (s *Session) Daemons() int {
 type Filter struct {
 	Tools    []string // exact TOOL; empty: all
 	Values   []string // exact TOOL:PID; empty: all
+	Keys     []string // exact Session.Key; empty: all
 	Orphaned bool     // only orphaned sessions
 }
 
@@ -315,6 +316,9 @@ func (f Filter) Match(s *Session) bool {
 		return false
 	}
 	if len(f.Values) > 0 && !slices.Contains(f.Values, s.Value) {
+		return false
+	}
+	if len(f.Keys) > 0 && !slices.Contains(f.Keys, s.Key()) {
 		return false
 	}
 	return !f.Orphaned || s.State == Orphaned

@@ -305,6 +305,18 @@ exec %[3]s run -v -o %[2]s -- sleep 300 2> %[1]s/err%[4]d`, dir, tool, bin, i)
 			t.Errorf("run %d did not use a cgroup of its own:\n%s", i, b)
 		}
 	}
+	// wait tells the two sessions of one value apart, each with its
+	// own process.
+	b, err := exec.Command(bin, "wait", "-t", "0.3", tool+":1").Output()
+	if exitCode(err) != 124 {
+		t.Errorf("wait -t 0.3 %s:1: status %d, want 124\n%s", tool, exitCode(err), b)
+	}
+	for _, s := range sessions {
+		want := fmt.Sprintf("%s:1@pidns:%d  still running: %d\n", tool, s.Originator.PIDNamespace, s.Processes[0].PID)
+		if !strings.Contains(string(b), want) {
+			t.Errorf("wait does not say %q:\n%s", want, b)
+		}
+	}
 	if b, err := exec.Command(bin, "reap", "-o", tool).CombinedOutput(); err != nil {
 		t.Errorf("reap -o %s: %v\n%s", tool, err, b)
 	}

@@ -38,6 +38,7 @@ const (
 // Stopped is one session stop found, and what became of it.
 type Stopped struct {
 	Value, Tool string
+	Key         string // Session.Key: two sessions of one value in two PID namespaces are two
 	PID         int
 	State       session.State
 	Named       bool
@@ -67,7 +68,7 @@ type Run struct {
 // originator. gone: the originator was found ended (or its PID reused) as
 // it was pinned; recheck looks at the session again.
 func (st *Run) Ask(s *session.Session) (x *Stopped, gone bool) {
-	x = &Stopped{Value: s.Value, Tool: s.Tool, PID: s.PID, State: s.State, Named: slices.Contains(st.Rq.Set.Values, s.Value)}
+	x = &Stopped{Value: s.Value, Tool: s.Tool, Key: s.Key(), PID: s.PID, State: s.State, Named: slices.Contains(st.Rq.Set.Values, s.Value)}
 	if s.NS != 0 {
 		x.Where = " of " + session.NSWords(s.NS)
 		if s.ViewPID != 0 {
@@ -164,17 +165,17 @@ func (st *Run) Recheck(vanished []*Stopped) error {
 	if len(vanished) == 0 {
 		return nil
 	}
-	var values []string
+	var keys []string
 	for _, s := range vanished {
-		values = append(values, s.Value)
+		keys = append(keys, s.Key)
 	}
-	st.W.Set = watch.Set{Values: values}
+	st.W.Set = watch.Set{Keys: keys}
 	if _, err := st.W.Scan(); err != nil {
 		return err
 	}
 	for _, s := range vanished {
 		s.Detail = fmt.Sprintf("PID %d ended before it could be asked", s.PID)
-		if st.W.Holding(s.Value) == 0 {
+		if st.W.Holding(s.Key) == 0 {
 			s.Outcome = NothingToStop
 		}
 	}
@@ -203,7 +204,19 @@ func (st *Run) ReapHint(value string) string {
 	return "contain reap --session " + text.Shorten(text.Printable(value))
 }
 
-func (st *Run) Find(value string) *Stopped {
+// Find is the session of key (Session.Key; a Stopped made without one
+// is found by its value).
+func (st *Run) Find(key string) *Stopped {
+	for _, s := range st.Sessions {
+		if s.Key == key || s.Key == "" && s.Value == key {
+			return s
+		}
+	}
+	return nil
+}
+
+// findValue is a session of value, in any PID namespace.
+func (st *Run) findValue(value string) *Stopped {
 	for _, s := range st.Sessions {
 		if s.Value == value {
 			return s
@@ -212,12 +225,12 @@ func (st *Run) Find(value string) *Stopped {
 	return nil
 }
 
-// values lists the sessions with outcome o.
-func (st *Run) Values(o Outcome) []string {
+// Keys lists the sessions with outcome o, by Session.Key.
+func (st *Run) Keys(o Outcome) []string {
 	var out []string
 	for _, s := range st.Sessions {
 		if s.Outcome == o {
-			out = append(out, s.Value)
+			out = append(out, s.Key)
 		}
 	}
 	return out
@@ -257,7 +270,7 @@ func (st *Run) KillRest() {
 	for deadline := time.Now().Add(time.Second); st.Pending() && time.Now().Before(deadline); {
 		time.Sleep(b.Next())
 	}
-	o := session.Options{Filter: session.Filter{Values: st.Values(Asked)}, IncludeDaemons: st.Rq.IncludeDaemons}
+	o := session.Options{Filter: session.Filter{Keys: st.Keys(Asked)}, IncludeDaemons: st.Rq.IncludeDaemons}
 	choose := func() ([]session.Choice, error) {
 		chosen, err := reap.Choose(o, st.W.Me)
 		st.spareUnclaimed(chosen)
@@ -291,7 +304,7 @@ func (st *Run) spareUnclaimed(chosen []session.Choice) {
 		if ch.Skip != "" {
 			continue
 		}
-		s := st.Find(ch.Session)
+		s := st.Find(ch.Key)
 		if s == nil || s.Outcome != Asked {
 			ch.Skip = "its session was not asked"
 		} else if why := session.Implausible(s.Tool, s.Claimed, []session.Process{ch.Process}, st.W.Me); why != "" {
@@ -331,9 +344,9 @@ func (st *Run) Do(ctx context.Context) (done bool, err error) {
 		return false, err
 	}
 	for _, v := range st.Rq.Set.Values {
-		if st.Find(v) == nil {
+		if st.findValue(v) == nil {
 			tool, pid, _ := tag.Parse(v)
-			x := &Stopped{Value: v, Tool: tool, PID: pid, Named: true, Absent: true, Detail: "no process carries it"}
+			x := &Stopped{Value: v, Key: v, Tool: tool, PID: pid, Named: true, Absent: true, Detail: "no process carries it"}
 			// No process it can see carries it, and its originator runs
 			// hidden (another user's, or /proc mounted hidepid): it
 			// cannot be told to have ended, nor asked.
@@ -344,8 +357,8 @@ func (st *Run) Do(ctx context.Context) (done bool, err error) {
 		}
 	}
 	done = true
-	if values := st.Values(Asked); len(values) > 0 {
-		st.W.Narrow(values)
+	if keys := st.Keys(Asked); len(keys) > 0 {
+		st.W.Narrow(keys)
 		var deadline time.Time
 		if st.Rq.Timeout > 0 {
 			deadline = time.Now().Add(st.Rq.Timeout)

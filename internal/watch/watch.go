@@ -25,9 +25,15 @@ import (
 type Set struct {
 	Values []string
 	Tools  []string
+	// Keys, where given, are the only sessions (Session.Key: a value in
+	// one PID namespace): what stop narrows to once it asked them.
+	Keys []string
 }
 
 func (s Set) Has(sess *session.Session) bool {
+	if len(s.Keys) > 0 {
+		return slices.Contains(s.Keys, sess.Key())
+	}
 	return slices.Contains(s.Values, sess.Value) || sess.Tool != "" && slices.Contains(s.Tools, sess.Tool)
 }
 
@@ -55,7 +61,8 @@ type Watch struct {
 // Member is one process of a watched session.
 type Member struct {
 	session.Process
-	Session string
+	Session string // its session's value
+	Key     string // its session's Key (the value, and its PID namespace where not this contain's)
 	// spared says why it does not hold the wait ("" if it does): a
 	// daemon, this contain, one of its ancestors.
 	Spared string
@@ -107,7 +114,7 @@ func (w *Watch) Scan() ([]session.Session, error) {
 			id := proc.ID{PID: p.PID, Start: p.Start}
 			m := w.Members[id]
 			if m == nil {
-				m = &Member{Process: p, Session: s.Value, Spared: w.Spared(p)}
+				m = &Member{Process: p, Session: s.Value, Key: s.Key(), Spared: w.Spared(p)}
 				if o := s.Originator; m.Spared == "" && s.State == session.Alive && o.Owned && !o.Owns(p) {
 					// A tag is a claim anyone can make: another user's
 					// process that carries a live session's value is no
@@ -126,18 +133,18 @@ func (w *Watch) Scan() ([]session.Session, error) {
 	return out, nil
 }
 
-// narrow keeps to the sessions values from now on.
-func (w *Watch) Narrow(values []string) {
-	w.Set = Set{Values: values}
-	w.Live = slices.DeleteFunc(w.Live, func(id proc.ID) bool { return !slices.Contains(values, w.Members[id].Session) })
+// narrow keeps to the sessions keys (Session.Key) from now on.
+func (w *Watch) Narrow(keys []string) {
+	w.Set = Set{Keys: keys}
+	w.Live = slices.DeleteFunc(w.Live, func(id proc.ID) bool { return !slices.Contains(keys, w.Members[id].Key) })
 }
 
-// holding counts the processes of the session value that hold the wait
-// as last seen.
-func (w *Watch) Holding(value string) int {
+// holding counts the processes of the session key (Session.Key) that
+// hold the wait as last seen.
+func (w *Watch) Holding(key string) int {
 	n := 0
 	for _, id := range w.Live {
-		if w.Members[id].Session == value {
+		if w.Members[id].Key == key {
 			n++
 		}
 	}
@@ -210,12 +217,13 @@ func (w *Watch) Wait(ctx context.Context, deadline time.Time, pending func() boo
 // WaitMost is the longest a wait sleeps between two checks.
 const WaitMost = 200 * time.Millisecond
 
-// liveIn lists, by session, the processes that still hold the wait.
+// liveIn lists, by session (Session.Key), the processes that still hold
+// the wait.
 func (w *Watch) LiveIn() map[string][]int {
 	out := map[string][]int{}
 	for _, id := range w.Order {
 		if m := w.Members[id]; m.Spared == "" && w.Runs(m.Process) {
-			out[m.Session] = append(out[m.Session], m.PID)
+			out[m.Key] = append(out[m.Key], m.PID)
 		}
 	}
 	return out
