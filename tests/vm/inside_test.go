@@ -478,8 +478,12 @@ func TestCPUs(t *testing.T) {
 	free := share("--")
 	held := share("--cpus", "0.5", "--")
 	t.Logf("2 s of spinning: %.2f of a CPU without a limit, %.2f with --cpus 0.5", free, held)
-	if held > 0.6 { // the quota is per 100 ms period: a little over in 2 s
-		t.Errorf("%.2f of a CPU with --cpus 0.5", held)
+	// Where the host is busy, the VM's clock falls behind the CPU time it
+	// counts (a lone spinner read 1.25 CPUs beside two busy processes on
+	// the host): the limit is judged on the scale of the unlimited run.
+	scale := max(1, free)
+	if held > 0.6*scale { // the quota is per 100 ms period: a little over in 2 s
+		t.Errorf("%.2f of a CPU with --cpus 0.5, where one CPU reads %.2f", held, scale)
 	}
 	if held < 0.7*min(0.5, free) {
 		t.Errorf("%.2f of a CPU with --cpus 0.5, where %.2f is to be had", held, free)
