@@ -213,7 +213,7 @@ func doWait(c *cli.Context) error {
 	seen := map[string]bool{}
 	for i := range first {
 		s := &first[i]
-		seen[s.Key()], found[s.Value] = true, true
+		seen[s.Key()] = true
 		rep.add(s.Key(), s.Value, s.Tool, s.PID, held[s.Key()], left[s.Key()], unseen[s.Key()])
 	}
 	// Sessions of the -o tools that appeared while waiting.

@@ -12,7 +12,7 @@ import (
 // sessions are neither listed nor told to have ended: why is proc.Hidden.
 func reportHidden(w io.Writer, why string) {
 	if why != "" {
-		text.Fprintf(w, "contain: %s, so their sessions are not listed\n", text.Printable(why))
+		text.Fprintf(w, "contain: %s, so their sessions are not listed\n", why)
 	}
 }
 

@@ -90,10 +90,7 @@ func LiveOriginators(sessions []Session) map[int]string {
 		}
 		// The originator as the viewer sees it: a PID of another
 		// namespace names no process here.
-		pid := s.ViewPID
-		if pid == 0 && s.NS == 0 {
-			pid = s.PID
-		}
+		pid := s.HerePID()
 		if _, dup := out[pid]; !dup && pid > 0 {
 			out[pid] = s.Key()
 		}

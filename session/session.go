@@ -162,6 +162,20 @@ func (s *Session) HerePID() int {
 	return s.ViewPID
 }
 
+// Where names the session's PID namespace where it is not the viewer's,
+// and its originator's PID here when it was found: " of PID namespace N
+// (PID H here)"; "" in the viewer's own.
+func (s *Session) Where() string {
+	if s.NS == 0 {
+		return ""
+	}
+	w := " of PID namespace " + strconv.FormatUint(s.NS, 10)
+	if s.ViewPID != 0 {
+		w += fmt.Sprintf(" (PID %d here)", s.ViewPID)
+	}
+	return w
+}
+
 // Key tells sessions apart: the value, and the namespace where it is not
 // the viewer's.
 func (s *Session) Key() string { return Key(s.Value, s.NS) }
@@ -172,15 +186,6 @@ func Key(value string, ns uint64) string {
 		return value
 	}
 	return value + "@pidns:" + strconv.FormatUint(ns, 10)
-}
-
-// NSWords names a session's PID namespace for people: "" for the
-// viewer's own.
-func NSWords(ns uint64) string {
-	if ns == 0 {
-		return ""
-	}
-	return "PID namespace " + strconv.FormatUint(ns, 10)
 }
 
 // Group sorts processes into sessions and decides each session's state: the
@@ -243,13 +248,7 @@ func (s *Session) decide(lookup Lookup) {
 			s.ViewPID = cmp.Or(o.ViewPID, pid)
 		}
 	}
-	where := ""
-	if s.NS != 0 {
-		where = " of " + NSWords(s.NS)
-		if s.ViewPID != 0 && s.ViewPID != pid {
-			where += fmt.Sprintf(" (PID %d here)", s.ViewPID)
-		}
-	}
+	where := s.Where()
 	switch {
 	case err != nil && s.NS != 0:
 		s.State, s.Reason = Unknown, fmt.Sprintf("cannot tell whether PID %d%s runs (%v)", pid, where, err)

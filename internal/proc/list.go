@@ -24,7 +24,7 @@ func (l *Listing) Lookup(ns uint64, pid int) (session.Originator, error) {
 		return LookupOriginator(0, pid)
 	}
 	if l.ix == nil {
-		l.ix = &nsIndex{}
+		l.ix = newNSIndex()
 	}
 	return l.ix.lookup(ns, pid)
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/contain-cli/contain/internal/procfs"
 	"github.com/contain-cli/contain/internal/text"
@@ -31,6 +32,20 @@ const maxWalk = 4096
 type nsCache struct {
 	fs   procfs.FS
 	seen map[int]nsInfo
+	// candidates: what unsure read of each process here that has a
+	// tag's PID, once for all the members that name it.
+	candidates map[candidateKey]candidate
+}
+
+type candidateKey struct {
+	contain bool // the tool is CONTAIN: the candidate must be a contain run
+	pid     int
+}
+
+type candidate struct {
+	ok    bool   // it could be an originator, if it started early enough
+	start uint64 // its start
+	comm  string
 }
 
 type nsInfo struct {
@@ -99,17 +114,21 @@ func (c *nsCache) judgeNS(p procfs.Tagged) (ns uint64, unsure string) {
 // contain run), and the tree may have come apart (a tool that is no
 // subreaper, whose child left). "" when no process here could be.
 func (c *nsCache) unsure(tool string, pid int, p procfs.Tagged) string {
-	st, err := c.fs.Stat(pid, nil)
-	if err != nil || st.Zombie() || pid == 2 || st.PPID == 2 || st.Start > p.Start {
+	k := candidateKey{tool == session.ContainTool, pid}
+	cd, read := c.candidates[k]
+	if !read {
+		st, err := c.fs.Stat(pid, nil)
+		cd = candidate{ok: err == nil && !st.Zombie() && pid != 2 && st.PPID != 2, start: st.Start, comm: st.Comm}
+		if cd.ok && k.contain {
+			exe, same := exeOf(pid)
+			cd.ok = IsContainRun(same, exe, ArgvOf(pid))
+		}
+		c.candidates[k] = cd
+	}
+	if !cd.ok || cd.start > p.Start {
 		return ""
 	}
-	if tool == session.ContainTool {
-		exe, same := exeOf(pid)
-		if !IsContainRun(same, exe, ArgvOf(pid)) {
-			return ""
-		}
-	}
-	return fmt.Sprintf("PID %d of this namespace, %s, may be its originator", pid, text.Printable(st.Comm))
+	return fmt.Sprintf("PID %d of this namespace, %s, may be its originator", pid, text.Printable(cd.comm))
 }
 
 // withNamespaces sets NS of each process in procs that runs in a PID
@@ -121,7 +140,7 @@ func withNamespaces(fs procfs.FS, raw []procfs.Tagged, procs []session.Process) 
 			continue
 		}
 		if c == nil {
-			c = &nsCache{fs: fs, seen: map[int]nsInfo{}}
+			c = &nsCache{fs: fs, seen: map[int]nsInfo{}, candidates: map[candidateKey]candidate{}}
 		}
 		procs[i].NS, procs[i].NSUnsure = c.judgeNS(p)
 	}
@@ -136,9 +155,11 @@ var ErrNamespaceHidden = errors.New("processes of that namespace cannot be seen 
 // the one, and the answer is then an error (the session is unknown),
 // never "gone".
 func lookupIn(fs procfs.FS, ns uint64, pid int) (session.Originator, error) {
-	ix := &nsIndex{fs: fs}
-	return ix.lookup(ns, pid)
+	return (&nsIndex{fs: fs}).lookup(ns, pid)
 }
+
+// newNSIndex is an index of the live /proc, read at its first lookup.
+func newNSIndex() *nsIndex { return &nsIndex{fs: FS} }
 
 // nsIndex is every visible process of a namespace below this /proc's, by
 // namespace and its own PID there, read once.
@@ -162,9 +183,6 @@ type nsKey struct {
 
 func (ix *nsIndex) build() {
 	ix.built = true
-	if ix.fs.Root == "" {
-		ix.fs = FS
-	}
 	pids, err := ix.fs.PIDs()
 	if err != nil {
 		ix.err = err
@@ -252,15 +270,16 @@ func (ix *nsIndex) lookup(ns uint64, pid int) (session.Originator, error) {
 const initPIDNS = 0xEFFFFFFC
 
 // OwnNS is the inode of this process's PID namespace; 0 where it cannot
-// be read.
-func OwnNS() uint64 {
+// be read. A process never changes its own (setns changes its
+// children's), so it is read once.
+var OwnNS = sync.OnceValue(func() uint64 {
 	l, err := os.Readlink("/proc/self/ns/pid")
 	if err != nil {
 		return 0
 	}
 	ns, _ := procfs.ParseNSLink(l)
 	return ns
-}
+})
 
 // NSName is what names made by this contain (its cgroup, its registry)
 // carry to tell them from those of a contain of the same PID in another

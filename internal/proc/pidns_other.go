@@ -15,6 +15,8 @@ func NSOfName(part string) (ns uint64, ok bool) { return 0, part == "" }
 // nsIndex is empty where there are no PID namespaces.
 type nsIndex struct{}
 
+func newNSIndex() *nsIndex { return &nsIndex{} }
+
 func (*nsIndex) lookup(ns uint64, pid int) (session.Originator, error) {
 	return LookupOriginator(ns, pid)
 }

@@ -565,7 +565,8 @@ func readRegistryDir(dir string) ([]registryFile, error) {
 		if !strings.HasPrefix(name, registryPrefix) {
 			continue
 		}
-		if _, ok := registryOrigin(name); !ok {
+		id, ok := registryOrigin(name)
+		if !ok {
 			continue // another PID namespace's, or no registry
 		}
 		b, touched, err := readRegistryAt(fd, name)
@@ -577,8 +578,7 @@ func readRegistryDir(dir string) ([]registryFile, error) {
 			r, err = parseRegistry(b)
 		}
 		if errors.Is(err, errHeadless) {
-			id, ok := registryOrigin(name)
-			if !ok || proc.Lives(id) {
+			if proc.Lives(id) {
 				continue // its contain is alive, and writing it
 			}
 			out = append(out, registryFile{dir: dir, name: name, origin: id, headless: true})

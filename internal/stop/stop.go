@@ -68,13 +68,8 @@ type Run struct {
 // originator. gone: the originator was found ended (or its PID reused) as
 // it was pinned; recheck looks at the session again.
 func (st *Run) Ask(s *session.Session) (x *Stopped, gone bool) {
-	x = &Stopped{Value: s.Value, Tool: s.Tool, Key: s.Key(), PID: s.PID, State: s.State, Named: slices.Contains(st.Rq.Set.Values, s.Value)}
-	if s.NS != 0 {
-		x.Where = " of " + session.NSWords(s.NS)
-		if s.ViewPID != 0 {
-			x.Where += fmt.Sprintf(" (PID %d here)", s.ViewPID)
-		}
-	}
+	x = &Stopped{Value: s.Value, Tool: s.Tool, Key: s.Key(), PID: s.PID, State: s.State, Where: s.Where(),
+		Named: slices.Contains(st.Rq.Set.Values, s.Value)}
 	st.Sessions = append(st.Sessions, x)
 	here := s.HerePID()
 	if why := session.NeverOriginator(here, st.W.Me); why != "" && (s.NS == 0 || here != 0) {
