@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/internal/procfs"
 	"github.com/contain-cli/contain/report"
 	"golang.org/x/sys/unix"
 )
@@ -49,28 +50,9 @@ func parseMountinfo(b []byte) (mountPoint, root string, err error) {
 		if len(f) < 5 {
 			continue
 		}
-		return unescapeMount(f[4]), unescapeMount(f[3]), nil
+		return procfs.UnescapeMount(f[4]), procfs.UnescapeMount(f[3]), nil
 	}
 	return "", "", errors.New("no cgroup2 file system mounted")
-}
-
-// unescapeMount undoes the octal escapes (\040 for a space) of mountinfo.
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // cgroupOf reads the unified-hierarchy ("0::") line of /proc/PID/cgroup.

@@ -89,14 +89,6 @@ func TestCgroupStatParsers(t *testing.T) {
 	}
 }
 
-func TestUnescapeMount(t *testing.T) {
-	for in, want := range map[string]string{`/sys/fs/cgroup`: "/sys/fs/cgroup", `/mnt/a\040b`: "/mnt/a b", `/x\134y`: `/x\y`, `/bad\9`: `/bad\9`} {
-		if got := unescapeMount(in); got != want {
-			t.Errorf("unescapeMount(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestParseMountinfo(t *testing.T) {
 	cases := map[string][2]string{
 		"hybrid":            {"/sys/fs/cgroup/unified", "/"},

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/contain-cli/contain/internal/procfs"
 )
 
 // A hardened /proc: mounted hidepid=1 (another user's /proc/PID is there
@@ -54,7 +56,7 @@ func ParseProcMount(mountinfo []byte, mountPoint string) (m ProcMount, found boo
 			continue
 		}
 		f, g := bytes.Fields(pre), bytes.Fields(post)
-		if len(f) < 5 || len(g) < 3 || string(g[0]) != "proc" || unescapeMount(string(f[4])) != mountPoint {
+		if len(f) < 5 || len(g) < 3 || string(g[0]) != "proc" || procfs.UnescapeMount(string(f[4])) != mountPoint {
 			continue
 		}
 		m, found = ProcMount{GID: -1}, true
@@ -77,25 +79,6 @@ func ParseProcMount(mountinfo []byte, mountPoint string) (m ProcMount, found boo
 		}
 	}
 	return m, found
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // HidesFrom reports whether m hides other users' processes from a

@@ -529,3 +529,23 @@ func unreadable(err error) string {
 	}
 	return err.Error()
 }
+
+// UnescapeMount undoes the octal escapes (\040 for a space) of
+// /proc/PID/mountinfo's paths and options.
+func UnescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

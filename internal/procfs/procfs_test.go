@@ -295,3 +295,11 @@ func TestParseNSpid(t *testing.T) {
 		}
 	}
 }
+
+func TestUnescapeMount(t *testing.T) {
+	for in, want := range map[string]string{`/sys/fs/cgroup`: "/sys/fs/cgroup", `/mnt/a\040b`: "/mnt/a b", `/x\134y`: `/x\y`, `/bad\9`: `/bad\9`} {
+		if got := UnescapeMount(in); got != want {
+			t.Errorf("UnescapeMount(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
