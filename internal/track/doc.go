@@ -1,0 +1,18 @@
+// Package track is the tracker: which processes belong to a session, by
+// what scans of all processes show, without help from the kernel. A
+// Tracker (New) is given each scan (Update, with proc.Scan's entries) and
+// keeps the members by PID and start time, admitting a process by its
+// member parent, its member-led process group or session, or the
+// session's tag (TagReader); with --allow-daemons it asks Daemon of each
+// new process and spares what that lets go (Verdict, Spared, Release).
+//
+// It is the portable core of macOS's containment, of Linux's without a
+// cgroup, and of the crash guard's search after a crash. Only the reads
+// it is handed are per OS: the tag and the owner of a process on Linux
+// and macOS (tagreader_unix.go, owner_unix.go); Windows, whose job object
+// holds the session, does not track (owner_other.go).
+//
+// It does not scan (the caller passes what proc.Scan read), signal or
+// end anything (internal/reap does), and it holds no kernel containment
+// (internal/cgroup, internal/job).
+package track
