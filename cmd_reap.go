@@ -14,6 +14,7 @@ import (
 
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/reap"
+	"github.com/contain-cli/contain/internal/registry"
 	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/internal/status"
 	"github.com/contain-cli/contain/internal/text"
@@ -180,7 +181,7 @@ func doReap(c *cli.Context) error {
 	}
 	unsure := findUnsure(c.App.ErrWriter, rq.opts.Filter, chosen)
 	// The registries of sessions nothing is left of go.
-	if n, err := reap.PruneRegistries(); err != nil {
+	if n, err := registry.PruneRegistries(); err != nil {
 		rq.log("cannot remove every spent registry: %v", oneLine(err))
 	} else if n > 0 {
 		rq.log("removed %s of ended sessions", text.Plural(n, "registry", "registries"))

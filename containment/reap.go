@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/contain-cli/contain/internal/reap"
+	"github.com/contain-cli/contain/internal/registry"
 	"github.com/contain-cli/contain/session"
 )
 
@@ -103,6 +104,6 @@ func Reap(o ReapOptions) (ReapResult, error) {
 	for _, c := range r.Cgroups {
 		res.Cgroups = append(res.Cgroups, ReapedCgroup(c))
 	}
-	reap.PruneRegistries()
+	registry.PruneRegistries()
 	return res, sv.CgroupErr
 }

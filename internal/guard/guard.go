@@ -24,6 +24,7 @@ import (
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/reap"
+	"github.com/contain-cli/contain/internal/registry"
 	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/internal/text"
 	"github.com/contain-cli/contain/internal/track"
@@ -788,7 +789,7 @@ func Reap(o Orders, pid int, grace time.Duration, log func(string, ...any), stat
 	r := reap.Reap(plan)
 	// The registry contain could not remove, now that nothing of the
 	// session is left.
-	if _, err := reap.PruneRegistries(); err != nil {
+	if _, err := registry.PruneRegistries(); err != nil {
 		log("registry: %v", err)
 	}
 	for _, o := range r.Processes {

@@ -7,17 +7,16 @@
 //
 // It also decides and finds what reap may touch: Me and Choose (which
 // sessions this contain may act on), Look and the Survey (what contain
-// reap and containment.Reap find before they act), the registries that
-// contain run keeps of its session for reap after a crash (Registry,
-// ListForReap, PruneRegistries), and the processes it could not tell
-// (FindUnsure).
+// reap and containment.Reap find before they act), the processes that the
+// registries of ended runs name (ListForReap; the file itself is
+// internal/registry's), and the processes it could not tell (FindUnsure).
 //
 // Per OS only the targets and the pins differ (reap_*.go): on Linux
 // pidfds in batches that fit the descriptor limit, and the frozen
 // leftover cgroups of dead runs; on macOS a re-check of each process
 // before each signal; on Windows process handles. Windows keeps no
-// registry (registry_none.go): a job object ends its session whatever
-// ends contain. Other OSes kill nothing and say so (reap_other.go).
+// registry: a job object ends its session whatever ends contain. Other
+// OSes kill nothing and say so (reap_other.go).
 //
 // It does not read processes itself (internal/proc), decide membership
 // (internal/track) or select sessions (package session's Select).

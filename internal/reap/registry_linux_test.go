@@ -14,6 +14,7 @@ import (
 
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/procfs"
+	"github.com/contain-cli/contain/internal/registry"
 	"github.com/contain-cli/contain/internal/testtool"
 	"github.com/contain-cli/contain/session"
 )
@@ -44,15 +45,14 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 }
 
 // writeRegistry writes a registry file as contain run would, for the
-// session value of contain origin.
+// session value of contain origin, in $XDG_RUNTIME_DIR/contain (the
+// tests set XDG_RUNTIME_DIR), named as package registry names it.
 func writeRegistry(t *testing.T, value string, origin proc.ID, members ...proc.ID) string {
 	t.Helper()
-	dirs := registryDirs()
-	fd, err := openRegistryDir(dirs[0], true)
-	if err != nil {
+	dir := filepath.Join(os.Getenv("XDG_RUNTIME_DIR"), "contain")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	closeFD(fd)
 	var b strings.Builder
 	fmt.Fprintf(&b, "contain registry 1\nsession %s %d\n", value, origin.Start)
 	for i, m := range members {
@@ -62,7 +62,11 @@ func writeRegistry(t *testing.T, value string, origin proc.ID, members ...proc.I
 		}
 		fmt.Fprintf(&b, "%s %d %d\n", kind, m.PID, m.Start)
 	}
-	path := filepath.Join(dirs[0], registryName(origin.PID, origin.Start))
+	name := fmt.Sprintf("session.%d.%d", origin.PID, origin.Start)
+	if ns := proc.NSName(); ns != "" {
+		name += "." + ns
+	}
+	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +208,7 @@ func TestReapRegistered(t *testing.T) {
 	}
 	// At least the spent one: /tmp/contain-UID may hold the spent
 	// registries of other tests' runs too.
-	if n, err := PruneRegistries(); n < 1 || err != nil {
+	if n, err := registry.PruneRegistries(); n < 1 || err != nil {
 		t.Errorf("PruneRegistries removed %d (%v), want the spent one", n, err)
 	}
 	if _, err := os.Stat(orphanedPath); err == nil {
@@ -214,25 +218,5 @@ func TestReapRegistered(t *testing.T) {
 	}
 	if _, err := os.Stat(livePath); err != nil {
 		t.Errorf("the registry of a running contain was removed: %v", err)
-	}
-}
-
-// TestRegistryOfAnotherNamespace: a registry named for another PID
-// namespace (a container's, in a /tmp it shares with its host) is never
-// read: its PIDs name other processes here. One named for this
-// namespace is.
-func TestRegistryOfAnotherNamespace(t *testing.T) {
-	if _, ok := registryOrigin("session.5.100.ns1"); ok {
-		t.Errorf("session.5.100.ns1 (another namespace) is read")
-	}
-	mine := "session.5.100"
-	if ns := proc.NSName(); ns != "" {
-		mine += "." + ns
-	}
-	if id, ok := registryOrigin(mine); !ok || id.PID != 5 || id.Start != 100 {
-		t.Errorf("%s (this namespace) = %+v, %v", mine, id, ok)
-	}
-	if want := mine; registryName(5, 100) != want {
-		t.Errorf("registryName = %s, want %s", registryName(5, 100), want)
 	}
 }

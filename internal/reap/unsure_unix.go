@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/internal/registry"
 )
 
 // unsureMargin is how long after its registry's last touch a contain run
@@ -34,14 +35,14 @@ type Unsure struct {
 // does a registry a clean end kept for the daemons it spared (its end
 // line): the run saw its session to the end.
 func FindUnsure(want func(value string) bool, known map[proc.ID]bool) ([]Unsure, error) {
-	regs, err := readRegistries()
+	regs, err := registry.Read()
 	listed := map[proc.ID]bool{}
-	var dead []registryFile
+	var dead []registry.File
 	for _, r := range regs {
-		for _, m := range r.members {
+		for _, m := range r.Members {
 			listed[m] = true
 		}
-		if !r.headless && !r.ended && want(r.value) && !registryAlive(r) {
+		if !r.Headless && !r.Ended && want(r.Value) && !registry.Alive(r) {
 			dead = append(dead, r)
 		}
 	}
@@ -61,13 +62,13 @@ func FindUnsure(want func(value string) bool, known map[proc.ID]bool) ([]Unsure,
 	for _, r := range dead {
 		// Only what started while contain could still have seen it: its
 		// scans touch the registry (Registry.Touch), at most 200 ms apart.
-		until := r.touched.Add(unsureMargin)
+		until := r.Touched.Add(unsureMargin)
 		during := func(p proc.Entry) bool { return skip(p) || wallOfStart(p.Start).After(until) }
-		found, _ := proc.Untold(entries, r.origin.Start, os.Geteuid(), during, proc.UIDOf, proc.EnvUntellable)
+		found, _ := proc.Untold(entries, r.Origin.Start, os.Geteuid(), during, proc.UIDOf, proc.EnvUntellable)
 		for _, u := range found {
 			if !seen[u.PID] {
 				seen[u.PID] = true
-				out = append(out, Unsure{Untellable: u, Session: r.value})
+				out = append(out, Unsure{Untellable: u, Session: r.Value})
 			}
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/contain-cli/contain/internal/proc"
-	"github.com/contain-cli/contain/internal/reap"
+	"github.com/contain-cli/contain/internal/registry"
 	"github.com/contain-cli/contain/internal/track"
 	"github.com/contain-cli/contain/report"
 )
@@ -93,7 +93,7 @@ func (r *runner) openRegistry() {
 		return
 	}
 	r.regTried = true
-	reg, err := reap.OpenRegistry(r.o.Tag, r.pid, r.track.Since)
+	reg, err := registry.OpenRegistry(r.o.Tag, r.pid, r.track.Since)
 	if err != nil {
 		r.log("no registry for contain reap: %v", err)
 		return

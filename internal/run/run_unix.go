@@ -23,7 +23,7 @@ import (
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
-	"github.com/contain-cli/contain/internal/reap"
+	"github.com/contain-cli/contain/internal/registry"
 	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/internal/supervise"
 	"github.com/contain-cli/contain/internal/track"
@@ -56,9 +56,9 @@ type runner struct {
 	path    string
 	pathErr error
 
-	grp   group          // the kernel's hold on the session (noGroup: none)
-	guard *guard.Guard   // the crash guard, a child of contain but no member of the group; nil: none
-	reg   *reap.Registry // the session's members for contain reap, without a cgroup, and the daemons it spared; nil: none
+	grp   group              // the kernel's hold on the session (noGroup: none)
+	guard *guard.Guard       // the crash guard, a child of contain but no member of the group; nil: none
+	reg   *registry.Registry // the session's members for contain reap, without a cgroup, and the daemons it spared; nil: none
 	// regTried: a registry was asked for (at the start without a cgroup,
 	// at the first daemon spared with one); under trackMu after begin.
 	regTried bool
