@@ -4,8 +4,8 @@
 // (ListTagged, Listing), a pin that holds a process while it is signalled
 // (Pin, OpenPin; OriginatorPin for contain stop), and what can be read of
 // a process: its parent, user, tag, daemon mark (MarkOf), CPU time and
-// memory (UsageOf), whether it ignores a signal (IgnoresSignal), and its
-// PID namespace.
+// memory (UsageOf), whether it ignores a signal (IgnoresSignal), whether
+// its environment can show a tag (EnvUntellable), and its PID namespace.
 //
 // The portable files hold the types and the decisions over plain values;
 // the OS files hold the reads. Linux reads /proc through internal/procfs
@@ -18,7 +18,8 @@
 // ErrUnsupported (the _other files).
 //
 // It is not the tracker (internal/track), which decides which processes
-// belong to a session; it parses no /proc file itself (internal/procfs);
-// and it ends nothing on its own: reap's steps (internal/reap) and the
-// commands call its pins.
+// belong to a session and which it cannot tell (Untold); it parses no
+// /proc file itself (internal/procfs: stat, status with its SigIgn line,
+// environ); and it ends nothing on its own: reap's steps (internal/reap)
+// and the commands call its pins.
 package proc

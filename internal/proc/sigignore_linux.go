@@ -1,9 +1,6 @@
 package proc
 
-import (
-	"fmt"
-	"syscall"
-)
+import "syscall"
 
 // IgnoresSignal reports whether pid ignores sig: its disposition is
 // SIG_IGN (SigIgn in /proc/PID/status), so that sig sent to it does
@@ -11,11 +8,7 @@ import (
 // so for SIGINT and SIGQUIT, and contain run keeps SIGINT ignored when it
 // started so, as GNU timeout does.
 func IgnoresSignal(pid int, sig syscall.Signal) (bool, error) {
-	b, err := ReadFile(fmt.Sprintf("/proc/%d/status", pid), nil)
-	if err != nil {
-		return false, err
-	}
-	mask, err := parseSigIgn(b)
+	mask, err := FS.SigIgn(pid, nil)
 	if err != nil {
 		return false, err
 	}

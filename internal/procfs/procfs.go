@@ -1,8 +1,9 @@
 // Package procfs reads what contain needs of a Linux /proc tree: the stat,
-// environment, command line and owner of a process, and the boot time. The
-// root is a parameter, so that the parsers are tested on fixture trees under
-// testdata/ without touching the live system. The code is plain Go and builds
-// everywhere; only Linux has a /proc to point it at.
+// environment, command line, owner and ignored signals (SigIgn) of a
+// process, and the boot time. The root is a parameter, so that the parsers
+// are tested on fixture trees under testdata/ without touching the live
+// system. The code is plain Go and builds everywhere; only Linux has a
+// /proc to point it at.
 package procfs
 
 import (
@@ -274,6 +275,34 @@ func ParseStatusUID(b []byte) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("%w: status has no Uid line", ErrFormat)
+}
+
+// SigIgn reads the signals pid ignores from /proc/PID/status
+// (ParseStatusSigIgn).
+func (fs FS) SigIgn(pid int, buf []byte) (uint64, error) {
+	b, err := ReadFile(fs.path(pid, "status"), buf)
+	if err != nil {
+		return 0, err
+	}
+	return ParseStatusSigIgn(b)
+}
+
+// ParseStatusSigIgn finds the SigIgn line of a status file: 16 hex
+// digits, the signals the process ignores (its disposition SIG_IGN), bit
+// N-1 for signal N.
+func ParseStatusSigIgn(b []byte) (uint64, error) {
+	for len(b) > 0 {
+		var line []byte
+		line, b, _ = bytes.Cut(b, []byte{'\n'})
+		if rest, ok := bytes.CutPrefix(line, []byte("SigIgn:")); ok {
+			mask, err := strconv.ParseUint(string(bytes.TrimSpace(rest)), 16, 64)
+			if err != nil {
+				return 0, fmt.Errorf("%w: status: SigIgn: %w", ErrFormat, err)
+			}
+			return mask, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: status has no SigIgn line", ErrFormat)
 }
 
 // ParseStatusNSpid reads the NSpid line of a status file: the process's

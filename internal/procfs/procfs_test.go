@@ -274,6 +274,28 @@ func TestCmdlineTrimmed(t *testing.T) {
 
 // TestParseNSpid: the NSpid line, one PID per namespace from /proc's own
 // down; a line missing or malformed is nil.
+func TestParseSigIgn(t *testing.T) {
+	status := []byte("Name:\tcontain\nSigBlk:\t0000000000000000\nSigIgn:\t0000000000001002\nSigCgt:\tfffffffd7fc3fefd\n")
+	mask, err := ParseStatusSigIgn(status)
+	if err != nil || mask != 0x1002 {
+		t.Fatalf("mask %x, %v", mask, err)
+	}
+	if _, err := ParseStatusSigIgn([]byte("Name:\tx\n")); !errors.Is(err, ErrFormat) {
+		t.Errorf("a status with no SigIgn line: %v, want ErrFormat", err)
+	}
+	if _, err := ParseStatusSigIgn([]byte("SigIgn:\tzz\n")); !errors.Is(err, ErrFormat) {
+		t.Errorf("a malformed SigIgn line: %v, want ErrFormat", err)
+	}
+	// A contain run started in the background by a shell without job
+	// control: SIGINT and SIGQUIT ignored.
+	if mask, err := fixture.SigIgn(77, nil); err != nil || mask != 0x6 {
+		t.Errorf("SigIgn(77) = %x, %v; want 6", mask, err)
+	}
+	if _, err := fixture.SigIgn(100, nil); !errors.Is(err, ErrFormat) {
+		t.Errorf("SigIgn(100), no SigIgn line: %v, want ErrFormat", err)
+	}
+}
+
 func TestParseNSpid(t *testing.T) {
 	for in, want := range map[string][]int{
 		"Name:\tsleep\nNSpid:\t5303\t303\nUid:\t0\t0\t0\t0\n": {5303, 303},

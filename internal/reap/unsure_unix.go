@@ -8,6 +8,7 @@ import (
 
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/registry"
+	"github.com/contain-cli/contain/internal/track"
 )
 
 // unsureMargin is how long after its registry's last touch a contain run
@@ -23,7 +24,7 @@ const unsureMargin = 500 * time.Millisecond
 // session before contain's scans saw it, and whose registry therefore
 // lacks it, is such a process; so is anyone else's daemon started since.
 type Unsure struct {
-	proc.Untellable
+	track.Untellable
 	Session string
 }
 
@@ -64,7 +65,7 @@ func FindUnsure(want func(value string) bool, known map[proc.ID]bool) ([]Unsure,
 		// scans touch the registry (Registry.Touch), at most 200 ms apart.
 		until := r.Touched.Add(unsureMargin)
 		during := func(p proc.Entry) bool { return skip(p) || wallOfStart(p.Start).After(until) }
-		found, _ := proc.Untold(entries, r.Origin.Start, os.Geteuid(), during, proc.UIDOf, proc.EnvUntellable)
+		found, _ := track.Untold(entries, r.Origin.Start, os.Geteuid(), during, proc.UIDOf, proc.EnvUntellable)
 		for _, u := range found {
 			if !seen[u.PID] {
 				seen[u.PID] = true

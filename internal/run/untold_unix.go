@@ -10,6 +10,7 @@ import (
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/text"
+	"github.com/contain-cli/contain/internal/track"
 	"github.com/contain-cli/contain/report"
 )
 
@@ -86,8 +87,8 @@ func (r *runner) noteUntold() {
 }
 
 // scanUntold is one scan for what noteUntold looks for, and whether it
-// caught a lineage mid-change (proc.Untold).
-func (r *runner) scanUntold() ([]proc.Untellable, bool, error) {
+// caught a lineage mid-change (track.Untold).
+func (r *runner) scanUntold() ([]track.Untellable, bool, error) {
 	procs, err := proc.Scan()
 	if err != nil {
 		return nil, false, err
@@ -98,7 +99,7 @@ func (r *runner) scanUntold() ([]proc.Untellable, bool, error) {
 		id := proc.ID{PID: p.PID, Start: p.Start}
 		return p.PID == r.self || r.track.Skip[p.PID] || r.track.IsMember(id) || r.track.Released(id) || slices.Contains(r.spared, id)
 	}
-	found, unsettled := proc.Untold(procs, r.track.Since, os.Getuid(), skip, proc.UIDOf, proc.EnvUntellable)
+	found, unsettled := track.Untold(procs, r.track.Since, os.Getuid(), skip, proc.UIDOf, proc.EnvUntellable)
 	return found, unsettled, nil
 }
 

@@ -5,14 +5,20 @@
 // member parent, its member-led process group or session, or the
 // session's tag (TagReader); with --allow-daemons it asks Daemon of each
 // new process and spares what that lets go (Verdict, Spared, Release).
+// Untold, over one scan, lists what no tracking can tell: the user's
+// processes that started during a session, whose parent is gone and
+// whose environment cannot show a tag (Untellable; for contain run's
+// report and reap's FindUnsure).
 //
 // It is the portable core of macOS's containment, of Linux's without a
 // cgroup, and of the crash guard's search after a crash. Only the reads
 // it is handed are per OS: the tag and the owner of a process on Linux
-// and macOS (tagreader_unix.go, owner_unix.go); Windows, whose job object
-// holds the session, does not track (owner_other.go).
+// and macOS (tagreader_unix.go, owner_unix.go; untold.go is built there
+// only); Windows, whose job object holds the session, does not track
+// (owner_other.go).
 //
-// It does not scan (the caller passes what proc.Scan read), signal or
-// end anything (internal/reap does), and it holds no kernel containment
-// (internal/cgroup, internal/job).
+// It does not scan (the caller passes what proc.Scan read), read an
+// environment (proc.EnvUntellable), signal or end anything (internal/reap
+// does), and it holds no kernel containment (internal/cgroup,
+// internal/job).
 package track

@@ -1,14 +1,18 @@
 //go:build linux || darwin
 
-package proc
+package track
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/contain-cli/contain/internal/proc"
+)
 
 // Untellable is a process that started during a session and that neither
 // the session's tracking nor anything else can tell to be the session's or
 // another's: what Untold finds.
 type Untellable struct {
-	Entry
+	proc.Entry
 	Why string
 }
 
@@ -32,10 +36,10 @@ type Untellable struct {
 // process or one skip names (a member) is another: the listing may have
 // been read before it forked the child that stays, and its stat after it
 // ended, so that child is in neither.
-func Untold(procs []Entry, since uint64, uid int, skip func(Entry) bool, uidOf func(int) (int, error), envWhy func(int) string) (out []Untellable, unsettled bool) {
-	byPID := make(map[int]Entry, len(procs))
-	order := make([]Entry, 0)
-	var zombies []Entry
+func Untold(procs []proc.Entry, since uint64, uid int, skip func(proc.Entry) bool, uidOf func(int) (int, error), envWhy func(int) string) (out []Untellable, unsettled bool) {
+	byPID := make(map[int]proc.Entry, len(procs))
+	order := make([]proc.Entry, 0)
+	var zombies []proc.Entry
 	for _, p := range procs {
 		byPID[p.PID] = p
 		switch {

@@ -1,11 +1,13 @@
 //go:build linux || darwin
 
-package proc
+package track
 
 import (
 	"errors"
 	"syscall"
 	"testing"
+
+	"github.com/contain-cli/contain/internal/proc"
 )
 
 // TestUntoldUnsettled: a double fork read mid-change. The middle (100,
@@ -17,7 +19,7 @@ import (
 // have forked after the listing was read: unsettled too.
 func TestUntoldUnsettled(t *testing.T) {
 	const uid, since = 1000, 50
-	member := func(p Entry) bool { return p.PID == 90 }
+	member := func(p proc.Entry) bool { return p.PID == 90 }
 	cleared := func(int) string { return "its environment is empty" }
 	tellable := func(int) string { return "" }
 	live := map[int]bool{101: true}
@@ -29,40 +31,40 @@ func TestUntoldUnsettled(t *testing.T) {
 	}
 	cases := []struct {
 		name      string
-		procs     []Entry
+		procs     []proc.Entry
 		envWhy    func(int) string
 		uidOf     func(int) (int, error) // nil: only 101 lives
 		listed    []int
 		unsettled bool
 	}{
-		{"middle gone before its user was read", []Entry{
+		{"middle gone before its user was read", []proc.Entry{
 			{PID: 100, PPID: 1, Start: 60}, {PID: 101, PPID: 100, Start: 61},
 		}, cleared, nil, nil, true},
-		{"middle a zombie", []Entry{
+		{"middle a zombie", []proc.Entry{
 			{PID: 100, PPID: 1, Start: 60, Zombie: true}, {PID: 101, PPID: 100, Start: 61},
 		}, cleared, nil, nil, true},
-		{"middle not in the scan", []Entry{
+		{"middle not in the scan", []proc.Entry{
 			{PID: 101, PPID: 100, Start: 61},
 		}, cleared, nil, nil, true},
-		{"middle gone after its user was read, its environment then unreadable as gone", []Entry{
+		{"middle gone after its user was read, its environment then unreadable as gone", []proc.Entry{
 			{PID: 100, PPID: 1, Start: 60}, {PID: 101, PPID: 100, Start: 61},
 		}, tellable, readOnce(100, uid), nil, true},
-		{"middle a zombie re-parented to PID 1, the child not yet listed", []Entry{
+		{"middle a zombie re-parented to PID 1, the child not yet listed", []proc.Entry{
 			{PID: 100, PPID: 1, Start: 60, Zombie: true},
 		}, cleared, nil, nil, true},
-		{"a member a zombie, its child not yet listed", []Entry{
+		{"a member a zombie, its child not yet listed", []proc.Entry{
 			{PID: 90, PPID: 1, Start: 55, Zombie: true},
 		}, cleared, nil, nil, true},
-		{"a zombie from before the run", []Entry{
+		{"a zombie from before the run", []proc.Entry{
 			{PID: 80, PPID: 1, Start: 40, Zombie: true},
 		}, cleared, nil, nil, false},
-		{"a zombie of a live parent that is not looked for", []Entry{
+		{"a zombie of a live parent that is not looked for", []proc.Entry{
 			{PID: 70, PPID: 1, Start: 10}, {PID: 101, PPID: 70, Start: 61, Zombie: true},
 		}, cleared, nil, nil, false},
-		{"the child re-parented", []Entry{
+		{"the child re-parented", []proc.Entry{
 			{PID: 101, PPID: 1, Start: 61},
 		}, cleared, nil, []int{101}, false},
-		{"a child of a live parent that is not looked for", []Entry{
+		{"a child of a live parent that is not looked for", []proc.Entry{
 			{PID: 90, PPID: 1, Start: 10}, {PID: 101, PPID: 90, Start: 61},
 		}, cleared, nil, nil, false},
 	}
