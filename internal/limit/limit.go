@@ -1,9 +1,11 @@
 // Package limit is contain run's whole-tree limits: what was asked
 // (--memory, --pids, --cpu-time, --cpus), their parsing, how each is
 // enforced (by the kernel, or by contain sampling the tree), what was
-// observed, and the report's account of it. The per-OS runners apply them;
-// the decisions are here, on plain numbers, so that every OS decides alike
-// and the logic is tested on any.
+// observed, and the report's account of it. The Enforcer carries them out
+// over a Tree, the verbs each OS supplies (sample, pause, halt, kill, the
+// kernel's outcome); the decisions are here, on plain numbers and with no
+// system call, so that every OS decides alike and the logic is tested on
+// any.
 package limit
 
 import (

@@ -76,11 +76,11 @@ type osHooks interface {
 
 	// kernelLimits sets what the kernel can hold of the limits (the
 	// cgroup's memory.max, pids.max, cpu.max); kernelWhy says why it
-	// does not hold one; kernelOutcome reads what it did once COMMAND
-	// ended (an OOM kill, refused forks).
+	// does not hold one; kernelEvents reads what it did once COMMAND
+	// ended (an OOM kill, refused forks), for the limit enforcer.
 	kernelLimits(w *limit.Watch)
 	kernelWhy(k limit.Kind) string
-	kernelOutcome()
+	kernelEvents() limit.Outcome
 	// sampleGroup measures the tree from its cgroup (false: none).
 	sampleGroup(s *limit.Sample) bool
 	// freezable: the tree can be stopped at once (cgroup.freeze), by

@@ -207,7 +207,7 @@ func (r *runner) sampleGroup(s *limit.Sample) bool {
 	s.Procs = len(pids)
 	// Each process's resident memory only where contain holds --memory
 	// itself: a count of processes is one read of cgroup.procs.
-	if w := r.lim.w; w.Set.Has(limit.Memory) && !w.Kernel(limit.Memory) {
+	if w := r.lim.Watch(); w.Set.Has(limit.Memory) && !w.Kernel(limit.Memory) {
 		buf := make([]byte, 1024)
 		for _, pid := range pids {
 			if u, _, err := proc.UsageOf(pid, buf); err == nil {
@@ -215,7 +215,7 @@ func (r *runner) sampleGroup(s *limit.Sample) bool {
 			}
 		}
 	}
-	if r.lim.closing.Load() {
+	if r.lim.Closing() {
 		return true // the group may be gone: CPU time is no longer held
 	}
 	cpu, err := r.cg.cg.CPUUsage()
@@ -236,42 +236,22 @@ func (r *runner) shimReapedCPU() time.Duration {
 	return child
 }
 
-// kernelOutcome reads, once COMMAND has ended and before the cgroup goes,
-// what the kernel did of the limits it held: an OOM kill for the run's
-// memory.max (the tree was killed: 137) or for a limit above it (said,
-// not counted as ours), forks that pids.max refused, throttling by cpu.max.
-func (r *runner) kernelOutcome() {
-	l := r.lim
-	if l == nil || !r.strong() {
-		return
+// kernelEvents reads, once COMMAND has ended and before the cgroup goes,
+// what the kernel did of the limits it held: the peaks, OOM kills for the
+// run's memory.max (memory.events.local counts them) or for a limit above
+// it, forks that pids.max refused, throttling by cpu.max.
+func (r *runner) kernelEvents() limit.Outcome {
+	if !r.strong() {
+		return limit.Outcome{}
 	}
-	w := l.w
 	e := r.cg.cg.Events()
-	if w.Kernel(limit.Memory) {
-		if e.MemoryPeak > 0 {
-			w.Observe(limit.Memory, float64(e.MemoryPeak))
-		}
-		switch {
-		case e.OOMKills > 0 && e.OwnLimit > 0:
-			// Said once, by the command (Result.Limit), -v or not.
-			l.setEnd(func() *LimitEnd {
-				return endBy(w, limit.Memory, "the kernel's OOM killer ended the tree", fmt.Sprintf("the kernel killed %d process(es) of the tree for it", e.OOMKills))
-			})
-		case e.OOMKills > 0:
-			r.log("the kernel's OOM killer ended %d process(es) of the tree for a limit that is not contain's (an ancestor cgroup's, or the machine's): memory.events counts them, memory.events.local does not", e.OOMKills)
-			w.Note(limit.Memory, fmt.Sprintf("%d OOM kill(s) inside the tree came from a limit above it, not --memory", e.OOMKills))
-		}
+	o := limit.Outcome{MemoryPeak: e.MemoryPeak, PidsPeak: e.PidsPeak,
+		Refused: e.ForksRefused, RefusedWhat: "fork(s) (pids.events max)",
+		Throttled: e.Throttled, ThrottledTime: e.ThrottledTime}
+	if e.OwnLimit > 0 {
+		o.OOMKills = e.OOMKills
+	} else {
+		o.OtherOOMKills = e.OOMKills
 	}
-	if w.Kernel(limit.Pids) {
-		if e.PidsPeak > 0 {
-			w.Observe(limit.Pids, float64(e.PidsPeak))
-		}
-		if e.ForksRefused > 0 {
-			w.Hit(limit.Pids, fmt.Sprintf("refused %d fork(s) (pids.events max)", e.ForksRefused))
-			r.log("%s", w.Message(limit.Pids, "the tree tried to start more processes"))
-		}
-	}
-	if w.Kernel(limit.CPUs) && e.Throttled > 0 {
-		w.Hit(limit.CPUs, fmt.Sprintf("throttled %d time(s), %v in all", e.Throttled, e.ThrottledTime.Round(time.Millisecond)))
-	}
+	return o
 }

@@ -15,26 +15,25 @@ import (
 	"github.com/contain-cli/contain/internal/proc"
 )
 
-// jobLimits holds a run's whole-tree limits on Windows. The job object
-// holds what it can: JobMemoryLimit (an allocation past it fails: contain
-// learns of it from the job's completion port and ends the tree, as the
-// kernel does on Linux), ActiveProcessLimit (a process start past it
-// fails) and the CPU rate hard cap; --cpu-time is polled from the job's
-// accounting, which counts the processes that ended too. Wine's job
-// objects keep the limits but enforce none, and account no CPU time
-// (docs/GUIDE.md, Limits on Windows): there contain samples the job's processes every
-// limit.Every, and holds --cpus by suspending them (NtSuspendProcess).
+// jobLimits is a run's limit enforcer on Windows (limit.Enforcer), over
+// the tree as a job object holds it. The job object holds what it can:
+// JobMemoryLimit (an allocation past it fails: contain learns of it from
+// the job's completion port and ends the tree, as the kernel does on
+// Linux), ActiveProcessLimit (a process start past it fails) and the CPU
+// rate hard cap; --cpu-time is polled from the job's accounting, which
+// counts the processes that ended too. Wine's job objects keep the limits
+// but enforce none, and account no CPU time (docs/GUIDE.md, Limits on
+// Windows): there contain samples the job's processes every limit.Every,
+// and holds --cpus by suspending them (NtSuspendProcess). A tree past a
+// memory or process limit is not halted before its kill: the job is
+// terminated whole.
 type jobLimits struct {
-	w        *limit.Watch
-	wine     bool
-	throttle *limit.Throttle // nil: no --cpus, or the job object caps it
-	hits     chan limitHit   // to the main loop; one per kind at most
-	sent     [4]bool         // a kind already sent by the sampler
-	end      *LimitEnd       // the limit that ended the run, set by the main loop
-	port     windows.Handle  // the job's messages; 0: none read
-	refused  atomic.Int64    // process starts the job refused
-	stopped  atomic.Bool     // the throttle could not suspend a process
-	last     limit.Sample
+	*limit.Enforcer
+	r       *winRunner
+	wine    bool
+	port    windows.Handle // the job's messages; 0: none read
+	refused atomic.Int64   // process starts the job refused
+	stopped atomic.Bool    // the throttle could not suspend a process
 	// accounted: Wine's job accounting counts CPU time after all (a Wine
 	// later than 8); it is then the figure.
 	accounted bool
@@ -44,12 +43,6 @@ type jobLimits struct {
 	seen  map[procKey]time.Duration
 	ended time.Duration
 	snap  []uint64
-}
-
-// limitHit is a limit found exceeded, and what showed it.
-type limitHit struct {
-	kind limit.Kind
-	what string // "the tree's resident memory reached 112 MiB"
 }
 
 // procKey is a process: its PID and creation time.
@@ -87,9 +80,15 @@ func (r *winRunner) setLimits() error {
 	if !set.Any() {
 		return nil
 	}
-	l := &jobLimits{w: limit.NewWatch(set), wine: underWine(), hits: make(chan limitHit, 4)}
+	l := &jobLimits{r: r, wine: underWine()}
+	l.Enforcer = limit.NewEnforcer(set, l, r.log)
+	// Under Wine each process sampled costs a few calls to wineserver:
+	// the sampling stays under a tenth of the time.
+	l.Next = func(_, _ limit.Sample, _, cost time.Duration) time.Duration {
+		return max(l.Watch().Every, 10*cost)
+	}
 	r.lim = l
-	w := l.w
+	w := l.Watch()
 	why := map[limit.Kind]string{}
 	if l.wine {
 		for _, k := range set.Asked() {
@@ -127,7 +126,6 @@ func (r *winRunner) setLimits() error {
 		if err := procNtSuspendProcess.Find(); err != nil {
 			return fmt.Errorf("--cpus %s cannot be held here: %s, and contain cannot suspend the tree's processes itself (%v)", set.Show(limit.CPUs), why[limit.CPUs], err)
 		}
-		l.throttle = &limit.Throttle{CPUs: set.CPUs}
 		w.Enforce(limit.CPUs, fmt.Sprintf("NtSuspendProcess/NtResumeProcess, sampled every %v", w.Every), false)
 	}
 	for _, k := range set.Asked() {
@@ -137,12 +135,8 @@ func (r *winRunner) setLimits() error {
 			r.log("%s %s: enforced by %s (%s)", k.Option(), set.Show(k), w.By(k), why[k])
 		}
 	}
-	if set.Strict {
-		for _, k := range set.Asked() {
-			if !w.Kernel(k) {
-				return fmt.Errorf("refusing to run: %s %s cannot be enforced by the kernel here (%s), and --strict-limits asks that it be; it would be held by %s", k.Option(), set.Show(k), why[k], w.By(k))
-			}
-		}
+	if err := l.Refuse(func(k limit.Kind) string { return why[k] }); err != nil {
+		return err
 	}
 	if set.Memory > 0 && w.Kernel(limit.Memory) || set.Pids > 0 && w.Kernel(limit.Pids) {
 		port, err := r.job.Notifications()
@@ -164,30 +158,22 @@ func (r *winRunner) enforce() (stop func()) {
 	if l == nil {
 		return func() {}
 	}
-	var stops []func()
+	stopReader := func() {}
 	if l.port != 0 {
 		done := make(chan struct{})
 		go r.readJobMessages(done)
-		stops = append(stops, func() {
+		stopReader = func() {
 			// Packets come out in order: every message the job posted
 			// before this one is read first.
 			windows.PostQueuedCompletionStatus(l.port, 0, stopKey, nil)
 			<-done
 			windows.CloseHandle(l.port)
-		})
-	}
-	if l.w.Sampling() || l.throttle != nil {
-		done, stopped := make(chan struct{}), make(chan struct{})
-		go r.sampleLoop(done, stopped)
-		stops = append(stops, func() {
-			close(done)
-			<-stopped
-		})
-	}
-	return func() {
-		for _, s := range stops {
-			s()
 		}
+	}
+	l.Start()
+	return func() {
+		stopReader()
+		l.Stop()
 	}
 }
 
@@ -201,7 +187,6 @@ const stopKey = 2
 func (r *winRunner) readJobMessages(done chan<- struct{}) {
 	defer close(done)
 	l := r.lim
-	sentMemory := false
 	for {
 		var msg uint32
 		var key, value uintptr
@@ -216,9 +201,8 @@ func (r *winRunner) readJobMessages(done chan<- struct{}) {
 		}
 		switch msg {
 		case job.MsgMemoryLimit:
-			if !sentMemory {
-				sentMemory = true
-				l.hits <- limitHit{limit.Memory, fmt.Sprintf("process %d of the tree was refused an allocation", value)}
+			if l.First(limit.Memory) {
+				l.Act(limit.Hit{Kind: limit.Memory, What: fmt.Sprintf("process %d of the tree was refused an allocation", value)})
 			}
 		case job.MsgProcessLimit:
 			if l.refused.Add(1) == 1 {
@@ -228,43 +212,19 @@ func (r *winRunner) readJobMessages(done chan<- struct{}) {
 	}
 }
 
-// sampleLoop samples the tree (limit.Sampler) until done: a limit
-// contain holds itself that is exceeded goes to the main loop, once; the
-// --cpus throttle suspends the job's processes when the tree has used its
-// share. Under Wine each process costs a few calls to wineserver: the
-// sampling stays under a tenth of the time.
-func (r *winRunner) sampleLoop(done <-chan struct{}, stopped chan<- struct{}) {
-	defer close(stopped)
-	l := r.lim
-	began := time.Now()
-	sp := &limit.Sampler{Watch: l.w, Throttle: l.throttle, Sample: r.sample,
-		Over: func(k limit.Kind, s limit.Sample) {
-			if !l.sent[k] {
-				l.sent[k] = true
-				l.hits <- limitHit{k, limit.Said(k, s)}
-			}
-		},
-		Pause: r.pauseJob,
-		Clock: func() time.Duration { return time.Since(began) },
-		Next: func(_, _ limit.Sample, _, cost time.Duration) time.Duration {
-			return max(l.w.Every, 10*cost)
-		}}
-	sp.Run(done)
-}
-
-// sample measures the tree. Where the job object is the kernel: its
+// Sample measures the tree. Where the job object is the kernel: its
 // accounting (CPU time, live processes) and its peak committed memory.
 // Under Wine, which accounts neither: the job's processes, one by one,
 // for their working sets, and a snapshot of the system's processes for
 // their CPU time.
-func (r *winRunner) sample() limit.Sample {
-	l := r.lim
+func (l *jobLimits) Sample() limit.Sample {
+	r, w := l.r, l.Watch()
 	s := limit.Sample{At: time.Now()}
 	if acc, err := r.job.Accounting(); err == nil {
 		s.CPU, s.Procs = acc.CPU(), int(acc.ActiveProcesses)
 	}
 	if !l.wine {
-		if l.w.Set.Memory > 0 {
+		if w.Set.Memory > 0 {
 			if peak, _, err := r.job.PeakMemory(); err == nil {
 				s.Memory = peak // the most so far: what the account keeps anyway
 			}
@@ -282,11 +242,11 @@ func (r *winRunner) sample() limit.Sample {
 			}
 			windows.CloseHandle(h)
 		}
-		if l.w.Set.CPUTime > 0 || l.w.Set.CPUs > 0 {
+		if w.Set.CPUTime > 0 || w.Set.CPUs > 0 {
 			if s.CPU > 0 && !l.accounted {
 				l.accounted = true
-				if l.w.Set.CPUTime > 0 {
-					l.w.Enforce(limit.CPUTime, fmt.Sprintf("sampling every %v: the job's accounting", l.w.Every), false)
+				if w.Set.CPUTime > 0 {
+					w.Enforce(limit.CPUTime, fmt.Sprintf("sampling every %v: the job's accounting", w.Every), false)
 				}
 			}
 			if !l.accounted {
@@ -294,8 +254,6 @@ func (r *winRunner) sample() limit.Sample {
 			}
 		}
 	}
-	s.CPU = max(s.CPU, l.last.CPU) // the tree's CPU time never goes back
-	l.last = s
 	return s
 }
 
@@ -387,9 +345,10 @@ func (l *jobLimits) processTimes() (map[int]processTime, error) {
 	return out, nil
 }
 
-// pauseJob suspends the job's processes for d (or until done), then
-// resumes them. It reports false when done came first.
-func (r *winRunner) pauseJob(d time.Duration, done <-chan struct{}) bool {
+// Pause suspends the job's processes for d (or until done), then resumes
+// them. It reports false when done came first.
+func (l *jobLimits) Pause(d time.Duration, done <-chan struct{}) bool {
+	r := l.r
 	var held []*proc.Handle
 	for _, pid := range r.job.PIDs() {
 		h, err := r.openMember(pid, windows.PROCESS_SUSPEND_RESUME|windows.SYNCHRONIZE)
@@ -398,7 +357,7 @@ func (r *winRunner) pauseJob(d time.Duration, done <-chan struct{}) bool {
 		}
 		p := &proc.Handle{H: h}
 		if err := p.Stop(); err != nil {
-			if !errors.Is(err, proc.ErrGone) && !r.lim.stopped.Swap(true) {
+			if !errors.Is(err, proc.ErrGone) && !l.stopped.Swap(true) {
 				r.log("--cpus: cannot suspend process %d: %v", pid, err)
 			}
 			p.Close()
@@ -422,32 +381,41 @@ func (r *winRunner) pauseJob(d time.Duration, done <-chan struct{}) bool {
 	}
 }
 
+// Kill ends the tree for a memory or process limit exceeded, while
+// COMMAND runs or after: the job is terminated, and COMMAND counts as
+// killed (137). The message is said once, by the command (Result.Limit),
+// -v or not.
+func (l *jobLimits) Kill(limit.Hit, bool) { l.r.terminate(syscall.SIGKILL) }
+
+// Outcome is what the job object did of the limits it held: the process
+// starts it refused, its peak committed memory.
+func (l *jobLimits) Outcome() limit.Outcome {
+	var o limit.Outcome
+	if n := l.refused.Load(); n > 0 {
+		o.Refused, o.RefusedWhat = uint64(n), "process start(s)"
+	}
+	if l.Watch().Kernel(limit.Memory) {
+		if peak, _, err := l.r.job.PeakMemory(); err == nil {
+			o.MemoryPeak = peak
+		}
+	}
+	return o
+}
+
 // limitHits is the main loop's channel of exceeded limits (nil: none).
-func (r *winRunner) limitHits() <-chan limitHit {
+func (r *winRunner) limitHits() <-chan limit.Hit {
 	if r.lim == nil {
 		return nil
 	}
-	return r.lim.hits
+	return r.lim.Hits()
 }
 
-// limitExceeded acts on an exceeded limit, unless a limit already ended
-// the run: memory or processes end the tree (COMMAND counts as killed:
-// 137); CPU time times the run out through the loop's timeOut (the
-// timeout signal, then --kill-after). It reports whether it timed out.
-func (r *winRunner) limitExceeded(h limitHit, timeOut func(string) string) (timedOut bool) {
-	l := r.lim
-	if l.end != nil {
-		return false
-	}
-	if h.kind == limit.CPUTime {
-		did := timeOut(fmt.Sprintf("%s %s reached (%s)", h.kind.Words(), r.o.Limits.Show(h.kind), h.what))
-		l.end = endBy(l.w, h.kind, "timed out: "+did, h.what)
-		return true
-	}
-	// The message is said once, by the command (Result.Limit), -v or not.
-	l.end = endBy(l.w, h.kind, "killed the tree", h.what)
-	r.terminate(syscall.SIGKILL)
-	return false
+// limitExceeded acts on an exceeded limit (limit.Enforcer's Exceeded): a
+// CPU time limit times the run out through the loop's timeOut (the
+// timeout signal, then --kill-after), and counts as timed out by what
+// that did.
+func (r *winRunner) limitExceeded(h limit.Hit, timeOut func(string) string) (timedOut bool) {
+	return r.lim.Exceeded(h, func(why string) string { return "timed out: " + timeOut(why) })
 }
 
 // lateLimits acts, once COMMAND has ended and the limits are no longer
@@ -456,36 +424,21 @@ func (r *winRunner) limitExceeded(h limitHit, timeOut func(string) string) (time
 // The rest of the tree is ended and the run counts as killed by the
 // limit, as on Linux. A CPU time limit no longer times anything out.
 func (r *winRunner) lateLimits() {
-	if r.lim == nil {
-		return
-	}
-	for {
-		select {
-		case h := <-r.lim.hits:
-			if h.kind != limit.CPUTime {
-				r.limitExceeded(h, nil)
-			}
-		default:
-			return
-		}
+	if r.lim != nil {
+		r.lim.CommandEnded()
 	}
 }
 
-// finishLimits completes the account before the job is closed: the
-// process starts the job refused, its peak committed memory.
+// finishLimits completes the account before the job is closed: what the
+// job object did (Outcome).
 func (r *winRunner) finishLimits(res *Result) {
 	l := r.lim
 	if l == nil {
 		return
 	}
-	if n := l.refused.Load(); n > 0 {
-		l.w.Hit(limit.Pids, fmt.Sprintf("refused %d process start(s)", n))
-		r.log("%s", l.w.Message(limit.Pids, "the tree tried to start more processes"))
+	l.KernelOutcome()
+	res.Limits = l.Watch()
+	if e := l.End(); e != nil {
+		res.Limit = &LimitEnd{Kind: e.Kind, Message: e.Message}
 	}
-	if l.w.Kernel(limit.Memory) {
-		if peak, _, err := r.job.PeakMemory(); err == nil && peak > 0 {
-			l.w.Observe(limit.Memory, float64(peak))
-		}
-	}
-	res.Limits, res.Limit = l.w, l.end
 }

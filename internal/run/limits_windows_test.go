@@ -89,7 +89,8 @@ func TestPauseJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &winRunner{job: j, lim: &jobLimits{}, log: nopLog}
+	r := &winRunner{job: j, log: nopLog}
+	r.lim = &jobLimits{r: r}
 	cpu := func() time.Duration {
 		times, err := r.lim.processTimes()
 		if err != nil {
@@ -105,7 +106,7 @@ func TestPauseJob(t *testing.T) {
 		time.Sleep(400 * time.Millisecond)
 		paused <- cpu() - before
 	}()
-	if !r.pauseJob(800*time.Millisecond, make(chan struct{})) {
+	if !r.lim.Pause(800*time.Millisecond, make(chan struct{})) {
 		t.Fatal("the pause was cut short")
 	}
 	if d := <-paused; d > 40*time.Millisecond {

@@ -143,7 +143,7 @@ func (r *runner) still(sig syscall.Signal) (held []member, thaw func()) {
 		}
 		return nil, func() {
 			// A tree halted for a limit stays stopped for its kill.
-			if r.lim == nil || !r.lim.halted.Load() {
+			if r.lim == nil || !r.lim.Halted() {
 				r.freeze(false)
 			}
 		}

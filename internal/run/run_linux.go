@@ -220,11 +220,8 @@ func (r *runner) startRefused(err error) bool {
 	r.cg, r.grp = nil, noGroup{}
 	if r.lim != nil {
 		for _, k := range r.o.Limits.Asked() {
-			r.lim.w.Sampled(k)
+			r.lim.Watch().Sampled(k) // --cpus too: contain throttles
 			r.limitWhy[k] = "the kernel refused to start COMMAND in the run's cgroup"
-		}
-		if r.lim.throttle == nil && r.o.Limits.CPUs > 0 {
-			r.lim.throttle = &limit.Throttle{CPUs: r.o.Limits.CPUs}
 		}
 	}
 	return true

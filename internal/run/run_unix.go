@@ -569,11 +569,11 @@ func (r *runner) reapReady() (alive bool) {
 // stop and a limit; here are its events (COMMAND's stops and end, the
 // signals, the limits found exceeded) and, in loopSys, its acts.
 func (r *runner) waitMain() {
-	l := &supervise.Loop[overLimit]{Timeout: r.o.Timeout, KillAfter: r.o.KillAfter, Grace: r.o.Grace,
+	l := &supervise.Loop[limit.Hit]{Timeout: r.o.Timeout, KillAfter: r.o.KillAfter, Grace: r.o.Grace,
 		Hook: r.o.OnTimeout != "", Sys: loopSys{r}}
 	l.Run(supervise.From(r.events, r.waitEvent), supervise.From(r.sigs, r.signalEvent),
-		supervise.From(r.overLimits(), func(o overLimit) supervise.Event[overLimit] {
-			return supervise.Event[overLimit]{Kind: supervise.Limit, CPUTime: o.kind == limit.CPUTime, Hit: o}
+		supervise.From(r.overLimits(), func(o limit.Hit) supervise.Event[limit.Hit] {
+			return supervise.Event[limit.Hit]{Kind: supervise.Limit, CPUTime: o.Kind == limit.CPUTime, Hit: o}
 		}))
 	r.timedOut = l.TimedOut
 	r.rec.loopEnded(l.ToldToStop, l.KilledAfterTimeout)
@@ -581,15 +581,15 @@ func (r *runner) waitMain() {
 
 // waitEvent is what the reaper says of COMMAND, for the loop: a stop
 // (followed, or not, by commandStopped), or its end.
-func (r *runner) waitEvent(ev waitEvent) supervise.Event[overLimit] {
+func (r *runner) waitEvent(ev waitEvent) supervise.Event[limit.Hit] {
 	if proc.StoppedStatus(ev.status) {
-		return supervise.Event[overLimit]{Kind: supervise.Other, Do: func() {
+		return supervise.Event[limit.Hit]{Kind: supervise.Other, Do: func() {
 			if sig := syscall.Signal(ev.status >> 8 & 0xff); !r.throttleStop(sig) {
 				r.commandStopped(sig)
 			}
 		}}
 	}
-	return supervise.Event[overLimit]{Kind: supervise.Ended, Do: func() {
+	return supervise.Event[limit.Hit]{Kind: supervise.Ended, Do: func() {
 		r.status, r.more, r.mainDone = ev.status, ev.more, true
 		r.rec.commandEnded()
 	}}
@@ -598,21 +598,21 @@ func (r *runner) waitEvent(ev waitEvent) supervise.Event[overLimit] {
 // signalEvent is a signal contain received, for the loop: the stop
 // requests are forwarded and end the group a grace period later, SIGALRM
 // times out now, SIGCONT resumes, anything else is forwarded.
-func (r *runner) signalEvent(s os.Signal) supervise.Event[overLimit] {
+func (r *runner) signalEvent(s os.Signal) supervise.Event[limit.Hit] {
 	sig := s.(syscall.Signal)
 	name := signals.Name(sig)
 	switch {
 	case stopRequest(sig):
-		return supervise.Event[overLimit]{Kind: supervise.Stop, Name: name, Do: func() {
+		return supervise.Event[limit.Hit]{Kind: supervise.Stop, Name: name, Do: func() {
 			r.log("received %s: forwarding it to the group", name)
 			r.endGroup(sig)
 		}}
 	case sig == unix.SIGCONT:
-		return supervise.Event[overLimit]{Kind: supervise.Other, Do: r.resumed}
+		return supervise.Event[limit.Hit]{Kind: supervise.Other, Do: r.resumed}
 	case sig == unix.SIGALRM:
-		return supervise.Event[overLimit]{Kind: supervise.TimeOutNow, Name: "received SIGALRM: timing out now"}
+		return supervise.Event[limit.Hit]{Kind: supervise.TimeOutNow, Name: "received SIGALRM: timing out now"}
 	default:
-		return supervise.Event[overLimit]{Kind: supervise.Other, Do: func() {
+		return supervise.Event[limit.Hit]{Kind: supervise.Other, Do: func() {
 			r.log("received %s: forwarding it to the group", name)
 			r.signalGroup(sig)
 		}}
@@ -675,7 +675,7 @@ func (s loopSys) Signal(why string) string {
 	return "sent the timeout signal " + name
 }
 
-func (s loopSys) Exceeded(o overLimit, timeOut func(string) string) bool {
+func (s loopSys) Exceeded(o limit.Hit, timeOut func(string) string) bool {
 	return s.r.limitExceeded(o, timeOut)
 }
 

@@ -160,12 +160,12 @@ func startInJob(cmd *exec.Cmd, j *job.Job, log Logger) (windows.Handle, error) {
 // It reports whether the run timed out (or a CPU time limit acted as the
 // timeout).
 func (r *winRunner) waitMain(waited <-chan error, events <-chan uint32) (timedOut bool) {
-	l := &supervise.Loop[limitHit]{Timeout: r.o.Timeout, KillAfter: r.o.KillAfter, Grace: r.o.Grace,
+	l := &supervise.Loop[limit.Hit]{Timeout: r.o.Timeout, KillAfter: r.o.KillAfter, Grace: r.o.Grace,
 		Hook: r.o.OnTimeout != "", Sys: loopSys{r}}
-	l.Run(supervise.From(waited, func(error) supervise.Event[limitHit] {
-		return supervise.Event[limitHit]{Kind: supervise.Ended}
-	}), supervise.From(events, r.consoleEvent), supervise.From(r.limitHits(), func(h limitHit) supervise.Event[limitHit] {
-		return supervise.Event[limitHit]{Kind: supervise.Limit, CPUTime: h.kind == limit.CPUTime, Hit: h}
+	l.Run(supervise.From(waited, func(error) supervise.Event[limit.Hit] {
+		return supervise.Event[limit.Hit]{Kind: supervise.Ended}
+	}), supervise.From(events, r.consoleEvent), supervise.From(r.limitHits(), func(h limit.Hit) supervise.Event[limit.Hit] {
+		return supervise.Event[limit.Hit]{Kind: supervise.Limit, CPUTime: h.Kind == limit.CPUTime, Hit: h}
 	}))
 	r.rec.loopEnded(l.ToldToStop, l.KilledAfterTimeout)
 	return l.TimedOut
@@ -174,15 +174,15 @@ func (r *winRunner) waitMain(waited <-chan error, events <-chan uint32) (timedOu
 // consoleEvent is a console event contain received, for the loop: Ctrl-C
 // is COMMAND's to decide on (stopRequest), any other asks contain to stop;
 // the console closing, a log-off or a shutdown leave at most closeGrace.
-func (r *winRunner) consoleEvent(ev uint32) supervise.Event[limitHit] {
+func (r *winRunner) consoleEvent(ev uint32) supervise.Event[limit.Hit] {
 	do := func() { r.stopRequest(ev) }
 	switch ev {
 	case windows.CTRL_C_EVENT:
-		return supervise.Event[limitHit]{Kind: supervise.Other, Do: do}
+		return supervise.Event[limit.Hit]{Kind: supervise.Other, Do: do}
 	case windows.CTRL_BREAK_EVENT, ctrlStop:
-		return supervise.Event[limitHit]{Kind: supervise.Stop, Name: consoleEventName(ev), Do: do}
+		return supervise.Event[limit.Hit]{Kind: supervise.Stop, Name: consoleEventName(ev), Do: do}
 	default:
-		return supervise.Event[limitHit]{Kind: supervise.Stop, Name: consoleEventName(ev), Do: do, Grace: closeGrace}
+		return supervise.Event[limit.Hit]{Kind: supervise.Stop, Name: consoleEventName(ev), Do: do, Grace: closeGrace}
 	}
 }
 
@@ -212,7 +212,7 @@ func (s loopSys) Signal(why string) string {
 	return did
 }
 
-func (s loopSys) Exceeded(h limitHit, timeOut func(string) string) bool {
+func (s loopSys) Exceeded(h limit.Hit, timeOut func(string) string) bool {
 	return s.r.limitExceeded(h, timeOut)
 }
 
