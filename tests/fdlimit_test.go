@@ -87,17 +87,6 @@ func limited(t *testing.T, nobody bool, args ...string) result {
 	return res
 }
 
-// living lists the pids still alive (zombies are dead).
-func living(pids []int) []int {
-	var out []int
-	for _, pid := range pids {
-		if alive(pid) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
 // TestReapUnderFDLimit: with RLIMIT_NOFILE at 64, soft and hard, contain
 // reap of 200 orphans (a tenth of them ignoring SIGTERM) kills every one
 // and exits 0, as root and as an unprivileged user.
@@ -115,7 +104,7 @@ func TestReapUnderFDLimit(t *testing.T) {
 			res := limited(t, nobody, "reap", "--format", "json", "-o", tool, "-g", "300ms")
 			took := time.Since(start)
 			wantCode(t, res, 0)
-			if left := living(pids); len(left) > 0 {
+			if left := testtool.Living(pids); len(left) > 0 {
 				t.Fatalf("%d of %d orphans are alive after reap returned\nstderr: %s", len(left), len(pids), res.stderr)
 			}
 			out := decode[reapOutput](t, res)
@@ -208,7 +197,7 @@ func crash(t *testing.T, n int, limit, nobody bool) (left []int, cg, stderr stri
 		// Removed when the test ends, whatever it finds.
 		t.Cleanup(func() { os.Remove(cg) })
 	}
-	return living(pids), cg, readErr(), took
+	return testtool.Living(pids), cg, readErr(), took
 }
 
 // TestGuardUnderFDLimit: contain run under RLIMIT_NOFILE 64 (soft and

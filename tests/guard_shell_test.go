@@ -3,7 +3,6 @@
 package tests
 
 import (
-	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
@@ -37,7 +36,7 @@ func TestGuardShells(t *testing.T) {
 		name  string
 		shell func(t *testing.T, root string) // makes root's /bin/sh
 	}{
-		{"busybox", func(t *testing.T, root string) { installBusybox(t, staticBusybox(t), root) }},
+		{"busybox", func(t *testing.T, root string) { installBusybox(t, testtool.StaticBusybox(t), root) }},
 		{"none", func(*testing.T, string) {}},
 		{"unexecutable", func(t *testing.T, root string) { // execve fails: ENOENT
 			writeRootFile(t, filepath.Join(root, "bin/sh"), "#!/nowhere/sh\n", 0o755)
@@ -214,24 +213,6 @@ func staticBinaries(t *testing.T) staticSet {
 		}
 	}
 	return s
-}
-
-// staticBusybox finds a statically linked busybox (Debian's
-// busybox-static); a dynamic one would not run in the root.
-func staticBusybox(t *testing.T) string {
-	t.Helper()
-	p := testtool.Need(t, "busybox", "busybox-static")
-	f, err := elf.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for _, prog := range f.Progs {
-		if prog.Type == elf.PT_INTERP {
-			testtool.Missing(t, p+" is linked dynamically: a static busybox is needed (Debian package busybox-static)")
-		}
-	}
-	return p
 }
 
 // makeRoot makes a root with the static contain as /contain and the

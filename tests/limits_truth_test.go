@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/contain-cli/contain/internal/testtool"
 )
 
 // What contain says of a limit is what happened: one count of the tree's
@@ -38,7 +40,7 @@ func TestLimitPidsTruth(t *testing.T) {
 				killOnCleanup(t, pid)
 			}
 			wantCode(t, res, 137)
-			if left := living(pids); len(left) > 0 {
+			if left := testtool.Living(pids); len(left) > 0 {
 				t.Errorf("%d of the loop's %d children outlived contain: %v", len(left), len(pids), left)
 			}
 			r := readReport(t, path)

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/contain-cli/contain/internal/testtool"
 )
 
 // A container, as the engines make one: a PID, mount and cgroup
@@ -183,13 +185,13 @@ func TestContainerNamespaces(t *testing.T) {
 	if err != nil {
 		t.Errorf("reap -o %s: %v", tool, err)
 	}
-	if len(alive([]int{command, live.Originator.PIDHere})) != 2 {
+	if len(testtool.Living([]int{command, live.Originator.PIDHere})) != 2 {
 		t.Errorf("the host's reap ended the container's live run:\n%s", out)
 	}
 	if _, err := os.Stat(filepath.Join(tmp, "run.code")); err == nil {
 		t.Errorf("the container's contain ended: %s %s", read("run.code"), read("run.err"))
 	}
-	if o, _ := strconv.Atoi(read("orphan")); o > 0 && len(orphan.Processes) > 0 && len(alive([]int{orphan.Processes[0].PID})) != 0 {
+	if o, _ := strconv.Atoi(read("orphan")); o > 0 && len(orphan.Processes) > 0 && len(testtool.Living([]int{orphan.Processes[0].PID})) != 0 {
 		t.Errorf("the container's orphan %s:77 outlived the host's reap", tool)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
@@ -38,7 +37,7 @@ const vmTimeout = 270 * time.Second
 // console. CONTAIN_VM_RUN=REGEXP runs only some of them.
 func TestKernel(t *testing.T) {
 	qemu, kernel := vmTools(t)
-	busybox := staticBusybox(t)
+	busybox := testtool.StaticBusybox(t) // the initramfs has no libc
 	dir := t.TempDir()
 	contain, vmtest := buildForVM(t, dir)
 	bb, err := os.ReadFile(busybox)
@@ -161,24 +160,6 @@ func newestKernel(t *testing.T) string {
 	} else {
 		testtool.Missing(t, "no kernel in /boot (Debian package linux-image-cloud-amd64)")
 	}
-	return ""
-}
-
-// staticBusybox is a busybox that needs no loader: the initramfs has no
-// libc.
-func staticBusybox(t *testing.T) string {
-	for _, p := range []string{"/bin/busybox", "/usr/bin/busybox"} {
-		f, err := elf.Open(p)
-		if err != nil {
-			continue
-		}
-		static := !slices.ContainsFunc(f.Progs, func(p *elf.Prog) bool { return p.Type == elf.PT_INTERP })
-		f.Close()
-		if static {
-			return p
-		}
-	}
-	testtool.Missing(t, "no statically linked busybox (Debian package busybox-static)")
 	return ""
 }
 

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/contain-cli/contain/internal/cgroup"
+	"github.com/contain-cli/contain/internal/testtool"
 	"github.com/contain-cli/contain/report"
 )
 
@@ -273,21 +274,6 @@ func oomKills(mark int) []string {
 	return out
 }
 
-// alive reports which of pids still run (zombies do not).
-func alive(pids []int) []int {
-	var out []int
-	for _, p := range pids {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
-		if err != nil {
-			continue
-		}
-		if i := bytes.LastIndexByte(b, ')'); i > 0 && len(b) > i+2 && b[i+2] != 'Z' {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // pidsIn reads the PIDs a helper wrote to dir (one file each).
 func pidsIn(t *testing.T, dir string, n int) []int {
 	t.Helper()
@@ -446,7 +432,7 @@ func checkOOMKill(t *testing.T, r run, limit int64, mark int, pids string) {
 			t.Errorf("the OOM killer killed %s, which is not of the tree (contain, its guard?)", k)
 		}
 	}
-	if a := alive(pidsIn(t, pids, 2)); len(a) > 0 {
+	if a := testtool.Living(pidsIn(t, pids, 2)); len(a) > 0 {
 		t.Errorf("still alive: %v", a)
 	}
 }
@@ -564,10 +550,10 @@ func TestCrashWithLimits(t *testing.T) {
 			cmd.Wait()
 			t.Logf("contain's stderr before its SIGKILL:\n%s", stderr)
 			deadline := time.Now().Add(5 * time.Second)
-			for len(alive(tree)) > 0 && time.Now().Before(deadline) {
+			for len(testtool.Living(tree)) > 0 && time.Now().Before(deadline) {
 				time.Sleep(50 * time.Millisecond)
 			}
-			if a := alive(tree); len(a) > 0 {
+			if a := testtool.Living(tree); len(a) > 0 {
 				t.Errorf("alive 5 s after contain's SIGKILL: %v", a)
 			}
 			checkClean(t, dir)

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/contain-cli/contain/internal/testtool"
 )
 
 // The TestSystemd* tests run in the VM that TestSystemd boots, from the
@@ -194,7 +196,7 @@ func TestSystemdScopeCrash(t *testing.T) {
 				cmd.Wait()
 				if !withGuard {
 					time.Sleep(500 * time.Millisecond)
-					if len(alive(tree)) == 0 {
+					if len(testtool.Living(tree)) == 0 {
 						t.Fatal("the tree ended with contain and its guard: nothing left for reap")
 					}
 					reap := exec.Command(contain, "reap", "--session", fmt.Sprintf("CONTAIN:%d", cmd.Process.Pid))
@@ -205,10 +207,10 @@ func TestSystemdScopeCrash(t *testing.T) {
 					t.Logf("contain reap: %v\n%s", err, out)
 				}
 				deadline := time.Now().Add(5 * time.Second)
-				for len(alive(tree)) > 0 && time.Now().Before(deadline) {
+				for len(testtool.Living(tree)) > 0 && time.Now().Before(deadline) {
 					time.Sleep(50 * time.Millisecond)
 				}
-				if a := alive(tree); len(a) > 0 {
+				if a := testtool.Living(tree); len(a) > 0 {
 					t.Errorf("alive: %v\n%s", a, stderr)
 				}
 				unitGone(t, w, cmd.Process.Pid)
@@ -270,10 +272,10 @@ func TestSystemdScopePartOf(t *testing.T) {
 		t.Fatalf("systemctl stop %s: %v", unit, err)
 	}
 	deadline = time.Now().Add(5 * time.Second)
-	for len(alive(tree)) > 0 && time.Now().Before(deadline) {
+	for len(testtool.Living(tree)) > 0 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
-	if a := alive(tree); len(a) > 0 {
+	if a := testtool.Living(tree); len(a) > 0 {
 		t.Errorf("alive after systemctl stop %s: %v", unit, a)
 	}
 	unitGone(t, who{"root", 0}, pid)
