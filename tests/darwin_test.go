@@ -28,40 +28,6 @@ import (
 	"github.com/contain-cli/contain/report"
 )
 
-var bin string
-
-// runTests builds contain and runs the tests (TestMain).
-func runTests(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "contain-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	bin = filepath.Join(dir, "contain")
-	build := exec.Command("go", "build", "-o", bin, "..")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building contain:", err)
-		return 1
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	return code
-}
-
-// setsid runs its arguments in a new session (escapeeLine): setsid(1) is
-// not on macOS; perl is.
-const setsid = `perl -MPOSIX -e 'POSIX::setsid() or die; exec @ARGV or die' `
-
-// alive: kill(pid, 0) finds it and ps does not show it as a zombie.
-func alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return false
-	}
-	out, err := exec.Command("ps", "-o", "stat=", "-p", strconv.Itoa(pid)).Output()
-	return err == nil && !strings.HasPrefix(strings.TrimSpace(string(out)), "Z")
-}
-
 func readPIDs(t *testing.T, dir string, kinds []string) map[string]int {
 	t.Helper()
 	pids := map[string]int{}

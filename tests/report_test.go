@@ -40,22 +40,6 @@ func reportModes(t *testing.T) []struct {
 	}{"tracking", runOpts{env: []string{trackingOnly}}})
 }
 
-func readReport(t *testing.T, path string) report.Report {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("no report: %v", err)
-	}
-	var r report.Report
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatalf("report: %v\n%s", err, b)
-	}
-	if r.Version != 2 {
-		t.Errorf("version %d, want 2", r.Version)
-	}
-	return r
-}
-
 // burn is a fixed amount of shell work: about a quarter of a second of CPU
 // here; with the 100 MB that perl fills, the escapee's work is about four
 // times COMMAND's own (its polling), so a report that missed the escapee

@@ -3,9 +3,8 @@
 package tests
 
 // --allow-daemons, --on-timeout and contain stop's event, on Windows: the
-// helpers they need are played by this test binary too, chosen by
-// CONTAIN_DAEMON_HELPER before TestMain runs (an init function, so that
-// win_main_test.go's list of helpers stays as it is).
+// helpers they need are played by this test binary too (detacher,
+// breaker, hook).
 
 import (
 	"encoding/json"
@@ -27,8 +26,8 @@ import (
 )
 
 func init() {
-	if h := os.Getenv("CONTAIN_DAEMON_HELPER"); h != "" {
-		os.Exit(daemonHelper(h, os.Args[1:]))
+	for _, h := range []string{"detacher", "breaker", "hook"} {
+		helpers[h] = func(args []string) int { return daemonHelper(h, args) }
 	}
 }
 
@@ -41,7 +40,7 @@ func daemonHelper(h string, args []string) int {
 		// "daemon"); wait until the daemon has recorded itself and
 		// dir/exit exists, then exit
 		c := exec.Command(os.Getenv("CONTAIN_EXE"), "run", "-v", "-d", "--", self, "daemon")
-		c.Env = append(withoutEnv(os.Environ(), "CONTAIN_DAEMON_HELPER"), "CONTAIN_HELPER=sleep")
+		c.Env = append(os.Environ(), helperVar+"=sleep")
 		c.Stdout, c.Stderr = os.Stderr, os.Stderr
 		if err := c.Run(); err != nil {
 			fmt.Fprintln(os.Stderr, "contain run -d:", err)
@@ -56,7 +55,7 @@ func daemonHelper(h string, args []string) int {
 		// whether it left the job, then, a second later, whether it is
 		// in a job again; wait for dir/exit
 		c := exec.Command(self, "escapee")
-		c.Env = append(withoutEnv(os.Environ(), "CONTAIN_DAEMON_HELPER"), "CONTAIN_HELPER=sleep")
+		c.Env = append(os.Environ(), helperVar+"=sleep")
 		c.SysProcAttr = &syscall.SysProcAttr{CreationFlags: windows.CREATE_BREAKAWAY_FROM_JOB}
 		if err := c.Start(); err != nil {
 			os.WriteFile(filepath.Join(dir, "broke"), []byte("refused: "+err.Error()), 0o644)
@@ -98,55 +97,11 @@ func daemonHelper(h string, args []string) int {
 	return 2
 }
 
-// withoutEnv drops key from env.
-func withoutEnv(env []string, key string) []string {
-	var out []string
-	for _, kv := range env {
-		if !strings.HasPrefix(strings.ToUpper(kv), strings.ToUpper(key)+"=") {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
 // inAnyJob reports whether process h is in a job.
 func inAnyJob(h windows.Handle) bool {
 	var in int32
 	windows.NewLazySystemDLL("kernel32.dll").NewProc("IsProcessInJob").Call(uintptr(h), 0, uintptr(unsafe.Pointer(&in)))
 	return in != 0
-}
-
-// startContain starts contain with args, as runTree does, for a test
-// that acts while it runs; wait returns its result.
-func startContain(t *testing.T, env []string, args ...string) (wait func() result) {
-	t.Helper()
-	cmd, stdout, stderr := containCmd(env, args...)
-	if err := startCmd(t, cmd); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan result, 1)
-	go func() {
-		err := cmd.Wait()
-		res := result{stdout: stdout.String(), stderr: stderr.String(), pid: cmd.Process.Pid}
-		if cmd.ProcessState != nil {
-			res.code = cmd.ProcessState.ExitCode()
-		} else {
-			res.code = -1
-			res.stderr += fmt.Sprintf("\n(wait: %v)", err)
-		}
-		done <- res
-	}()
-	t.Cleanup(func() { cmd.Process.Kill() })
-	return func() result {
-		t.Helper()
-		select {
-		case res := <-done:
-			return res
-		case <-time.After(time.Minute):
-			t.Fatalf("contain %q did not return within a minute", args)
-		}
-		return result{}
-	}
 }
 
 // TestWinAllowDaemons: a daemon started by contain run -d inside
@@ -166,7 +121,7 @@ func TestWinAllowDaemons(t *testing.T) {
 				args = append(args, "--allow-daemons")
 			}
 			args = append(args, "--", self(t), "x")
-			wait := startContain(t, append(helperEnv("", dir), "CONTAIN_DAEMON_HELPER=detacher"), args...)
+			_, wait := startContain(t, asHelper("detacher", dir), args...)
 			d := readRecord(t, dir, "daemon")
 			readRecord(t, dir, "detacher")
 			if d.daemon != "1" || !strings.HasPrefix(d.tag, "CONTAIN:") {
@@ -207,7 +162,7 @@ func TestWinAllowDaemons(t *testing.T) {
 			if l == nil || !l.Daemon || !l.Spared || l.EndedBy != "spared (--allow-daemons)" || len(l.Argv) == 0 {
 				t.Errorf("the daemon's entry in the report: %+v\n%s", l, b)
 			}
-			reap := run(t, os.Environ(), "reap", "--include-daemons", "--session", d.tag, "-g", "1s")
+			reap := run(t, runOpts{}, "reap", "--include-daemons", "--session", d.tag, "-g", "1s")
 			wantCode(t, reap, 0)
 			if !d.goneWithin(5 * time.Second) {
 				t.Fatalf("contain reap --include-daemons --session %s left the daemon running:\n%s%s", d.tag, reap.stdout, reap.stderr)
@@ -226,7 +181,7 @@ func TestWinAllowDaemonsUnmarked(t *testing.T) {
 	needContain(t)
 	dir := tmpDir(t)
 	path := filepath.Join(dir, "report.json")
-	wait := startContain(t, append(helperEnv("", dir), "CONTAIN_DAEMON_HELPER=breaker"), "run", "-v", "-g", "1s", "--allow-daemons", "--report", path, "--", self(t), "x")
+	_, wait := startContain(t, asHelper("breaker", dir), "run", "-v", "-g", "1s", "--allow-daemons", "--report", path, "--", self(t), "x")
 	e := readRecord(t, dir, "escapee")
 	// Read until it has its content: under Wine a file written and
 	// renamed can be seen empty for a moment (as readRecord knows).
@@ -263,7 +218,7 @@ func TestWinAllowDaemonsUnmarked(t *testing.T) {
 	}
 
 	dir = tmpDir(t)
-	res = run(t, append(helperEnv("", dir), "CONTAIN_DAEMON_HELPER=breaker"), "run", "--", self(t), "x")
+	res = run(t, asHelper("breaker", dir), "run", "--", self(t), "x")
 	wantCode(t, res, 0)
 	if b, _ := os.ReadFile(filepath.Join(dir, "broke")); !strings.HasPrefix(string(b), "refused: ") || !strings.Contains(string(b), "Access") {
 		t.Errorf("without --allow-daemons, CREATE_BREAKAWAY_FROM_JOB gave %q, want access denied", b)
@@ -278,8 +233,8 @@ func TestWinAllowDaemonsUnmarked(t *testing.T) {
 func TestWinOnTimeout(t *testing.T) {
 	needContain(t)
 	dir := tmpDir(t)
-	hook := fmt.Sprintf(`set CONTAIN_DAEMON_HELPER=hook&& set CONTAIN_HELPER=&& "%s" 5`, self(t))
-	wait := startContain(t, helperEnv("sleep", dir), "run", "-v", "-t", "3", "-g", "5s", "--on-timeout", hook, "--", self(t), "command")
+	hook := fmt.Sprintf(`set CONTAIN_HELPER=hook&& "%s" 5`, self(t))
+	_, wait := startContain(t, asHelper("sleep", dir), "run", "-v", "-t", "3", "-g", "5s", "--on-timeout", hook, "--", self(t), "command")
 	c := readRecord(t, dir, "command")
 	res := wait()
 	wantCode(t, res, 124)
@@ -300,9 +255,9 @@ func TestWinOnTimeout(t *testing.T) {
 	}
 
 	dir = tmpDir(t)
-	hook = fmt.Sprintf(`set CONTAIN_DAEMON_HELPER=hook&& set CONTAIN_HELPER=&& "%s" 0 120`, self(t))
+	hook = fmt.Sprintf(`set CONTAIN_HELPER=hook&& "%s" 0 120`, self(t))
 	start := time.Now()
-	wait = startContain(t, helperEnv("sleep", dir), "run", "-v", "-t", "2", "-g", "1s", "--on-timeout", hook, "--", self(t), "command")
+	_, wait = startContain(t, asHelper("sleep", dir), "run", "-v", "-t", "2", "-g", "1s", "--on-timeout", hook, "--", self(t), "command")
 	c = readRecord(t, dir, "command")
 	res = wait()
 	took := time.Since(start)
@@ -323,8 +278,8 @@ func TestWinOnTimeout(t *testing.T) {
 
 	// --cpu-time acts as the timeout: the hook runs first there too.
 	dir = tmpDir(t)
-	hook = fmt.Sprintf(`set CONTAIN_DAEMON_HELPER=hook&& "%s" 0`, self(t))
-	res = run(t, helperEnv("spin", dir), "run", "-v", "--cpu-time", "0.5", "-g", "5s", "--on-timeout", hook, "--", self(t), "0")
+	hook = fmt.Sprintf(`set CONTAIN_HELPER=hook&& "%s" 0`, self(t))
+	res = run(t, asHelper("spin", dir), "run", "-v", "--cpu-time", "0.5", "-g", "5s", "--on-timeout", hook, "--", self(t), "0")
 	wantCode(t, res, 124)
 	if b, err := os.ReadFile(filepath.Join(dir, "hook")); err != nil || !strings.Contains(string(b), " running ") {
 		t.Errorf("at --cpu-time's end the hook saw %q (%v); stderr:\n%s", b, err, res.stderr)
@@ -357,7 +312,7 @@ func TestWinStopEvent(t *testing.T) {
 	needContain(t)
 	dir := tmpDir(t)
 	path := filepath.Join(dir, "report.json")
-	wait := startContain(t, helperEnv("sleep", dir), "run", "-v", "-g", "1s", "--report", path, "--", self(t), "command")
+	_, wait := startContain(t, asHelper("sleep", dir), "run", "-v", "-g", "1s", "--report", path, "--", self(t), "command")
 	c := readRecord(t, dir, "command")
 	name, _ := windows.UTF16PtrFromString(proc.StopEventName(startContainPID(t, c)))
 	ev, err := windows.OpenEvent(windows.EVENT_MODIFY_STATE, false, name)

@@ -27,7 +27,7 @@ func startWinHost(t *testing.T, tool string) (host *exec.Cmd, stdin io.WriteClos
 	}
 	dir := tmpDir(t)
 	host = exec.Command(lib, tool, "--", self(t), "stay", "library")
-	host.Env = helperEnv("tree", dir)
+	host.Env = append(os.Environ(), asHelper("tree", dir).env...)
 	var err error
 	if stdin, err = host.StdinPipe(); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@
 package tests
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,20 +16,6 @@ import (
 // The whole-tree limits on Windows: the job object holds them; under
 // Wine, which keeps a job object's limits but enforces none, contain
 // samples the job's processes instead (docs/GUIDE.md, Limits on Windows).
-
-// readReport reads the report contain wrote to path.
-func readReport(t *testing.T, path string) report.Report {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r report.Report
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatalf("%v\n%s", err, b)
-	}
-	return r
-}
 
 // wantLimit fails unless the report's limit key was exceeded and was
 // enforced by what by names (a prefix).
@@ -83,14 +68,9 @@ func TestWinMemoryLimit(t *testing.T) {
 	needContain(t)
 	dir := tmpDir(t)
 	path := filepath.Join(dir, "report.json")
-	cmd, stdout, stderr := containCmd(helperEnv("alloc", dir), "run", "-v", "--memory", "100M", "--report", path, "--", self(t))
-	if err := startCmd(t, cmd); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill() })
+	_, wait := startContain(t, asHelper("alloc", dir), "run", "-v", "--memory", "100M", "--report", path, "--", self(t))
 	alloc := readRecord(t, dir, "alloc")
-	waitContain(t, cmd, time.Minute)
-	res := result{stdout: stdout.String(), stderr: stderr.String(), code: cmd.ProcessState.ExitCode()}
+	res := wait()
 	wantCode(t, res, 137)
 	wantLimitLine(t, res.stderr, "memory limit 100 MiB exceeded")
 	if !alloc.gone() {
@@ -119,7 +99,7 @@ func TestWinMemoryLimitJobObject(t *testing.T) {
 	}
 	dir := tmpDir(t)
 	path := filepath.Join(dir, "report.json")
-	res := run(t, helperEnv("alloc", dir), "run", "-v", "--memory", "100M", "--report", path, "--", self(t))
+	res := run(t, asHelper("alloc", dir), "run", "-v", "--memory", "100M", "--report", path, "--", self(t))
 	wantCode(t, res, 137)
 	wantLimitLine(t, res.stderr, "memory limit 100 MiB exceeded")
 	wantLimit(t, readReport(t, path), "memory", "job object")
@@ -142,14 +122,9 @@ func TestWinPidsLimit(t *testing.T) {
 	if !underWine() {
 		args = append(args, "-t", "5")
 	}
-	cmd, stdout, stderr := containCmd(helperEnv("forker", dir), append(args, "--", self(t))...)
-	if err := startCmd(t, cmd); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill() })
+	_, wait := startContain(t, asHelper("forker", dir), append(args, "--", self(t))...)
 	forker := readRecord(t, dir, "forker")
-	waitContain(t, cmd, time.Minute)
-	res := result{stdout: stdout.String(), stderr: stderr.String(), code: cmd.ProcessState.ExitCode()}
+	res := wait()
 	r := readReport(t, path)
 	if !underWine() {
 		wantCode(t, res, 124)
@@ -178,7 +153,7 @@ func TestWinCPUTimeLimit(t *testing.T) {
 	dir := tmpDir(t)
 	path := filepath.Join(dir, "report.json")
 	start := time.Now()
-	res := run(t, helperEnv("spinners", dir), "run", "-v", "-t", "40", "--cpu-time", "1s", "--report", path, "--", self(t))
+	res := run(t, asHelper("spinners", dir), "run", "-v", "-t", "40", "--cpu-time", "1s", "--report", path, "--", self(t))
 	wantCode(t, res, 124)
 	wantLimitLine(t, res.stderr, "CPU time limit 1s exceeded")
 	by := "job accounting"
@@ -208,7 +183,7 @@ func TestWinCPUsLimit(t *testing.T) {
 	needContain(t)
 	dir := tmpDir(t)
 	path := filepath.Join(dir, "report.json")
-	res := run(t, helperEnv("spin", dir), "run", "-v", "--cpus", "0.1", "--report", path, "--", self(t), "3")
+	res := run(t, asHelper("spin", dir), "run", "-v", "--cpus", "0.1", "--report", path, "--", self(t), "3")
 	wantCode(t, res, 0)
 	f := strings.Fields(res.stdout)
 	if len(f) != 2 {
@@ -240,8 +215,8 @@ func TestWinCPUsLimit(t *testing.T) {
 // COMMAND runs.
 func TestWinStrictLimits(t *testing.T) {
 	needContain(t)
-	env := helperEnv("env", tmpDir(t))
-	res := run(t, env, "run", "--strict-limits", "--memory", "100M", "--pids", "50", "--", self(t))
+	o := asHelper("env", tmpDir(t))
+	res := run(t, o, "run", "--strict-limits", "--memory", "100M", "--pids", "50", "--", self(t))
 	if !underWine() {
 		wantCode(t, res, 0)
 		if res.stdout == "" {
@@ -258,24 +233,9 @@ func TestWinStrictLimits(t *testing.T) {
 		t.Errorf("COMMAND ran: it printed %q", res.stdout)
 	}
 	// Without --strict-limits COMMAND runs, its limits sampled.
-	res = run(t, env, "run", "--memory", "100M", "--pids", "50", "--", self(t))
+	res = run(t, o, "run", "--memory", "100M", "--pids", "50", "--", self(t))
 	wantCode(t, res, 0)
 	if res.stdout == "" {
 		t.Error("without --strict-limits, COMMAND did not run")
-	}
-}
-
-// waitContain waits up to d for contain, started as cmd, to return.
-func waitContain(t *testing.T, cmd interface{ Wait() error }, d time.Duration) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		cmd.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(d):
-		t.Fatalf("contain did not return within %v", d)
 	}
 }

@@ -12,13 +12,13 @@ import (
 	"time"
 )
 
-// startTagged starts this binary as helper h (recording itself as name)
+// startRecorded starts this binary as helper h (recording itself as name)
 // outside any contain, with the environment entries given: what another
 // tool's session, or what is left of one, looks like.
-func startTagged(t *testing.T, dir, h, name string, env ...string) recorded {
+func startRecorded(t *testing.T, dir, h, name string, env ...string) recorded {
 	t.Helper()
 	cmd := exec.Command(self(t), name)
-	cmd.Env = helperEnv(h, dir, env...)
+	cmd.Env = append(os.Environ(), asHelper(h, dir, env...).env...)
 	if err := startCmd(t, cmd); err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ type psOut struct {
 
 func ps(t *testing.T, args ...string) psOut {
 	t.Helper()
-	res := run(t, os.Environ(), append([]string{"ps", "--format", "json"}, args...)...)
+	res := run(t, runOpts{}, append([]string{"ps", "--format", "json"}, args...)...)
 	wantCode(t, res, 0)
 	var out psOut
 	if err := json.Unmarshal([]byte(res.stdout), &out); err != nil {
@@ -70,15 +70,11 @@ func TestWinPsAndReap(t *testing.T) {
 	dir := tmpDir(t)
 	u := fmt.Sprintf("W%d", os.Getpid())
 	const gone = 2147483644 // no Windows PID is that high: an originator that is gone
-	orphan := startTagged(t, dir, "sleep", "orphan", fmt.Sprintf("RUNNING_PROCESS_ORIGINATOR=%sORPH:%d", u, gone))
-	lower := startTagged(t, dir, "sleep", "lower", fmt.Sprintf("running_process_originator=%sCASE:%d", u, gone))
-	daemon := startTagged(t, dir, "sleep", "daemon", fmt.Sprintf("RUNNING_PROCESS_ORIGINATOR=%sDMN:%d", u, gone), "RUNNING_PROCESS_IS_DAEMON=1")
-	bad := startTagged(t, dir, "sleep", "bad", "RUNNING_PROCESS_ORIGINATOR="+u+"BAD")
-	live, _, _ := containCmd(helperEnv("sleep", dir), "run", "-o", u+"LIVE", "--", self(t), "live")
-	if err := startCmd(t, live); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { live.Process.Kill() })
+	orphan := startRecorded(t, dir, "sleep", "orphan", fmt.Sprintf("RUNNING_PROCESS_ORIGINATOR=%sORPH:%d", u, gone))
+	lower := startRecorded(t, dir, "sleep", "lower", fmt.Sprintf("running_process_originator=%sCASE:%d", u, gone))
+	daemon := startRecorded(t, dir, "sleep", "daemon", fmt.Sprintf("RUNNING_PROCESS_ORIGINATOR=%sDMN:%d", u, gone), "RUNNING_PROCESS_IS_DAEMON=1")
+	bad := startRecorded(t, dir, "sleep", "bad", "RUNNING_PROCESS_ORIGINATOR="+u+"BAD")
+	live, _ := startContain(t, asHelper("sleep", dir), "run", "-o", u+"LIVE", "--", self(t), "live")
 	liveProc := readRecord(t, dir, "live")
 
 	want := map[string]struct {
@@ -122,19 +118,19 @@ func TestWinPsAndReap(t *testing.T) {
 	if found != len(want) {
 		t.Fatalf("ps found %d of the %d sessions: %+v", found, len(want), out.Sessions)
 	}
-	if table := run(t, os.Environ(), "ps", "-o", u+"ORPH"); !strings.Contains(table.stdout, fmt.Sprintf("%sORPH:%d", u, gone)) || !strings.Contains(table.stdout, "orphaned") ||
+	if table := run(t, runOpts{}, "ps", "-o", u+"ORPH"); !strings.Contains(table.stdout, fmt.Sprintf("%sORPH:%d", u, gone)) || !strings.Contains(table.stdout, "orphaned") ||
 		!strings.Contains(table.stdout, "  CPU  ") || !strings.Contains(table.stdout, "M  ") {
 		t.Errorf("ps table:\n%s", table.stdout)
 	}
 
 	// A dry run kills nothing.
-	res := run(t, os.Environ(), "reap", "-n", "-o", u+"ORPH")
+	res := run(t, runOpts{}, "reap", "-n", "-o", u+"ORPH")
 	wantCode(t, res, 0)
 	if !strings.Contains(res.stdout, "would") || orphan.goneWithin(200*time.Millisecond) {
 		t.Fatalf("dry run: %s (orphan gone: %v)", res.stdout, orphan.gone())
 	}
 
-	res = run(t, os.Environ(), "reap", "-o", u+"ORPH", "-o", u+"CASE", "-o", u+"DMN", "-o", u+"LIVE", "-o", u+"BAD")
+	res = run(t, runOpts{}, "reap", "-o", u+"ORPH", "-o", u+"CASE", "-o", u+"DMN", "-o", u+"LIVE", "-o", u+"BAD")
 	wantCode(t, res, 0)
 	if !orphan.goneWithin(time.Second) || !lower.goneWithin(time.Second) {
 		t.Errorf("reap left an orphan alive:\n%s", res.stdout)
@@ -148,7 +144,7 @@ func TestWinPsAndReap(t *testing.T) {
 		t.Errorf("reap does not say what it left alone:\n%s", res.stdout)
 	}
 
-	res = run(t, os.Environ(), "reap", "--include-daemons", "-o", u+"DMN")
+	res = run(t, runOpts{}, "reap", "--include-daemons", "-o", u+"DMN")
 	wantCode(t, res, 0)
 	if !daemon.goneWithin(time.Second) {
 		t.Errorf("--include-daemons did not reap the daemon:\n%s", res.stdout)
@@ -161,9 +157,9 @@ func TestWinReapForkingSession(t *testing.T) {
 	needContain(t)
 	dir := tmpDir(t)
 	value := fmt.Sprintf("W%dFORK:2147483640", os.Getpid())
-	forker := startTagged(t, dir, "forker", "forker", "RUNNING_PROCESS_ORIGINATOR="+value)
+	forker := startRecorded(t, dir, "forker", "forker", "RUNNING_PROCESS_ORIGINATOR="+value)
 	time.Sleep(300 * time.Millisecond)
-	res := run(t, os.Environ(), "reap", "--session", value)
+	res := run(t, runOpts{}, "reap", "--session", value)
 	wantCode(t, res, 0)
 	if !forker.goneWithin(time.Second) {
 		t.Fatalf("the forking process survived:\n%s", res.stdout)

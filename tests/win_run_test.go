@@ -22,9 +22,9 @@ import (
 // TestWinExitStatus: COMMAND's own code passes through, all 32 bits of it.
 func TestWinExitStatus(t *testing.T) {
 	needContain(t)
-	env := helperEnv("exit", tmpDir(t))
+	o := asHelper("exit", tmpDir(t))
 	for _, code := range []uint32{0, 3, 255, 256, 0xC0000005} {
-		res := run(t, env, "run", "--", self(t), strconv.FormatUint(uint64(code), 10))
+		res := run(t, o, "run", "--", self(t), strconv.FormatUint(uint64(code), 10))
 		wantCode(t, res, int(code))
 	}
 }
@@ -32,7 +32,6 @@ func TestWinExitStatus(t *testing.T) {
 // TestWinStartFailures: not found 127, not executable 126, bad options 125.
 func TestWinStartFailures(t *testing.T) {
 	needContain(t)
-	env := os.Environ()
 	notExe := filepath.Join(tmpDir(t), "data.exe")
 	os.WriteFile(notExe, []byte("not a program"), 0o644)
 	for _, c := range []struct {
@@ -47,7 +46,7 @@ func TestWinStartFailures(t *testing.T) {
 		{[]string{"run", "-t", "-1", "--", "cmd", "/c", "exit", "0"}, 125, "--timeout"},
 		{[]string{"run", "--no-such-option", "--", "cmd"}, 125, "no-such-option"},
 	} {
-		res := run(t, env, c.args...)
+		res := run(t, runOpts{}, c.args...)
 		wantCode(t, res, c.code)
 		if lines := strings.Split(strings.TrimSpace(res.stderr), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "contain: ") || !strings.Contains(lines[0], c.msg) {
 			t.Errorf("%q: stderr %q, want one line with %q", c.args, res.stderr, c.msg)
@@ -59,13 +58,13 @@ func TestWinStartFailures(t *testing.T) {
 // replaced whatever the case of its name; -o names the tool.
 func TestWinTag(t *testing.T) {
 	needContain(t)
-	env := helperEnv("env", tmpDir(t), "running_process_originator=OLD:1", "Running_Process_Is_Daemon=1")
-	res := run(t, env, "run", "--", self(t))
+	o := asHelper("env", tmpDir(t), "running_process_originator=OLD:1", "Running_Process_Is_Daemon=1")
+	res := run(t, o, "run", "--", self(t))
 	wantCode(t, res, 0)
 	if want := fmt.Sprintf("CONTAIN:%d|\n", res.pid); res.stdout != want {
 		t.Fatalf("COMMAND saw %q, want %q", res.stdout, want)
 	}
-	res = run(t, env, "run", "-o", "WIN.TEST_1", "--", self(t))
+	res = run(t, o, "run", "-o", "WIN.TEST_1", "--", self(t))
 	if want := fmt.Sprintf("WIN.TEST_1:%d|\n", res.pid); res.stdout != want {
 		t.Fatalf("with -o: COMMAND saw %q, want %q", res.stdout, want)
 	}
@@ -75,31 +74,9 @@ func TestWinTag(t *testing.T) {
 // records of COMMAND, its `start /b` child and its detached grandchild.
 func runTree(t *testing.T, dir string, args ...string) (wait func() result, command, startb, detached recorded) {
 	t.Helper()
-	cmd, stdout, stderr := containCmd(helperEnv("tree", dir), args...)
-	if err := startCmd(t, cmd); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan result, 1)
-	go func() {
-		err := cmd.Wait()
-		res := result{stdout: stdout.String(), stderr: stderr.String(), pid: cmd.Process.Pid, code: cmd.ProcessState.ExitCode()}
-		if err != nil && cmd.ProcessState == nil {
-			res.code = -1
-		}
-		done <- res
-	}()
-	t.Cleanup(func() { cmd.Process.Kill() })
+	_, wait = startContain(t, asHelper("tree", dir), args...)
 	startb, detached, command = readRecord(t, dir, "startb"), readRecord(t, dir, "detached"), readRecord(t, dir, "command")
-	return func() result {
-		t.Helper()
-		select {
-		case res := <-done:
-			return res
-		case <-time.After(time.Minute):
-			t.Fatalf("contain did not return within a minute")
-		}
-		return result{}
-	}, command, startb, detached
+	return wait, command, startb, detached
 }
 
 // wantAllGone fails unless every recorded process has ended, within d.
@@ -156,7 +133,7 @@ func TestWinTimeoutFallback(t *testing.T) {
 	if !underWine() {
 		t.Skip("CTRL_BREAK_EVENT is delivered on Windows (TestWinTimeoutBreak); only Wine 8 makes contain fall back")
 	}
-	res := run(t, helperEnv("ignore", tmpDir(t)), "run", "-t", "3", "--preserve-status", "--", self(t), "x")
+	res := run(t, asHelper("ignore", tmpDir(t)), "run", "-t", "3", "--preserve-status", "--", self(t), "x")
 	wantCode(t, res, 128+15)
 }
 
@@ -206,15 +183,15 @@ func TestWinTimeoutCtrlC(t *testing.T) {
 	}
 	dir := tmpDir(t)
 	// (Timeouts of 3 s: the helper must have set up its handler first.)
-	res := run(t, helperEnv("ctrlc", dir), "run", "-v", "-s", "INT", "-t", "3", "--", self(t), "x")
+	res := run(t, asHelper("ctrlc", dir), "run", "-v", "-s", "INT", "-t", "3", "--", self(t), "x")
 	wantCode(t, res, 124)
 	if !strings.Contains(res.stderr, "sent CTRL_C_EVENT to the command's process group") {
 		t.Fatalf("contain did not send CTRL_C_EVENT:\n%s", res.stderr)
 	}
-	res = run(t, helperEnv("ctrlc", dir), "run", "-s", "INT", "-t", "3", "--preserve-status", "--", self(t), "x")
+	res = run(t, asHelper("ctrlc", dir), "run", "-s", "INT", "-t", "3", "--preserve-status", "--", self(t), "x")
 	wantCode(t, res, 42)
 	start := time.Now()
-	res = run(t, helperEnv("ignore", dir), "run", "-v", "-s", "INT", "-t", "3", "-k", "1", "--", self(t), "x")
+	res = run(t, asHelper("ignore", dir), "run", "-v", "-s", "INT", "-t", "3", "-k", "1", "--", self(t), "x")
 	wantCode(t, res, 137)
 	if d := time.Since(start); d < 4*time.Second {
 		t.Errorf("killed after %v, before the timeout and --kill-after had passed", d)
@@ -230,7 +207,7 @@ func TestWinTimeoutBreak(t *testing.T) {
 	if !hasConsole() {
 		t.Skip("no console: console control events need one")
 	}
-	res := run(t, helperEnv("ctrlc", tmpDir(t)), "run", "-t", "3", "--preserve-status", "--", self(t), "x")
+	res := run(t, asHelper("ctrlc", tmpDir(t)), "run", "-t", "3", "--preserve-status", "--", self(t), "x")
 	wantCode(t, res, 42)
 }
 
@@ -243,11 +220,7 @@ func TestWinTypedCtrlC(t *testing.T) {
 		t.Skip("no console to type Ctrl-C at (TestWindowsUnderWine gives one through script(1))")
 	}
 	dir := tmpDir(t)
-	cmd, stdout, stderr := containCmd(helperEnv("ctrlc", dir), "run", "-v", "--", self(t), "x")
-	if err := startCmd(t, cmd); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
+	_, wait := startContain(t, asHelper("ctrlc", dir), "run", "-v", "--", self(t), "x")
 	readRecord(t, dir, "ctrlc")
 	// What a Ctrl-C typed at the console does: CTRL_C_EVENT to every
 	// process attached to it, this test included.
@@ -257,18 +230,12 @@ func TestWinTypedCtrlC(t *testing.T) {
 	if err := windows.GenerateConsoleCtrlEvent(windows.CTRL_C_EVENT, 0); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("contain did not return after Ctrl-C; stderr:\n%s", stderr)
+	res := wait()
+	if res.code != 42 {
+		t.Fatalf("exit status %d, want COMMAND's 42 (stdout %q, stderr %q)", res.code, res.stdout, res.stderr)
 	}
-	if code := cmd.ProcessState.ExitCode(); code != 42 {
-		t.Fatalf("exit status %d, want COMMAND's 42 (stdout %q, stderr %q)", code, stdout, stderr)
-	}
-	if !strings.Contains(stderr.String(), "received CTRL_C_EVENT") {
-		t.Errorf("contain did not see the Ctrl-C: %q", stderr)
+	if !strings.Contains(res.stderr, "received CTRL_C_EVENT") {
+		t.Errorf("contain did not see the Ctrl-C: %q", res.stderr)
 	}
 }
 
@@ -333,19 +300,15 @@ func TestWinInsideForeignJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := tmpDir(t)
-	cmd, stdout, stderr := containCmd(helperEnv("tree", dir), "run", "--", self(t), "exit")
-	if err := startCmd(t, cmd); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
+	cmd, wait := startContain(t, asHelper("tree", dir), "run", "--", self(t), "exit")
 	cmd.Process.WithHandle(func(h uintptr) { err = windows.AssignProcessToJobObject(j, windows.Handle(h)) })
 	if err != nil {
 		t.Fatalf("cannot put contain into a job: %v", err)
 	}
 	startb, detached := readRecord(t, dir, "startb"), readRecord(t, dir, "detached")
 	os.WriteFile(filepath.Join(dir, "exit"), nil, 0o644)
-	if err := cmd.Wait(); cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 7 {
-		t.Fatalf("contain inside a job: %v, stdout %q, stderr %q", err, stdout, stderr)
+	if res := wait(); res.code != 7 {
+		t.Fatalf("contain inside a job: exit status %d, stdout %q, stderr %q", res.code, res.stdout, res.stderr)
 	}
 	wantAllGone(t, 0, map[string]recorded{"start /b child": startb, "detached grandchild": detached})
 }
@@ -355,7 +318,7 @@ func TestWinInsideForeignJob(t *testing.T) {
 func TestWinDetach(t *testing.T) {
 	needContain(t)
 	dir := tmpDir(t)
-	res := run(t, helperEnv("sleep", dir), "run", "-d", "--", self(t), "daemon")
+	res := run(t, asHelper("sleep", dir), "run", "-d", "--", self(t), "daemon")
 	wantCode(t, res, 0)
 	d := readRecord(t, dir, "daemon")
 	if got := strings.TrimSpace(res.stdout); got != strconv.Itoa(d.pid) {

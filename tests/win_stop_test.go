@@ -3,6 +3,7 @@
 package tests
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -32,7 +33,7 @@ func TestWinStopSession(t *testing.T) {
 	dir := tmpDir(t)
 	wait, command, startb, detached := runTree(t, dir, "run", "-v", "-g", "1s", "--", self(t), "stay")
 	value := command.tag
-	res := run(t, os.Environ(), "stop", "--format", "json", value)
+	res := run(t, runOpts{}, "stop", "--format", "json", value)
 	wantCode(t, res, 0)
 	wantAllGone(t, 0, map[string]recorded{"COMMAND": command, "start /b child": startb, "detached grandchild": detached})
 	var out winStopOut
@@ -63,7 +64,7 @@ func TestWinStopKill(t *testing.T) {
 	needContain(t)
 	dir := tmpDir(t)
 	wait, command, startb, detached := runTree(t, dir, "run", "--", self(t), "stay")
-	res := run(t, os.Environ(), "stop", "-s", "KILL", command.tag)
+	res := run(t, runOpts{}, "stop", "-s", "KILL", command.tag)
 	wantCode(t, res, 0)
 	wantAllGone(t, 0, map[string]recorded{"COMMAND": command, "start /b child": startb, "detached grandchild": detached})
 	if r := wait(); r.code != 1 {
@@ -78,10 +79,10 @@ func TestWinStopKill(t *testing.T) {
 func TestWinStopOtherTool(t *testing.T) {
 	needContain(t)
 	dir := tmpDir(t)
-	originator := startTagged(t, dir, "sleep", "originator")
+	originator := startRecorded(t, dir, "sleep", "originator")
 	value := fmt.Sprintf("W%dOTHER:%d", os.Getpid(), originator.pid)
-	member := startTagged(t, dir, "sleep", "member", "RUNNING_PROCESS_ORIGINATOR="+value)
-	res := run(t, os.Environ(), "stop", "-t", "5", value)
+	member := startRecorded(t, dir, "sleep", "member", "RUNNING_PROCESS_ORIGINATOR="+value)
+	res := run(t, runOpts{}, "stop", "-t", "5", value)
 	wantCode(t, res, 1)
 	if lines := strings.Split(strings.TrimSpace(res.stderr), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "contain: ") || !strings.Contains(lines[0], "-s KILL") {
 		t.Errorf("stderr:\n%s", res.stderr)
@@ -89,7 +90,7 @@ func TestWinStopOtherTool(t *testing.T) {
 	if originator.gone() || member.gone() {
 		t.Fatal("a refused session was touched")
 	}
-	res = run(t, os.Environ(), "stop", "-s", "KILL", "-t", "1", "--kill", value)
+	res = run(t, runOpts{}, "stop", "-s", "KILL", "-t", "1", "--kill", value)
 	wantCode(t, res, 0)
 	if !originator.goneWithin(time.Second) || !member.goneWithin(time.Second) {
 		t.Errorf("after -s KILL --kill: originator gone %v, member gone %v\n%s", originator.gone(), member.gone(), res.stdout)
@@ -102,12 +103,14 @@ func TestWinWait(t *testing.T) {
 	needContain(t)
 	dir := tmpDir(t)
 	runWait, command, startb, detached := runTree(t, dir, "run", "-g", "1s", "--", self(t), "exit")
-	res := run(t, os.Environ(), "wait", "-t", "1", command.tag)
+	res := run(t, runOpts{}, "wait", "-t", "1", command.tag)
 	wantCode(t, res, 124)
 	if command.gone() {
 		t.Fatal("the session ended: wait -t proved nothing")
 	}
-	cmd, stdout, stderr := containCmd(os.Environ(), "wait", "--format", "json", command.tag)
+	cmd := containCmd(runOpts{}, "wait", "--format", "json", command.tag)
+	stdout, stderr := new(bytes.Buffer), new(bytes.Buffer)
+	cmd.Stdout, cmd.Stderr, cmd.WaitDelay = stdout, stderr, 5*time.Second
 	if err := startCmd(t, cmd); err != nil {
 		t.Fatal(err)
 	}

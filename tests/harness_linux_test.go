@@ -2,16 +2,17 @@
 
 package tests
 
+// Linux's part of the harness (harness_test.go): what the tests need
+// beside contain (hog, setsid, Wine), the check every run of contain gets
+// (checkRun), and what the tests read of processes and cgroups.
+
 import (
 	"bytes"
-	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,85 +25,37 @@ import (
 	"github.com/contain-cli/contain/internal/testtool"
 )
 
-// bin is the contain binary under test, built once by TestMain into a
-// directory that an unprivileged user can read too.
-var bin string
-
 // hog is the tests' resource hog (testdata/hog), built beside contain.
 var hog string
 
-// runTests builds contain, hog and, where it is missing, setsid, then
-// runs the tests (TestMain).
-func runTests(m *testing.M) int {
-	// Most of these tests wait (on timeouts, grace periods, processes
-	// ending), few use a core: by default they run eight at a time, not
-	// one per core (-parallel, given, wins).
-	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		flag.Set("test.parallel", "8")
-	}
-	// Not beside tests/vm's QEMU, which takes every core: the CPU shares
-	// and races measured here would fail.
-	if release, err := testtool.HoldMachine(); err == nil {
-		defer release()
-	} else {
-		fmt.Fprintf(os.Stderr, "tests: running beside other test packages (cannot lock: %v)\n", err)
-	}
-	return buildAndRun(m)
-}
-
-func buildAndRun(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "contain-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	os.Chmod(dir, 0o755)
-	bin = filepath.Join(dir, "contain")
-	if runtime.GOOS == "windows" {
-		bin += ".exe"
-	}
-	build := exec.Command("go", "build", "-o", bin, "..")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building contain:", err)
-		return 1
-	}
+// prepare builds, beside contain in dir, hog and, where it is missing,
+// setsid, and starts preparing Wine (runTests); end stops Wine.
+func prepare(dir string) (end func(), err error) {
 	hog = filepath.Join(dir, "hog")
-	if runtime.GOOS == "windows" {
-		hog += ".exe"
-	}
-	build = exec.Command("go", "build", "-o", hog, "./testdata/hog")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building hog:", err)
-		return 1
+	if err := goBuild(hog, ".", "./testdata/hog"); err != nil {
+		return nil, fmt.Errorf("building hog: %v", err)
 	}
 	// The scripts' setsid(1): util-linux's, else (a machine with only Go,
 	// sh and coreutils) testdata/setsid, which does the same, on PATH.
 	if _, err := exec.LookPath("setsid"); err != nil {
 		tools := filepath.Join(dir, "tools")
-		build = exec.Command("go", "build", "-o", filepath.Join(tools, "setsid"), "./testdata/setsid")
-		build.Stderr = os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "building setsid:", err)
-			return 1
+		if err := goBuild(filepath.Join(tools, "setsid"), ".", "./testdata/setsid"); err != nil {
+			return nil, fmt.Errorf("building setsid: %v", err)
 		}
 		os.Setenv("PATH", tools+string(os.PathListSeparator)+os.Getenv("PATH"))
 		standInSetsid = true
 	}
-	defer endWine()
 	// A whole run prepares Wine (builds the Windows binaries, boots the
 	// prefix) while the first tests run: the tests that need it wait for
 	// it then, not before.
 	if f := flag.Lookup("test.run"); f != nil && f.Value.String() == "" {
 		go wine.once.Do(setUpWine)
-		defer wine.once.Do(func() {}) // done before endWine
+		return func() {
+			wine.once.Do(func() {}) // done before endWine
+			endWine()
+		}, nil
 	}
-	return m.Run()
+	return endWine, nil
 }
 
 // setsid runs its arguments in a new session (escapeeLine): setsid(1),
@@ -120,50 +73,6 @@ func needRealSetsid(t *testing.T) {
 	t.Helper()
 	if standInSetsid {
 		testtool.Missing(t, "setsid is not installed (Debian package util-linux); testdata/setsid stands in, but not for a setsid that must ignore SIGTERM from its first instant")
-	}
-}
-
-// result is one finished run of contain.
-type result struct {
-	stdout, stderr string
-	code           int
-	signal         syscall.Signal // contain died of it (code is then 128+N)
-	pid            int            // of contain
-}
-
-// runOpts change how contain is started.
-type runOpts struct {
-	asNobody bool     // through setpriv, as nobody:nogroup
-	env      []string // added to the test's environment
-	stdin    string
-}
-
-// containCmd builds the command line that runs contain with args.
-func containCmd(o runOpts, args ...string) *exec.Cmd {
-	argv := append([]string{bin}, args...)
-	if o.asNobody {
-		argv = append([]string{"setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"}, argv...)
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), o.env...)
-	if o.stdin != "" {
-		cmd.Stdin = strings.NewReader(o.stdin)
-	}
-	return cmd
-}
-
-// run runs contain to the end; a run that outlives a minute fails the test.
-func run(t *testing.T, o runOpts, args ...string) result {
-	t.Helper()
-	_, wait := startContain(t, o, args...)
-	return wait()
-}
-
-// wantCode fails the test unless res ended with code.
-func wantCode(t *testing.T, res result, code int) {
-	t.Helper()
-	if res.code != code {
-		t.Fatalf("exit status %d, want %d\nstdout: %s\nstderr: %s", res.code, code, res.stdout, res.stderr)
 	}
 }
 
@@ -255,17 +164,6 @@ func exists(pid int) bool {
 	return err == nil
 }
 
-// alive reports whether pid is a process that has not exited: a zombie is
-// dead (the init of some machines reaps orphaned zombies late).
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
-}
-
 // builtOnce is a program of testdata built once for the suite, beside
 // contain (a directory nobody may read too, removed at the end).
 type builtOnce struct {
@@ -280,11 +178,7 @@ func (b *builtOnce) path(t *testing.T, name, dir, pkg string) string {
 	t.Helper()
 	b.once.Do(func() {
 		b.bin = filepath.Join(filepath.Dir(bin), name)
-		cmd := exec.Command("go", "build", "-o", b.bin, pkg)
-		cmd.Dir = dir
-		if msg, err := cmd.CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("building %s in %s: %v\n%s", pkg, dir, err, msg)
-		}
+		b.err = goBuild(b.bin, dir, pkg)
 	})
 	if b.err != nil {
 		t.Fatal(b.err)
@@ -337,81 +231,32 @@ func environOf(t *testing.T, pid int) map[string]string {
 	return env
 }
 
-// startContain starts contain in the background for tests that signal it
-// while it runs; the returned wait gives its result.
-func startContain(t *testing.T, o runOpts, args ...string) (*exec.Cmd, func() result) {
-	t.Helper()
-	cmd, _, wait := startContainLive(t, o, args...)
-	return cmd, wait
-}
+func init() { afterRun = checkRun }
 
-// startContainLive is startContain that also gives what contain has
-// written to stderr so far.
-func startContainLive(t *testing.T, o runOpts, args ...string) (*exec.Cmd, func() string, func() result) {
+// checkRun fails the test where contain left its cgroup behind, and drops
+// from its stderr the lines CONTAIN_DISABLE makes it say (afterRun).
+func checkRun(t *testing.T, cmd *exec.Cmd, res *result, started time.Time) {
 	t.Helper()
-	if o.asNobody {
-		testtool.Need(t, "setpriv", "util-linux")
+	res.stderr = withoutDisableLines(res.stderr)
+	dir := cgroupDir(res.pid)
+	if dir == "" {
+		return
 	}
-	cmd := containCmd(o, args...)
-	var stdout, stderr syncBuffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	// A leftover that survives (a failing test) would hold the pipes open:
-	// stop reading them soon after contain has exited.
-	cmd.WaitDelay = 5 * time.Second
-	started := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	var st syscall.Stat_t
+	if err := syscall.Stat(dir, &st); err != nil {
+		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cancel()
-		cmd.Process.Kill()
-	})
-	return cmd, stderr.String, func() result {
-		t.Helper()
-		var err error
-		select {
-		case err = <-done:
-		case <-ctx.Done():
-			cmd.Process.Kill()
-			<-done
-			t.Fatalf("contain did not return within a minute; stderr:\n%s", stderr.String())
-		}
-		res := result{stdout: stdout.String(), stderr: withoutDisableLines(stderr.String()), pid: cmd.Process.Pid}
-		if dir := cgroupDir(res.pid); dir != "" {
-			var st syscall.Stat_t
-			if err := syscall.Stat(dir, &st); err == nil {
-				if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
-					// Killed by the test: nobody was left to remove it.
-					t.Cleanup(func() { os.Remove(dir) })
-				} else if made := time.Unix(st.Ctim.Unix()); made.Before(started) {
-					// A dead run's group, whose contain had this PID
-					// before (the suite's fork bombs bring PIDs round
-					// within seconds), still holding its processes:
-					// contain could not make its own, and left it be.
-					t.Logf("%s was there before contain %d started (made %v), a dead run's", dir, res.pid, made)
-				} else {
-					t.Errorf("contain left its cgroup %s behind", dir)
-				}
-			}
-		}
-		var ee *exec.ExitError
-		switch {
-		case err == nil:
-		case errors.As(err, &ee):
-			res.code = ee.ExitCode()
-			if ws := ee.Sys().(syscall.WaitStatus); ws.Signaled() {
-				res.code, res.signal = 128+int(ws.Signal()), ws.Signal()
-				if ws.CoreDump() {
-					t.Errorf("contain dumped core")
-				}
-			}
-		default:
-			t.Fatalf("contain %q: %v", args, err)
-		}
-		return res
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+		// Killed by the test: nobody was left to remove it.
+		t.Cleanup(func() { os.Remove(dir) })
+	} else if made := time.Unix(st.Ctim.Unix()); made.Before(started) {
+		// A dead run's group, whose contain had this PID before (the
+		// suite's fork bombs bring PIDs round within seconds), still
+		// holding its processes: contain could not make its own, and
+		// left it be.
+		t.Logf("%s was there before contain %d started (made %v), a dead run's", dir, res.pid, made)
+	} else {
+		t.Errorf("contain left its cgroup %s behind", dir)
 	}
 }
 

@@ -2,14 +2,12 @@
 
 package tests
 
-// Windows end-to-end tests. They run under Wine on Linux, started by
-// TestWindowsUnderWine (wine_test.go), which builds contain.exe and names
-// it in CONTAIN_EXE; this test binary also plays every helper process, as
-// Go's os/exec tests do: CONTAIN_HELPER says which.
+// Windows's part of the harness (harness_test.go). The Windows end-to-end
+// tests run under Wine on Linux, started by TestWindowsUnderWine
+// (wine_test.go), which builds contain.exe and names it in CONTAIN_EXE;
+// this test binary also plays every helper process they start.
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -25,15 +23,10 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-var bin = os.Getenv("CONTAIN_EXE")
-
-// runTests plays the helper that CONTAIN_HELPER names, if any, or runs
-// the tests (TestMain): there is nothing to build, TestWindowsUnderWine
-// built contain.exe.
+// runTests runs the tests (TestMain): there is nothing to build,
+// TestWindowsUnderWine built contain.exe.
 func runTests(m *testing.M) int {
-	if h := os.Getenv("CONTAIN_HELPER"); h != "" {
-		return helper(h, os.Args[1:])
-	}
+	bin = os.Getenv("CONTAIN_EXE")
 	return m.Run()
 }
 
@@ -62,16 +55,22 @@ func needContain(t *testing.T) {
 	}
 }
 
-// helperEnv is the environment that makes this binary play helper h; dir
-// is where helpers write what they report.
-func helperEnv(h, dir string, extra ...string) []string {
-	env := append(os.Environ(), "CONTAIN_HELPER="+h, "CONTAIN_HELPER_DIR="+dir)
-	return append(env, extra...)
+// asHelper runs COMMAND, this binary, as helper h; dir is where helpers
+// write what they report.
+func asHelper(h, dir string, extra ...string) runOpts {
+	return runOpts{env: append([]string{helperVar + "=" + h, "CONTAIN_HELPER_DIR=" + dir}, extra...)}
 }
 
-// helper plays helper process h and returns its exit status. Helpers that
-// record themselves write "PID TAG DAEMON" to $CONTAIN_HELPER_DIR/NAME.
-func helper(h string, args []string) int {
+func init() {
+	for _, h := range []string{"exit", "env", "sleep", "tree", "middle", "ctrlc", "ignore", "alloc", "spin", "spinners", "forker"} {
+		helpers[h] = func(args []string) int { return playHelper(h, args) }
+	}
+}
+
+// playHelper plays helper process h and returns its exit status. Helpers
+// that record themselves write "PID TAG DAEMON" to
+// $CONTAIN_HELPER_DIR/NAME.
+func playHelper(h string, args []string) int {
 	dir := os.Getenv("CONTAIN_HELPER_DIR")
 	switch h {
 	case "exit": // exit with the code in args[0], the full 32 bits
@@ -89,13 +88,13 @@ func helper(h string, args []string) int {
 		self, _ := os.Executable()
 		marker := strings.Join(args[1:], " ")
 		b := exec.Command("cmd", "/c", "start", "/b", self, "startb", marker)
-		b.Env = append(os.Environ(), "CONTAIN_HELPER=sleep")
+		b.Env = append(os.Environ(), helperVar+"=sleep")
 		if err := b.Run(); err != nil {
 			fmt.Fprintln(os.Stderr, "start /b:", err)
 			return 1
 		}
 		d := exec.Command(self, "middle", marker)
-		d.Env = append(os.Environ(), "CONTAIN_HELPER=middle")
+		d.Env = append(os.Environ(), helperVar+"=middle")
 		if err := d.Run(); err != nil {
 			fmt.Fprintln(os.Stderr, "middle:", err)
 			return 1
@@ -103,14 +102,14 @@ func helper(h string, args []string) int {
 		waitFile(filepath.Join(dir, "startb"))
 		waitFile(filepath.Join(dir, "detached"))
 		record(dir, "command")
-		for args[0] == "stay" || !exists(filepath.Join(dir, "exit")) {
+		for args[0] == "stay" || !fileExists(filepath.Join(dir, "exit")) {
 			time.Sleep(20 * time.Millisecond)
 		}
 		return 7
 	case "middle": // start a detached sleeper, then exit: its child is orphaned
 		self, _ := os.Executable()
 		c := exec.Command(self, "detached", strings.Join(args, " "))
-		c.Env = append(os.Environ(), "CONTAIN_HELPER=sleep")
+		c.Env = append(os.Environ(), helperVar+"=sleep")
 		c.SysProcAttr = &syscall.SysProcAttr{CreationFlags: windows.DETACHED_PROCESS | windows.CREATE_NEW_PROCESS_GROUP}
 		if err := c.Start(); err != nil {
 			return 1
@@ -160,7 +159,7 @@ func helper(h string, args []string) int {
 		record(dir, "spinners")
 		for {
 			c := exec.Command(self, "0.3")
-			c.Env = append(os.Environ(), "CONTAIN_HELPER=spin")
+			c.Env = append(os.Environ(), helperVar+"=spin")
 			c.Run()
 		}
 	case "forker": // start a tagged child every 20 ms, forever
@@ -168,7 +167,7 @@ func helper(h string, args []string) int {
 		record(dir, "forker")
 		for i := 0; ; i++ {
 			c := exec.Command(self, fmt.Sprintf("forked%d", i))
-			c.Env = append(os.Environ(), "CONTAIN_HELPER=sleep")
+			c.Env = append(os.Environ(), helperVar+"=sleep")
 			c.Start()
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -185,13 +184,13 @@ func record(dir, name string) {
 	os.Rename(tmp, filepath.Join(dir, name))
 }
 
-func exists(path string) bool {
+func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
 }
 
 func waitFile(path string) {
-	for deadline := time.Now().Add(30 * time.Second); !exists(path) && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(30 * time.Second); !fileExists(path) && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
@@ -251,92 +250,14 @@ func (r recorded) goneWithin(d time.Duration) bool {
 	return err == nil && ev == windows.WAIT_OBJECT_0
 }
 
-// result is one finished run of contain.
-type result struct {
-	stdout, stderr string
-	code           int
-	pid            int
-}
-
-// containCmd builds a command that runs contain.exe with args and the
-// helper environment env.
-func containCmd(env []string, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
-	cmd := exec.Command(bin, args...)
-	cmd.Env = env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 5 * time.Second
-	return cmd, &stdout, &stderr
-}
-
-// startCmd starts cmd, retried up to twice when the new process failed to
-// initialise before running any of its code: Wine 8's CreateProcess then
-// returns ERROR_INTERNAL_ERROR ("Internal error"; its ntdll maps a child
-// that died during start-up without an exit code to
-// STATUS_INTERNAL_ERROR), 1 start in a few hundred on a loaded machine.
-// Windows itself never fails a start so; contain is not yet running then,
-// so a retry hides nothing of contain's. Any other error is returned.
-func startCmd(t *testing.T, cmd *exec.Cmd) error {
-	t.Helper()
-	for try := 1; ; try++ {
-		err := cmd.Start()
-		if err == nil || try == 3 || !errors.Is(err, windows.ERROR_INTERNAL_ERROR) {
-			return err
-		}
-		t.Logf("starting %s failed (%v); Wine's process start-up, not contain: trying again", cmd.Path, err)
-		fresh := exec.Command(cmd.Path, cmd.Args[1:]...)
-		fresh.Env, fresh.Dir, fresh.Stdin, fresh.Stdout, fresh.Stderr = cmd.Env, cmd.Dir, cmd.Stdin, cmd.Stdout, cmd.Stderr
-		fresh.SysProcAttr, fresh.WaitDelay = cmd.SysProcAttr, cmd.WaitDelay
-		*cmd = *fresh
-	}
-}
-
-// run runs contain to the end, within a minute.
-func run(t *testing.T, env []string, args ...string) result {
-	t.Helper()
-	cmd, stdout, stderr := containCmd(env, args...)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := startCmd(t, cmd); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("contain %q did not return within a minute; stderr:\n%s", args, stderr)
-	}
-	res := result{stdout: stdout.String(), stderr: stderr.String(), pid: cmd.Process.Pid}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		res.code = ee.ExitCode()
-	default:
-		t.Fatalf("contain %q: %v", args, err)
-	}
-	return res
-}
-
-func wantCode(t *testing.T, res result, code int) {
-	t.Helper()
-	if res.code != code {
-		t.Fatalf("exit status %d, want %d\nstdout: %s\nstderr: %s", res.code, code, res.stdout, res.stderr)
-	}
-}
-
-// self is this test binary, which plays the helpers.
-func self(t *testing.T) string {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return exe
+// startFailedEarly: the new process failed to initialise before running
+// any of its code (startCmd). Wine 8's CreateProcess then returns
+// ERROR_INTERNAL_ERROR ("Internal error"; its ntdll maps a child that died
+// during start-up without an exit code to STATUS_INTERNAL_ERROR), 1 start
+// in a few hundred on a loaded machine. Windows itself never fails a
+// start so.
+func startFailedEarly(err error) bool {
+	return errors.Is(err, windows.ERROR_INTERNAL_ERROR)
 }
 
 // underWine reports whether these tests run under Wine (ntdll exports
