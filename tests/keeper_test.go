@@ -16,6 +16,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/contain-cli/contain/internal/testtool"
 	"github.com/contain-cli/contain/report"
@@ -177,15 +180,58 @@ func waitAllGone(t *testing.T, pids []int) {
 	})
 }
 
-// buildRefuse builds testdata/refuse, which runs a program with one
-// system call refused.
-func buildRefuse(t *testing.T) string {
-	t.Helper()
-	refuse := filepath.Join(t.TempDir(), "refuse")
-	if out, err := exec.Command("go", "build", "-o", refuse, "./testdata/refuse").CombinedOutput(); err != nil {
-		t.Fatalf("building refuse: %v\n%s", err, out)
+func init() { helpers["refuse"] = refuse }
+
+// refuse is the helper that runs a program where one system call fails
+// (EPERM, from a seccomp filter), as in a sandbox that forbids it:
+// memfd_create (contain's built-in programs cannot be written, and contain
+// must fall back to the shell and to contain __shim), or signalfd4 (the
+// built-in keeper starts, and ends before it starts COMMAND).
+//
+//	refuse memfd_create|signalfd4 PROGRAM [ARG...]
+func refuse(args []string) int {
+	calls := map[string]uint32{"memfd_create": unix.SYS_MEMFD_CREATE, "signalfd4": unix.SYS_SIGNALFD4}
+	if len(args) < 2 || calls[args[0]] == 0 {
+		fmt.Fprintln(os.Stderr, "usage: refuse memfd_create|signalfd4 PROGRAM [ARG...]")
+		return 2
 	}
-	return refuse
+	fail := func(err error) int {
+		fmt.Fprintln(os.Stderr, "refuse:", err)
+		return 127
+	}
+	refused := calls[args[0]]
+	path, err := exec.LookPath(args[1])
+	if err != nil {
+		return fail(err)
+	}
+	// PROGRAM's environment is the test's.
+	os.Unsetenv(helperVar)
+	// The filter holds for this thread and what it executes.
+	runtime.LockOSThread()
+	const (
+		ld   = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq  = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		ret  = unix.BPF_RET | unix.BPF_K
+		arch = 4 // offsetof(struct seccomp_data, arch)
+		nr   = 0 // offsetof(struct seccomp_data, nr)
+	)
+	filter := []unix.SockFilter{
+		{Code: ld, K: arch},
+		{Code: jeq, Jt: 1, Jf: 0, K: unix.AUDIT_ARCH_X86_64},
+		{Code: ret, K: unix.SECCOMP_RET_ALLOW}, // another machine: no filter
+		{Code: ld, K: nr},
+		{Code: jeq, Jt: 0, Jf: 1, K: refused},
+		{Code: ret, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
+		{Code: ret, K: unix.SECCOMP_RET_ALLOW},
+	}
+	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fail(err)
+	}
+	if _, _, e := unix.Syscall(unix.SYS_PRCTL, unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&prog))); e != 0 {
+		return fail(e)
+	}
+	return fail(syscall.Exec(path, args[1:], os.Environ()))
 }
 
 // TestKeeperEndsBeforeCommand: a keeper that ends before it starts
@@ -200,9 +246,8 @@ func TestKeeperEndsBeforeCommand(t *testing.T) {
 	requireRoot(t, "runs as nobody through setpriv after the filter")
 	testtool.Need(t, "setpriv", "util-linux")
 	t.Parallel()
-	refuse := buildRefuse(t)
 	dir := sharedDir(t)
-	cmd, stderr := startRefused(t, nil, refuse, "signalfd4", "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--",
+	cmd, stderr := startRefused(t, nil, "signalfd4", "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--",
 		bin, "run", "-v", "--", "sh", "-c", `cat /proc/$PPID/comm > `+dir+`/parent; `+crashTree(dir))
 	pids := crashTreeReady(t, dir)
 	// It ended before or after the word to start: "broken pipe", or EOF.
@@ -230,16 +275,15 @@ func TestBuiltinsRefused(t *testing.T) {
 	}
 	requireRoot(t, "runs as root and as nobody")
 	testtool.Need(t, "setpriv", "util-linux")
-	refuse := buildRefuse(t)
 	for _, nobody := range []bool{false, true} {
 		t.Run(fmt.Sprintf("nobody=%t", nobody), func(t *testing.T) {
 			dir := sharedDir(t)
-			argv := []string{refuse, "memfd_create"}
+			var argv []string
 			if nobody {
 				argv = append(argv, "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--")
 			}
 			argv = append(argv, bin, "run", "-v", "--", "sh", "-c", `cat /proc/$PPID/comm > `+dir+`/parent; `+crashTree(dir))
-			cmd, stderr := startRefused(t, []string{"CONTAIN_DISABLE=cgroup"}, argv...)
+			cmd, stderr := startRefused(t, []string{"CONTAIN_DISABLE=cgroup"}, "memfd_create", argv...)
 			pids := crashTreeReady(t, dir)
 			for _, want := range []string{"crash guard: PID", ", waiting in /bin/sh",
 				"cannot start the built-in keeper: operation not permitted (the shim runs as contain __shim)"} {
@@ -368,13 +412,13 @@ func TestShimNoPdeathsig(t *testing.T) {
 	}
 }
 
-// startRefused starts argv (tests/testdata/refuse and what it runs), env
-// added to the test's environment, its stderr kept; it is killed when the
-// test ends.
-func startRefused(t *testing.T, env []string, argv ...string) (*exec.Cmd, *syncBuffer) {
+// startRefused starts argv with system call call refused (the refuse
+// helper), env added to the test's environment, its stderr kept; it is
+// killed when the test ends.
+func startRefused(t *testing.T, env []string, call string, argv ...string) (*exec.Cmd, *syncBuffer) {
 	t.Helper()
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd := exec.Command(self(t), append([]string{call}, argv...)...)
+	cmd.Env = append(append(os.Environ(), env...), helperVar+"=refuse")
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
 	cmd.WaitDelay = time.Second
