@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,26 +20,12 @@ import (
 // against another user, and against a member that forges a claim. The
 // other side is testdata/claimer, built beside contain.
 
-var (
-	claimerOnce sync.Once
-	claimer     string
-	claimerErr  error
-)
+var claimerFix builtOnce
 
 // needClaimer builds testdata/claimer once, where every user may run it.
 func needClaimer(t *testing.T) string {
 	t.Helper()
-	claimerOnce.Do(func() {
-		claimer = filepath.Join(filepath.Dir(bin), "claimer")
-		out, err := exec.Command("go", "build", "-o", claimer, "./testdata/claimer").CombinedOutput()
-		if err != nil {
-			claimerErr = fmt.Errorf("building claimer: %v\n%s", err, out)
-		}
-	})
-	if claimerErr != nil {
-		t.Fatal(claimerErr)
-	}
-	return claimer
+	return claimerFix.path(t, "claimer", ".", "./testdata/claimer")
 }
 
 // claimAttack is a run and the user who attacks it: root's run and
@@ -66,7 +51,7 @@ func claimAttacks(t *testing.T) []claimAttack {
 // test ends.
 func (a claimAttack) start(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
-	argv := append(append(append([]string{}, a.attacker...), claimer), args...)
+	argv := append(append(append([]string{}, a.attacker...), needClaimer(t)), args...)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
@@ -148,7 +133,7 @@ func TestClaimSocketSquatted(t *testing.T) {
 				t.Fatal(err)
 			}
 			os.Chmod(got, 0o666)
-			argv := append(append(append([]string{}, a.attacker...), claimer), "squat", "300", got)
+			argv := append(append(append([]string{}, a.attacker...), needClaimer(t)), "squat", "300", got)
 			sq := exec.Command(argv[0], argv[1:]...)
 			in, _ := sq.StdinPipe()
 			out, _ := sq.StdoutPipe()
@@ -218,7 +203,7 @@ func TestClaimForgedByMember(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
 			dir := sharedDir(t)
-			res := run(t, m.o, "run", "--allow-daemons", "-v", "--", claimer, "forge", dir, m.empty, bin)
+			res := run(t, m.o, "run", "--allow-daemons", "-v", "--", needClaimer(t), "forge", dir, m.empty, bin)
 			forged := readPID(t, dir, "forged")
 			killOnCleanup(t, forged)
 			wantCode(t, res, 0)
