@@ -219,9 +219,9 @@ func shellQuote(args []string) string {
 }
 
 // TestWindowsUnderWine runs the Windows tests of contain's packages under
-// Wine: the end-to-end tests of this package (win_*_test.go), and the
-// unit tests of run, job, reap, proc, tag, session and containment as
-// Windows builds them.
+// Wine: the end-to-end tests of this package (win_*_test.go,
+// *_win_test.go), and the unit tests of run, job, reap, proc, tag, session
+// and containment as Windows builds them.
 // CONTAIN_WINE_RUN, when set, runs only the end-to-end tests it selects
 // (a -test.run pattern: CONTAIN_WINE_RUN='TestWin.*Limit' go test ./tests
 // -run TestWindowsUnderWine/tests), in one shard.
@@ -346,7 +346,7 @@ func startKillNineTree(t *testing.T) (cmd *exec.Cmd, exited <-chan struct{}, dir
 	}
 	marker = fmt.Sprintf("kill9-marker-%d", time.Now().UnixNano())
 	cmd = exec.Command("wine", filepath.Join(wine.dir, "contain.exe"), "run", "--", winPath(filepath.Join(wine.dir, "tests.exe")), "stay", marker)
-	cmd.Env = append(wine.env, "CONTAIN_HELPER=tree", "CONTAIN_HELPER_DIR="+winPath(dir))
+	cmd.Env = append(wine.env, helperVar+"=tree", "CONTAIN_HELPER_DIR="+winPath(dir))
 	out = &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -379,13 +379,16 @@ func startKillNineTree(t *testing.T) (cmd *exec.Cmd, exited <-chan struct{}, dir
 var winSlow = map[string]int{
 	"TestWinTimeoutCtrlC": 12, "TestWinWait": 9, "TestWinOnTimeout": 7, "TestWinSignalKill": 6,
 	"TestWinTreeGoneAfterTimeout": 5, "TestWinStopOtherTool": 4, "TestWinCPUsLimit": 3, "TestWinTimeoutFallback": 3,
-	"TestWinAllowDaemons": 3, "TestWinAllowDaemonsUnmarked": 3, "TestWinStopKill": 3,
+	"TestWinAllowDaemons": 3, "TestWinAllowDaemonsUnmarked": 3, "TestWinStopKill": 3, "TestWinTruthTimeoutEnded": 5,
 }
 
 // winShards splits the end-to-end Windows tests (the Test functions of
-// win_*_test.go) into n -test.run patterns of about the same time.
+// win_*_test.go and *_win_test.go) into n -test.run patterns of about the
+// same time.
 func winShards(t *testing.T, n int) []string {
 	files, err := filepath.Glob("win_*_test.go")
+	more, _ := filepath.Glob("*_win_test.go")
+	files = append(files, more...)
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no win_*_test.go here: %v", err)
 	}
