@@ -1,7 +1,6 @@
 package containment
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -20,6 +18,8 @@ import (
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/internal/run"
+	"github.com/contain-cli/contain/internal/text"
 	"github.com/contain-cli/contain/report"
 	"github.com/contain-cli/contain/tag"
 )
@@ -33,6 +33,8 @@ var (
 	ErrClosed = errors.New("containment: the group is closed")
 	// ErrExtraFiles: cmd.ExtraFiles cannot be passed to the command.
 	ErrExtraFiles = errors.New("containment: cmd.ExtraFiles are not supported")
+	// ErrUnknownCommand: the command was not started by this Group.
+	ErrUnknownCommand = errors.New("containment: the command was not started by this group")
 	// ErrStarted: the command was started already.
 	ErrStarted = errors.New("containment: the command was started already")
 )
@@ -65,6 +67,12 @@ type Options struct {
 	// with Verbose what contain run -v says. nil: none are kept.
 	Log     io.Writer
 	Verbose bool
+	// Terminal hands the program's controlling terminal to each command,
+	// as contain run does (the command reads it, and gets Ctrl-C and
+	// Ctrl-Z). Without it a command runs in a process group of its own
+	// outside the terminal's foreground, so Ctrl-C stays the program's
+	// (Unix; nothing on Windows).
+	Terminal bool
 }
 
 // Limits are the whole-tree limits (contain run --memory, --pids,
@@ -82,24 +90,28 @@ type Limits struct {
 // under one TOOL. Its methods may be called from several goroutines.
 type Group struct {
 	o    Options
-	tool string
-	args []string // contain run's options, as Start passes them
+	spec run.Spec // every command's, but the command itself
 	exe  string
 
 	mu      sync.Mutex
 	closed  bool
-	members []*heldCopy // those whose copy still runs
-	reports []string    // every report asked for, in the order of Start
-	dir     string      // the reports, with Options.Reports
-	n       int
+	members []*heldCopy               // those whose copy still runs
+	byCmd   map[*exec.Cmd]*heldCopy   // every command started, until Wait
+	reports []*heldCopy               // with Options.Reports, in the order of Start
 }
 
 // heldCopy is one command started: the copy that holds it, the pipe
-// whose closing tells the copy to close the group, and done, closed once
-// the copy has ended.
+// whose closing tells the copy to close the group, and what the copy
+// said. started is closed once COMMAND's PID is known or the copy has
+// ended; done once the copy's pipe has ended (pid and outcome are set
+// before).
 type heldCopy struct {
-	stop *os.File
-	done chan struct{}
+	stop    *os.File
+	cmd     *exec.Cmd
+	started chan struct{}
+	done    chan struct{}
+	pid     int
+	outcome *run.Outcome
 }
 
 // held keeps every copy's stop pipe reachable until Close, whatever the
@@ -112,107 +124,61 @@ func NewGroup(o Options) (*Group, error) {
 	if !supported {
 		return nil, fmt.Errorf("containment on this OS: %w", ErrUnsupported)
 	}
-	g := &Group{o: o, tool: o.Originator}
-	if g.tool == "" {
-		g.tool = "CONTAIN"
-	}
-	if err := tag.ValidateTool(g.tool); err != nil {
-		return nil, fmt.Errorf("containment: originator: %w", err)
-	}
-	args, err := runArgs(o, g.tool)
-	if err != nil {
+	g := &Group{o: o, byCmd: map[*exec.Cmd]*heldCopy{}}
+	var err error
+	if g.spec, err = specOf(o); err != nil {
 		return nil, err
 	}
-	g.args = args
 	if g.exe, err = os.Executable(); err != nil {
 		return nil, fmt.Errorf("containment: cannot find this program's executable to run it again: %w", err)
-	}
-	if o.Reports {
-		if g.dir, err = os.MkdirTemp("", "containment-"); err != nil {
-			return nil, fmt.Errorf("containment: a directory for the reports: %w", err)
-		}
 	}
 	return g, nil
 }
 
 // Originator is the TOOL of the group's tags.
-func (g *Group) Originator() string { return g.tool }
+func (g *Group) Originator() string { return g.spec.ToolOf() }
 
-// runArgs are contain run's options for o, each checked as contain run
-// checks it.
-func runArgs(o Options, tool string) ([]string, error) {
-	args := []string{"--originator", tool}
-	dur := func(name string, d time.Duration) error {
-		if d < 0 {
-			return fmt.Errorf("containment: %s %v is negative", name, d)
+// specOf is the run.Spec that o asks of every command, checked as
+// contain run checks its flags (run.Spec.Check), its faults named by the
+// Options' fields.
+func specOf(o Options) (run.Spec, error) {
+	s := run.Spec{Tool: o.Originator, Grace: o.Grace, Timeout: o.Timeout, Signal: o.Signal, KillAfter: o.KillAfter,
+		AllowDaemons: o.AllowDaemons, Verbose: o.Verbose, Keep: o.Reports, NoTerminal: !o.Terminal,
+		Limits: limit.Set{Memory: o.Limits.Memory, Pids: o.Limits.Pids, CPUTime: o.Limits.CPUTime, CPUs: o.Limits.CPUs, Strict: o.Limits.Strict}}
+	if s.Grace == 0 {
+		s.Grace = 2 * time.Second
+	}
+	if s.Signal == 0 {
+		s.Signal = syscall.SIGTERM
+	}
+	if o.Grace < 0 {
+		s.Grace = o.Grace // refused by Check
+	}
+	if err := s.Check(); err != nil {
+		var se *run.SpecError
+		if errors.As(err, &se) && fieldOf[se.Option] != "" {
+			return s, fmt.Errorf("containment: %s: %w", fieldOf[se.Option], se.Err)
 		}
-		if d > 0 {
-			args = append(args, "--"+name, strconv.FormatFloat(d.Seconds(), 'f', -1, 64)+"s")
-		}
-		return nil
+		return s, fmt.Errorf("containment: %w", err)
 	}
-	for _, d := range []struct {
-		name string
-		d    time.Duration
-	}{{"grace", o.Grace}, {"timeout", o.Timeout}, {"kill-after", o.KillAfter}} {
-		if err := dur(d.name, d.d); err != nil {
-			return nil, err
-		}
-	}
-	if o.Signal != 0 {
-		args = append(args, "--signal", strconv.Itoa(int(o.Signal)))
-	}
-	l := o.Limits
-	if l.Memory > 0 {
-		v := strconv.FormatUint(l.Memory, 10)
-		if _, err := limit.ParseSize(v); err != nil {
-			return nil, fmt.Errorf("containment: Limits.Memory: %w", err)
-		}
-		args = append(args, "--memory", v)
-	}
-	if l.Pids != 0 {
-		v := strconv.Itoa(l.Pids)
-		if _, err := limit.ParsePids(v); err != nil {
-			return nil, fmt.Errorf("containment: Limits.Pids: %w", err)
-		}
-		args = append(args, "--pids", v)
-	}
-	if l.CPUTime != 0 {
-		if err := limit.CheckCPUTime(l.CPUTime); err != nil {
-			return nil, fmt.Errorf("containment: Limits.CPUTime: %w", err)
-		}
-		if err := dur("cpu-time", l.CPUTime); err != nil {
-			return nil, err
-		}
-	}
-	if l.CPUs != 0 {
-		v := strconv.FormatFloat(l.CPUs, 'f', -1, 64)
-		if _, err := limit.ParseCPUs(v, limit.NumCPU()); err != nil {
-			return nil, fmt.Errorf("containment: Limits.CPUs: %w", err)
-		}
-		args = append(args, "--cpus", v)
-	}
-	if l.Strict {
-		if l == (Limits{Strict: true}) {
-			return nil, errors.New("containment: Limits.Strict: no limit asked for")
-		}
-		args = append(args, "--strict-limits")
-	}
-	if o.AllowDaemons {
-		args = append(args, "--allow-daemons")
-	}
-	if o.Verbose {
-		args = append(args, "--verbose")
-	}
-	return args, nil
+	return s, nil
+}
+
+// fieldOf names the Options field of each of contain run's options.
+var fieldOf = map[string]string{
+	"originator": "Originator", "timeout": "Timeout", "kill-after": "KillAfter", "grace": "Grace",
+	"signal": "Signal", "memory": "Limits.Memory", "pids": "Limits.Pids", "cpu-time": "Limits.CPUTime",
+	"cpus": "Limits.CPUs", "strict-limits": "Limits.Strict",
 }
 
 // Start starts cmd in a kill-on-close group of its own, tagged TOOL:PID,
-// and returns once the copy of the program that holds it has started.
-// The command runs until it ends, until the copy is signalled, until
-// Close, or until the program ends; then the copy closes its group, and
-// cmd.Wait returns the command's exit status (see the package doc). A
-// command that cannot be started gives 127 or 126, as contain run does.
+// and returns once the command runs (Pid gives its PID) or could not be
+// started. The command runs until it ends, until the copy is signalled,
+// until Close, or until the program ends; then the copy closes its group,
+// and cmd.Wait returns the command's exit status (see the package doc),
+// Group.Wait how it ended. A command that cannot be started gives 127 or
+// 126, as contain run does. cmd.Path, cmd.Args and cmd.Env are the
+// command's again when Start returns; cmd.Process is the copy.
 func (g *Group) Start(cmd *exec.Cmd) error {
 	_, err := g.start(cmd, false)
 	return err
@@ -239,34 +205,26 @@ func (g *Group) start(cmd *exec.Cmd, detached bool) (int, error) {
 		return 0, errors.New("containment: cmd.Path is empty")
 	}
 	g.mu.Lock()
-	if g.closed {
-		g.mu.Unlock()
+	closed := g.closed
+	g.mu.Unlock()
+	if closed {
 		return 0, ErrClosed
 	}
-	g.n++
-	n := g.n
-	g.mu.Unlock()
 
-	name := cmd.Path
-	// The copy's orders: contain run's arguments, from the Options alone.
-	// They go to the copy on its stop pipe (encodeOrders); its argv shows
-	// them to ps.
-	orders := append([]string{"run"}, g.args...)
-	m := &heldCopy{done: make(chan struct{})}
-	report := ""
-	if g.dir != "" && !detached {
-		report = filepath.Join(g.dir, strconv.Itoa(n)+".json")
-		orders = append(orders, "--report", report)
+	s := g.spec
+	s.Args = append([]string{cmd.Path}, cmd.Args[min(1, len(cmd.Args)):]...)
+	s.Env = cmd.Env
+	if s.Env == nil {
+		s.Env = os.Environ()
 	}
+	s.Detach = detached
 	if detached {
-		orders = append(orders, "--detach")
+		s.Keep = false
 	}
-	orders = append(orders, "--")
-	orders = append(orders, cmd.Path)
-	if len(cmd.Args) > 1 {
-		orders = append(orders, cmd.Args[1:]...)
+	spec, err := encodeSpec(s)
+	if err != nil {
+		return 0, fmt.Errorf("containment: %w", err)
 	}
-	argv := append([]string{filepath.Base(g.exe), supervisorCommand}, orders...)
 
 	stopR, stopW, err := os.Pipe()
 	if err != nil {
@@ -278,10 +236,6 @@ func (g *Group) start(cmd *exec.Cmd, detached bool) (int, error) {
 		stopW.Close()
 		return 0, fmt.Errorf("containment: %w", err)
 	}
-	env := cmd.Env
-	if env == nil {
-		env = os.Environ()
-	}
 	restore, pipes, err := passPipes(cmd, stopR, doneW)
 	if err != nil {
 		stopR.Close()
@@ -290,19 +244,22 @@ func (g *Group) start(cmd *exec.Cmd, detached bool) (int, error) {
 		doneW.Close()
 		return 0, err
 	}
-	cmd.Env = append(env[:len(env):len(env)], pipesVar+"="+pipes)
-	cmd.Path, cmd.Args = g.exe, argv
-	// The orders, before anything else goes on the pipe (its end, from
-	// Close): the copy reads them first. Where they fit in the pipe they
-	// are there before the copy starts, which then never waits for them;
-	// else they are written once it runs, so that Start cannot block.
-	orderBytes := encodeOrders(orders)
-	early := len(orderBytes) <= ordersEarly
+	path, args, env := cmd.Path, cmd.Args, cmd.Env
+	cmd.Path = g.exe
+	// ps shows the copy with its tool and command.
+	cmd.Args = append([]string{filepath.Base(g.exe), supervisorCommand, s.ToolOf(), "--"}, s.Args...)
+	cmd.Env = copyEnv(pipes)
+	// The Spec goes before anything else on the pipe (its end, from
+	// Close). Where it fits in the pipe it is there before the copy
+	// starts, which then never waits for it; else it is written once it
+	// runs, so that Start cannot block.
+	early := len(spec) <= specEarly
 	if early {
-		nosigpipe.Pipe(stopW).Write(orderBytes)
+		nosigpipe.Pipe(stopW).Write(spec)
 	}
 	err = cmd.Start()
 	restore()
+	cmd.Path, cmd.Args, cmd.Env = path, args, env
 	stopR.Close()
 	doneW.Close()
 	if err != nil {
@@ -313,15 +270,16 @@ func (g *Group) start(cmd *exec.Cmd, detached bool) (int, error) {
 	if !early {
 		// A copy that has died already leaves the write an error, and
 		// its end says the rest.
-		nosigpipe.Pipe(stopW).Write(orderBytes)
+		nosigpipe.Pipe(stopW).Write(spec)
 	}
-	m.stop = stopW
+	m := &heldCopy{stop: stopW, cmd: cmd, started: make(chan struct{}), done: make(chan struct{})}
 	held.Store(m, true)
 	if !detached {
 		g.mu.Lock()
 		g.members = append(g.members, m)
-		if report != "" {
-			g.reports = append(g.reports, report)
+		g.byCmd[cmd] = m
+		if g.o.Reports {
+			g.reports = append(g.reports, m)
 		}
 		if g.closed {
 			// Close ran while this one started: it is closed at once.
@@ -329,43 +287,62 @@ func (g *Group) start(cmd *exec.Cmd, detached bool) (int, error) {
 		}
 		g.mu.Unlock()
 	}
+	go g.listen(m, doneR)
+	if !detached {
+		<-m.started
+		return 0, nil
+	}
+	// contain run -d's Outcome has the PID; it ends at once.
+	<-m.done
+	werr := cmd.Wait()
+	if m.outcome == nil || m.outcome.Pid <= 0 {
+		switch {
+		case m.outcome != nil && m.outcome.Error != "":
+			werr = errors.New(m.outcome.Error)
+		case werr == nil:
+			werr = errors.New("it said no PID")
+		}
+		return 0, fmt.Errorf("containment: cannot start %s detached: %w", path, werr)
+	}
+	return m.outcome.Pid, nil
+}
 
-	lines := make(chan string, 1)
-	go func() {
-		defer g.forget(m)
-		defer doneR.Close()
-		sc := bufio.NewScanner(doneR)
-		for sc.Scan() {
-			kind, text, _ := strings.Cut(sc.Text(), " ")
-			switch kind {
-			case "pid":
-				lines <- text
-			case "log":
-				if g.o.Log != nil {
-					fmt.Fprintln(g.o.Log, text)
+// listen reads what m's copy says until its pipe ends.
+func (g *Group) listen(m *heldCopy, r *os.File) {
+	defer g.forget(m)
+	defer r.Close()
+	started := func() {
+		select {
+		case <-m.started:
+		default:
+			close(m.started)
+		}
+	}
+	defer started()
+	br := frameReader(r)
+	for {
+		kind, b, err := readFrame(br)
+		if err != nil {
+			return
+		}
+		switch kind {
+		case frameStarted:
+			m.pid, _ = strconv.Atoi(string(b))
+			started()
+		case frameLog:
+			if g.o.Log != nil {
+				g.o.Log.Write(append(b, '\n'))
+			}
+		case frameOutcome:
+			var o run.Outcome
+			if json.Unmarshal(b, &o) == nil {
+				m.outcome = &o
+				if o.Error != "" && g.o.Log != nil {
+					text.Fprintf(g.o.Log, "contain: %s\n", o.Error)
 				}
 			}
 		}
-	}()
-	if !detached {
-		return 0, nil
 	}
-	// contain run -d prints the PID and ends.
-	var pid int
-	select {
-	case v := <-lines:
-		pid, _ = strconv.Atoi(v)
-	case <-m.done:
-	}
-	<-m.done
-	werr := cmd.Wait()
-	if pid <= 0 {
-		if werr == nil {
-			werr = errors.New("it said no PID")
-		}
-		return 0, fmt.Errorf("containment: cannot start %s detached: %w", name, werr)
-	}
-	return pid, nil
 }
 
 // forget lets go of m once its copy has ended.
@@ -380,13 +357,134 @@ func (g *Group) forget(m *heldCopy) {
 	close(m.done)
 }
 
+// Pid is the PID of cmd's command, started by g.Start: COMMAND's own,
+// not the copy's (cmd.Process.Pid); 0 when it did not start.
+func (g *Group) Pid(cmd *exec.Cmd) int {
+	g.mu.Lock()
+	m := g.byCmd[cmd]
+	g.mu.Unlock()
+	if m == nil {
+		return 0
+	}
+	<-m.started
+	return m.pid
+}
+
+// Wait waits for cmd, started by g.Start, in place of cmd.Wait (which it
+// calls), and says how its command ended: nil when it exited 0, else an
+// *ExitError that says which ended and how: the command (its code or
+// signal, a timeout, a limit, a start that failed) or the copy that held
+// it (HolderEnded: killed before it could say). It returns once nothing
+// of the command's group is left.
+func (g *Group) Wait(cmd *exec.Cmd) error {
+	g.mu.Lock()
+	m := g.byCmd[cmd]
+	delete(g.byCmd, cmd)
+	g.mu.Unlock()
+	if m == nil {
+		return ErrUnknownCommand
+	}
+	werr := cmd.Wait()
+	<-m.done
+	if o := m.outcome; o != nil {
+		if o.Status == 0 && o.Error == "" {
+			return nil
+		}
+		e := &ExitError{Pid: o.Pid, Status: o.Status, Exited: o.Exited, Code: o.Code, Signal: o.KilledBy,
+			TimedOut: o.TimedOut, Limit: o.Limit, ProcessState: cmd.ProcessState}
+		if o.Error != "" {
+			e.Err = errors.New(o.Error)
+		}
+		return e
+	}
+	// The copy ended without a word: killed. Its crash guard closes the
+	// group; the session's processes are waited for, a grace period and
+	// some more at most.
+	e := &ExitError{Pid: m.pid, Status: -1, HolderEnded: true, ProcessState: cmd.ProcessState, Err: werr}
+	if cmd.Process != nil && m.pid > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), g.spec.Grace+holderSlack)
+		defer cancel()
+		Wait(ctx, []string{tag.Format(g.spec.ToolOf(), cmd.Process.Pid)}, nil, false)
+	}
+	return e
+}
+
+// holderSlack is how long past the grace period Wait waits for a killed
+// copy's crash guard to end what was left.
+const holderSlack = 5 * time.Second
+
+// ExitError is how a command a Group started ended, when it did not exit
+// 0 (Group.Wait).
+type ExitError struct {
+	// Pid is the command's (0: it never ran).
+	Pid int
+	// Status is what contain run would have exited with: the command's
+	// code, 128+N for signal N, 124 on a timeout, 137 when killed after
+	// the timeout or by a limit, 125-127 when it could not start; -1 when
+	// the copy that held it ended first (HolderEnded).
+	Status int
+	// Exited: the command exited with Code. Signal: the signal that ended
+	// it, whoever sent it (0: none).
+	Exited bool
+	Code   int
+	Signal syscall.Signal
+	// TimedOut: the timeout, or the CPU time limit, fired. Limit names
+	// the limit that ended it ("memory", "pids", "cpu-time"; "": none).
+	TimedOut bool
+	Limit    string
+	// Err is why the command could not start, or, with HolderEnded, what
+	// cmd.Wait said of the copy.
+	Err error
+	// HolderEnded: the copy of the program that held the command ended
+	// before it could say how the command ended: it was killed
+	// (cmd.Process.Kill, exec.CommandContext's cancel, SIGKILL). Its
+	// crash guard closed the group; Wait returned once no process of the
+	// session was left, or a grace period and 5 s after.
+	HolderEnded bool
+	// ProcessState is the copy's (cmd.ProcessState).
+	ProcessState *os.ProcessState
+}
+
+func (e *ExitError) Error() string {
+	switch {
+	case e.HolderEnded:
+		return fmt.Sprintf("containment: the copy that held the command ended first (%v): its group was closed by the crash guard", e.Err)
+	case e.Err != nil:
+		return fmt.Sprintf("containment: %v (status %d)", e.Err, e.Status)
+	case e.Limit != "":
+		return fmt.Sprintf("containment: the command was ended by the %s limit (status %d)", e.Limit, e.Status)
+	case e.TimedOut:
+		return fmt.Sprintf("containment: the command timed out (status %d)", e.Status)
+	case e.Signal != 0:
+		return fmt.Sprintf("containment: the command was killed by %v (status %d)", e.Signal, e.Status)
+	}
+	return fmt.Sprintf("containment: the command exited with %d", e.Code)
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// copyEnv is the copy's own environment: the few of the program's
+// variables it needs (where it may write, whose session it is in), and
+// where its pipes are. No job's variable, no GODEBUG, no CONTAIN_*: the
+// command's environment is in the Spec.
+func copyEnv(pipes string) []string {
+	env := []string{pipesVar + "=" + pipes}
+	for _, k := range copyVars {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
 // Close closes every group still open: each copy's command gets SIGTERM
 // and what is left of its tree SIGKILL after the grace period, as when
-// contain run is told to stop. It returns once every copy has ended, so
-// once nothing of the groups is left, or when ctx is done (the closing
-// goes on). With Options.Reports, the reports of every command the
-// Group started, in the order they were started (one that could not be
-// written, the copy having been killed, is left out).
+// contain run is told to stop (the report's told_to_stop says so). It
+// returns once every copy has ended, so once nothing of the groups is
+// left, or when ctx is done (the closing goes on). With Options.Reports,
+// the reports of every command the Group started, in the order they were
+// started (one whose copy was killed, which could not say it, is left
+// out).
 func (g *Group) Close(ctx context.Context) ([]*report.Report, error) {
 	g.mu.Lock()
 	g.closed = true
@@ -403,21 +501,12 @@ func (g *Group) Close(ctx context.Context) ([]*report.Report, error) {
 			return nil, ctx.Err()
 		}
 	}
-	if g.dir == "" {
-		return nil, nil
-	}
-	defer os.RemoveAll(g.dir)
 	var out []*report.Report
-	for _, path := range reports {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			continue
+	for _, m := range reports {
+		<-m.done
+		if m.outcome != nil && m.outcome.Report != nil {
+			out = append(out, m.outcome.Report)
 		}
-		var r report.Report
-		if err := json.Unmarshal(b, &r); err != nil {
-			return out, fmt.Errorf("containment: report %s: %w", path, err)
-		}
-		out = append(out, &r)
 	}
 	return out, nil
 }

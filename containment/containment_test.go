@@ -1,38 +1,56 @@
 package containment
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
-	"slices"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/contain-cli/contain/internal/limit"
+	"github.com/contain-cli/contain/internal/run"
 )
 
-// TestRunArgs: a Group's options are contain run's, checked as contain run
-// checks them.
-func TestRunArgs(t *testing.T) {
-	got, err := runArgs(Options{Grace: 1500 * time.Millisecond, Timeout: time.Minute, Signal: syscall.SIGINT,
-		KillAfter: 5 * time.Second, Limits: Limits{Memory: 64 << 20, Pids: 50, Strict: true}, AllowDaemons: true, Verbose: true}, "MYTOOL")
+// TestSpecOf: a Group's Options become the Spec every copy runs, checked
+// as contain run checks its flags, a fault named by its Options field.
+func TestSpecOf(t *testing.T) {
+	got, err := specOf(Options{Originator: "MYTOOL", Grace: 1500 * time.Millisecond, Timeout: time.Minute, Signal: syscall.SIGINT,
+		KillAfter: 5 * time.Second, Limits: Limits{Memory: 64 << 20, Pids: 50, Strict: true}, AllowDaemons: true, Verbose: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"--originator", "MYTOOL", "--grace", "1.5s", "--timeout", "60s", "--kill-after", "5s",
-		"--signal", "2", "--memory", "67108864", "--pids", "50", "--strict-limits", "--allow-daemons", "--verbose"}
-	if !slices.Equal(got, want) {
-		t.Errorf("runArgs:\n got %q\nwant %q", got, want)
+	want := run.Spec{Tool: "MYTOOL", Grace: 1500 * time.Millisecond, Timeout: time.Minute, Signal: syscall.SIGINT,
+		KillAfter: 5 * time.Second, Limits: limit.Set{Memory: 64 << 20, Pids: 50, Strict: true}, AllowDaemons: true, Verbose: true,
+		NoTerminal: true}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("specOf:\n got %+v\nwant %+v", got, want)
 	}
-	for _, bad := range []Options{
-		{Grace: -time.Second},
-		{Limits: Limits{Memory: 10}},
-		{Limits: Limits{Pids: -1}},
-		{Limits: Limits{CPUs: -2}},
-		{Limits: Limits{Strict: true}},
+	if s, _ := specOf(Options{}); s.Grace != 2*time.Second || s.Signal != syscall.SIGTERM || s.ToolOf() != "CONTAIN" || !s.NoTerminal {
+		t.Errorf("specOf(Options{}) = %+v: want contain run's defaults, no terminal", s)
+	}
+	if s, _ := specOf(Options{Terminal: true}); s.NoTerminal {
+		t.Errorf("specOf(Terminal: true) keeps the terminal from the command")
+	}
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Grace: -time.Second}, "containment: Grace: "},
+		{Options{Limits: Limits{Memory: 10}}, "containment: Limits.Memory: "},
+		{Options{Limits: Limits{Pids: -1}}, "containment: Limits.Pids: "},
+		{Options{Limits: Limits{CPUs: -2}}, "containment: Limits.CPUs: "},
+		{Options{Limits: Limits{CPUTime: time.Microsecond}}, "containment: Limits.CPUTime: "},
+		{Options{Limits: Limits{Strict: true}}, "containment: Limits.Strict: "},
+		{Options{Originator: "no spaces"}, "containment: Originator: "},
 	} {
-		if _, err := runArgs(bad, "T"); err == nil {
-			t.Errorf("runArgs(%+v) took it", bad)
+		if _, err := specOf(c.o); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("specOf(%+v) = %v, want an error beginning %q", c.o, err, c.want)
 		}
 	}
 	if _, err := NewGroup(Options{Originator: "no spaces"}); err == nil {
@@ -68,13 +86,51 @@ func TestStartRefuses(t *testing.T) {
 	}
 }
 
-// TestLines: the copy's lines reach the program whole, each with its kind.
-func TestLines(t *testing.T) {
-	var b strings.Builder
-	l := &lineWriter{w: &b}
-	l.prefixed("log ").Write([]byte("contain: one\ncontain: two\n"))
-	l.prefixed("pid ").Write([]byte("123\n"))
-	if got, want := b.String(), "log contain: one\nlog contain: two\npid 123\n"; got != want {
-		t.Errorf("got %q, want %q", got, want)
+// TestWire: the copy reads back the Spec the host framed, and refuses
+// anything else: another version, a truncated frame, another kind, no
+// command; its lines and its Outcome reach the host whole, in frames.
+func TestWire(t *testing.T) {
+	spec := run.Spec{Args: []string{"sh", "-c", "echo 'x\ny'", ""}, Env: []string{"A=1", "CONTAIN_REPORT=/tmp/r"},
+		Tool: "T", Timeout: time.Second, Limits: limit.Set{Pids: 3}}
+	good, err := encodeSpec(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeSpec(bytes.NewReader(good))
+	if err != nil || !reflect.DeepEqual(got, spec) {
+		t.Fatalf("decoded %+v, %v; want %+v", got, err, spec)
+	}
+	other := bytes.Replace(good, []byte(specVersion), []byte("contain-spec-0"), 1)
+	noCommand, _ := encodeSpec(run.Spec{Tool: "T"})
+	for name, b := range map[string][]byte{
+		"empty":      nil,
+		"truncated":  good[:len(good)-3],
+		"version":    other,
+		"kind":       append([]byte{frameLog}, good[1:]...),
+		"too long":   {frameSpec, 0xff, 0xff, 0xff, 0xff},
+		"not JSON":   frame(frameSpec, []byte("run -- sh")),
+		"no command": noCommand,
+	} {
+		if got, err := decodeSpec(bytes.NewReader(b)); err == nil {
+			t.Errorf("%s: decoded %+v", name, got)
+		}
+	}
+
+	var b bytes.Buffer
+	w := &frameWriter{w: &b}
+	fmt.Fprint(w.lines(), "contain: one\ncontain: two\n")
+	w.send(frameStarted, []byte("123"))
+	r := frameReader(&b)
+	for _, want := range []struct {
+		kind byte
+		text string
+	}{{frameLog, "contain: one"}, {frameLog, "contain: two"}, {frameStarted, "123"}} {
+		kind, p, err := readFrame(r)
+		if err != nil || kind != want.kind || string(p) != want.text {
+			t.Errorf("read %c %q (%v), want %c %q", kind, p, err, want.kind, want.text)
+		}
+	}
+	if _, _, err := readFrame(r); err != io.EOF {
+		t.Errorf("after the last frame: %v, want EOF", err)
 	}
 }

@@ -5,12 +5,14 @@ package containment
 import (
 	"os"
 	"os/exec"
+
+	"github.com/contain-cli/contain/internal/run"
 )
 
 // supported: contain has no containment for this OS (NewGroup says so).
 const supported = false
 
-const ordersEarly = 0
+const specEarly = 0
 
 func passPipes(*exec.Cmd, *os.File, *os.File) (func(), string, error) {
 	return nil, "", ErrUnsupported
@@ -18,8 +20,8 @@ func passPipes(*exec.Cmd, *os.File, *os.File) (func(), string, error) {
 
 func provePipes(string) error { return ErrUnsupported }
 
-func takeOrders(string) ([]string, error) { return nil, ErrUnsupported }
+func takeSpec(string) (run.Spec, error) { return run.Spec{}, ErrUnsupported }
 
 func openPipes(string) (*os.File, *os.File, error) { return nil, nil, ErrUnsupported }
 
-func requestStop() {}
+var copyVars []string

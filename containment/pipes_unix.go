@@ -13,13 +13,14 @@ import (
 	"syscall"
 
 	"github.com/contain-cli/contain/internal/entry"
+	"github.com/contain-cli/contain/internal/run"
 )
 
 const supported = true
 
-// ordersEarly: orders up to this long are written before the copy starts
+// specEarly: a Spec up to this long are written before the copy starts
 // (an empty pipe holds 16 KiB on macOS, 64 KiB on Linux).
-const ordersEarly = 4096
+const specEarly = 4096
 
 // passPipes gives the copy the two pipes as its descriptors 3 and 4.
 func passPipes(cmd *exec.Cmd, stop, out *os.File) (restore func(), pipes string, err error) {
@@ -49,16 +50,16 @@ func provePipes(v string) error {
 	return entry.First(entry.Prove(sfd, entry.Pipe), entry.Prove(ofd, entry.Pipe))
 }
 
-// takeOrders reads the orders on the stop pipe, which the host wrote once
-// the copy started.
-func takeOrders(v string) ([]string, error) {
+// takeSpec reads the Spec on the stop pipe, which the host wrote before
+// or once the copy started.
+func takeSpec(v string) (run.Spec, error) {
 	sfd, _, err := pipeFds(v)
 	if err != nil {
-		return nil, err
+		return run.Spec{}, err
 	}
 	// Read as blocking, straight from the descriptor: openPipes makes
 	// the one *os.File it will have, for the runtime's poller.
-	return decodeOrders(bufio.NewReaderSize(fdReader(sfd), ordersEarly))
+	return decodeSpec(bufio.NewReaderSize(fdReader(sfd), specEarly))
 }
 
 // fdReader reads a descriptor with read(2), as it is.
@@ -79,7 +80,7 @@ func (fd fdReader) Read(b []byte) (int, error) {
 	}
 }
 
-// openPipes opens, in the copy, the pipes passPipes gave it (takeOrders
+// openPipes opens, in the copy, the pipes passPipes gave it (takeSpec
 // has proved them), close-on-exec: neither the command nor the guard
 // holds them.
 func openPipes(v string) (stop, out *os.File, err error) {
@@ -100,5 +101,9 @@ func openPipes(v string) (stop, out *os.File, err error) {
 	return os.NewFile(uintptr(sfd), "stop"), os.NewFile(uintptr(ofd), "out"), nil
 }
 
-// requestStop tells this contain run to stop, as contain stop does.
 func requestStop() { syscall.Kill(os.Getpid(), syscall.SIGTERM) }
+
+// copyVars are the program's variables its copy keeps: where contain
+// keeps its registries, and the session the program runs in (a nested
+// run's tag, contain run -d's claim).
+var copyVars = []string{"PATH", "HOME", "TMPDIR", "XDG_RUNTIME_DIR", "RUNNING_PROCESS_ORIGINATOR"}

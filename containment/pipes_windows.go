@@ -8,18 +8,17 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/windows"
 
-	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/internal/run"
 )
 
 const supported = true
 
-// ordersEarly: the orders are written once the copy runs (a pipe's
+// specEarly: the Spec is written once the copy runs (a pipe's
 // buffer is only advisory on Windows).
-const ordersEarly = 0
+const specEarly = 0
 
 // passPipes gives the copy the two pipes' handles, inherited.
 func passPipes(cmd *exec.Cmd, stop, out *os.File) (restore func(), pipes string, err error) {
@@ -63,13 +62,13 @@ func provePipes(v string) error {
 	return err
 }
 
-// takeOrders reads, in the copy, its orders from the stop pipe.
-func takeOrders(v string) ([]string, error) {
+// takeSpec reads, in the copy, its Spec from the stop pipe.
+func takeSpec(v string) (run.Spec, error) {
 	sh, _, err := pipeHandles(v)
 	if err != nil {
-		return nil, err
+		return run.Spec{}, err
 	}
-	return decodeOrders(handleReader(sh))
+	return decodeSpec(handleReader(sh))
 }
 
 // handleReader reads a pipe's handle with ReadFile.
@@ -97,16 +96,9 @@ func openPipes(v string) (stop, out *os.File, err error) {
 	return os.NewFile(uintptr(sh), "stop"), os.NewFile(uintptr(oh), "out"), nil
 }
 
-// requestStop tells this contain run to stop, as contain stop does: its
-// stop event, once the run has made it.
-func requestStop() {
-	name, _ := windows.UTF16PtrFromString(proc.StopEventName(os.Getpid()))
-	for {
-		if h, err := windows.OpenEvent(windows.EVENT_MODIFY_STATE, false, name); err == nil {
-			windows.SetEvent(h)
-			windows.CloseHandle(h)
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+
+// copyVars are the program's variables its copy keeps: what Windows
+// itself needs (SystemRoot above all), where contain writes, and the
+// session the program runs in.
+var copyVars = []string{"SystemRoot", "SystemDrive", "windir", "PATH", "PATHEXT", "TEMP", "TMP", "USERPROFILE",
+	"LOCALAPPDATA", "ComSpec", "RUNNING_PROCESS_ORIGINATOR"}

@@ -244,14 +244,11 @@ func hiddenEntry(t *testing.T, env []string, stdin io.Reader, files []*os.File, 
 	return cmd.ProcessState.ExitCode(), stderr.String()
 }
 
-// copyOrders frames args as a Group frames its copy's orders
-// (containment/orders.go).
-func copyOrders(args ...string) []byte {
-	b := []byte("contain-orders-1\x00")
-	for _, a := range args {
-		b = append(append(b, a...), 0)
-	}
-	return append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...)
+// copySpec frames a Spec for the command args as a Group frames its
+// copy's (package containment, wire.go): the kind, the length, the JSON.
+func copySpec(args ...string) []byte {
+	b, _ := json.Marshal(map[string]any{"version": "contain-spec-2", "spec": map[string]any{"args": args, "grace": 2e9}})
+	return append(binary.BigEndian.AppendUint32([]byte{'C'}, uint32(len(b))), b...)
 }
 
 // TestSecurityHiddenEntries: another user runs contain's hidden entries,
@@ -353,7 +350,7 @@ func TestSecurityHiddenEntries(t *testing.T) {
 				sr, sw := pipe()
 				or, ow := pipe()
 				argv := []string{"__contain_group", "run", "--", "touch", marker}
-				sw.Write(copyOrders(argv[1:]...))
+				sw.Write(copySpec(argv[3:]...))
 				defer sw.Close()
 				go io.Copy(io.Discard, or)
 				code, stderr := hiddenEntry(t, []string{"CONTAIN_GROUP_PIPES=3,4"}, nil, []*os.File{sr, ow}, prog, argv...)

@@ -47,6 +47,12 @@ type Options struct {
 	// outside the group and for at most the grace period, before the
 	// timeout signal is sent; "": none.
 	OnTimeout string
+	// NoTerminal keeps the controlling terminal from COMMAND (Spec).
+	NoTerminal bool
+	// Close, on one value, asks the run to close its group (Spec.Close);
+	// Started is told COMMAND's PID once it runs. nil: neither.
+	Close   <-chan struct{}
+	Started func(pid int)
 	// Prepared is what PrepareRun started for this run: contain's own
 	// main passes it; nil (a test binary's Run) means no crash guard and
 	// no shim.

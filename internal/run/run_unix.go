@@ -191,6 +191,9 @@ func (r *runner) run() (Result, error) {
 		r.grp.remove()
 		return Result{}, err
 	}
+	if r.o.Started != nil {
+		r.o.Started(r.pid)
+	}
 	r.begin(layers, &undo)
 	r.supervise()
 	return r.result(), nil
@@ -220,8 +223,10 @@ func (r *runner) prepare(undo *cleanups) []string {
 	r.path, r.pathErr = lookPath(r.o.Args[0])
 	r.planLayers()
 	r.rec = newRecorder(r.o.Collect)
-	if r.tty = openTerminal(); r.tty != nil {
-		undo.add(r.tty.close)
+	if !r.o.NoTerminal {
+		if r.tty = openTerminal(); r.tty != nil {
+			undo.add(r.tty.close)
+		}
 	}
 	if r.o.Prepared == nil {
 		undo.add(func() {
@@ -574,6 +579,11 @@ func (r *runner) waitMain() {
 	l.Run(supervise.From(r.events, r.waitEvent), supervise.From(r.sigs, r.signalEvent),
 		supervise.From(r.overLimits(), func(o limit.Hit) supervise.Event[limit.Hit] {
 			return supervise.Event[limit.Hit]{Kind: supervise.Limit, CPUTime: o.Kind == limit.CPUTime, Hit: o}
+		}), supervise.From(r.o.Close, func(struct{}) supervise.Event[limit.Hit] {
+			return supervise.Event[limit.Hit]{Kind: supervise.Stop, Name: CloseRequest, Do: func() {
+				r.log("%s: sending SIGTERM to the group", CloseRequest)
+				r.endGroup(unix.SIGTERM)
+			}}
 		}))
 	r.timedOut = l.TimedOut
 	r.rec.loopEnded(l.ToldToStop, l.KilledAfterTimeout)

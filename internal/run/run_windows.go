@@ -109,6 +109,9 @@ func (r *winRunner) run() (Result, error) {
 	}
 	r.rec = newRecorder(r.o.Collect)
 	r.rec.started(layers)
+	if r.o.Started != nil {
+		r.o.Started(cmd.Process.Pid)
+	}
 
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
@@ -166,6 +169,11 @@ func (r *winRunner) waitMain(waited <-chan error, events <-chan uint32) (timedOu
 		return supervise.Event[limit.Hit]{Kind: supervise.Ended}
 	}), supervise.From(events, r.consoleEvent), supervise.From(r.limitHits(), func(h limit.Hit) supervise.Event[limit.Hit] {
 		return supervise.Event[limit.Hit]{Kind: supervise.Limit, CPUTime: h.Kind == limit.CPUTime, Hit: h}
+	}), supervise.From(r.o.Close, func(struct{}) supervise.Event[limit.Hit] {
+		return supervise.Event[limit.Hit]{Kind: supervise.Stop, Name: CloseRequest, Do: func() {
+			r.phase = report.PhaseStop
+			r.log("%s: %s", CloseRequest, r.deliver(signals.Break))
+		}}
 	}))
 	r.rec.loopEnded(l.ToldToStop, l.KilledAfterTimeout)
 	return l.TimedOut

@@ -9,26 +9,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"os/exec"
-	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/contain-cli/contain/internal/guard"
-	"github.com/contain-cli/contain/internal/layers"
+	"github.com/contain-cli/contain/internal/dispatch"
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/run"
-	"github.com/contain-cli/contain/internal/shim"
 	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/internal/status"
-	"github.com/contain-cli/contain/internal/text"
-	"github.com/contain-cli/contain/report"
-	"github.com/contain-cli/contain/tag"
 )
 
 var dispatched bool
@@ -63,11 +54,8 @@ func Dispatch(args []string) {
 		return
 	}
 	dispatched = true
+	dispatch.Hidden(args, inInit, nil)
 	switch args[1] {
-	case guard.Arg:
-		os.Exit(guard.Main(args[2:]))
-	case shim.Arg:
-		os.Exit(shim.Main(args[2:]))
 	case "run", TimeoutCommand:
 		// Subscribing to the forwarded signals is the slowest step of
 		// contain run's set-up; it runs while the options are parsed.
@@ -87,10 +75,6 @@ func Exit(code int) {
 	}
 	os.Exit(code)
 }
-
-// exitKilledAfter: COMMAND killed by --kill-after's SIGKILL, as GNU
-// timeout says it (the others are package status's).
-const exitKilledAfter = 128 + 9
 
 // Option is one option of contain run.
 type Option struct {
@@ -135,123 +119,68 @@ func runFailed(format string, args ...any) error {
 	return &status.Error{Code: status.Failed, Err: fmt.Errorf(format, args...)}
 }
 
-// runParsed runs `contain run` with its options parsed and args the
-// COMMAND.
-func runParsed(c parsedOptions, prepared *run.Prepared, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return runFailed("run: missing COMMAND (usage: contain run [OPTIONS] [--] COMMAND [ARG...])")
+// spec is the run.Spec the parsed options ask for: their syntax read
+// here, every rule about their values in run.Spec.Check.
+func spec(c parsedOptions, prepared *run.Prepared, args []string) (run.Spec, error) {
+	s := run.Spec{Args: args, Tool: c.String("originator"), Detach: c.Bool("detach"), Prepared: prepared,
+		PreserveStatus: c.Bool("preserve-status"), Verbose: c.Bool("verbose"), Report: c.String("report"),
+		AllowDaemons: c.Bool("allow-daemons")}
+	if s.Args == nil {
+		s.Args = []string{}
 	}
-	tool := c.String("originator")
-	if err := tag.ValidateTool(tool); err != nil {
-		return runFailed("--originator: %v", err)
-	}
-	opts := run.Options{Args: args, Detach: c.Bool("detach"), Prepared: prepared}
 	for _, d := range []struct {
 		flag string
 		dst  *time.Duration
-	}{{"timeout", &opts.Timeout}, {"kill-after", &opts.KillAfter}, {"grace", &opts.Grace}} {
+	}{{"timeout", &s.Timeout}, {"kill-after", &s.KillAfter}, {"grace", &s.Grace}} {
 		if !c.IsSet(d.flag) && c.String(d.flag) == "" {
 			continue
 		}
 		v, err := parseDuration(c.String(d.flag))
 		if err != nil {
-			return runFailed("--%s: %v", d.flag, err)
+			return s, runFailed("--%s: %v", d.flag, err)
 		}
 		*d.dst = v
 	}
 	sig, err := signals.Parse(c.String("signal"))
 	if err != nil {
-		return runFailed("--signal: %v", err)
+		return s, runFailed("--signal: %v", err)
 	}
-	opts.Signal = sig
-	if opts.Detach && (opts.Timeout > 0 || c.IsSet("kill-after") || c.Bool("preserve-status")) {
-		return runFailed("--detach cannot be combined with --timeout, --kill-after or --preserve-status")
+	s.Signal = sig
+	if s.Detach && c.IsSet("kill-after") {
+		// --kill-after 0 as well: given, it asks for what -d cannot do.
+		return s, runFailed("--detach cannot be combined with --timeout, --kill-after or --preserve-status")
 	}
-	if opts.Limits, err = parseLimits(c); err != nil {
+	if s.Limits, err = parseLimits(c); err != nil {
+		return s, err
+	}
+	if c.IsSet("on-timeout") {
+		s.OnTimeout = c.String("on-timeout")
+		if strings.TrimSpace(s.OnTimeout) == "" {
+			return s, runFailed("--on-timeout: empty command")
+		}
+	}
+	if c.cmd == "run" && !c.IsSet("timeout") && len(args) > 1 {
+		s.Explain = func(err error) error { return timeoutHabit(err, args) }
+	}
+	if err := s.Check(); err != nil {
+		return s, &status.Error{Code: status.Failed, Err: err}
+	}
+	return s, nil
+}
+
+// runParsed runs `contain run` with its options parsed and args the
+// COMMAND.
+func runParsed(c parsedOptions, prepared *run.Prepared, args []string, stdout, stderr io.Writer) error {
+	s, err := spec(c, prepared, args)
+	if err != nil {
 		return err
 	}
-	if opts.Detach && (opts.Limits.Any() || opts.Limits.Strict) {
-		return runFailed("--detach cannot be combined with --memory, --pids, --cpu-time, --cpus or --strict-limits: a detached COMMAND has no contain to hold its limits")
-	}
-	opts.AllowDaemons = c.Bool("allow-daemons")
-	if c.IsSet("on-timeout") {
-		opts.OnTimeout = c.String("on-timeout")
-		if strings.TrimSpace(opts.OnTimeout) == "" {
-			return runFailed("--on-timeout: empty command")
-		}
-	}
-	if opts.Detach && (opts.AllowDaemons || opts.OnTimeout != "") {
-		return runFailed("--detach cannot be combined with --allow-daemons or --on-timeout: a detached COMMAND has no contain to close its group or time it out")
-	}
-
-	reportPath := c.String("report")
-	if reportPath != "" {
-		if err := report.CheckPath(reportPath); err != nil {
-			return runFailed("--report: %v", err)
-		}
-		if reportPath != "-" {
-			// The crash guard may write it: from the same directory, but
-			// made absolute all the same.
-			if abs, err := filepath.Abs(reportPath); err == nil {
-				reportPath = abs
-			}
-		}
-	}
-	opts.Collect, opts.Report = reportPath != "" || c.Bool("verbose"), reportPath
-
-	opts.Tag = tag.Format(tool, os.Getpid())
-	env := tag.SetEnv(os.Environ(), tag.Var, opts.Tag)
-	daemon := ""
-	if opts.Detach {
-		daemon = "1"
-	}
-	opts.Env = tag.SetEnv(env, tag.DaemonVar, daemon)
-	if c.Bool("verbose") {
-		// Inside another session (a nested contain run, a tool that tags
-		// its processes), every line names this contain: whose "done:"
-		// is whose must be plain.
-		prefix := "contain: "
-		if os.Getenv(tag.Var) != "" {
-			prefix = fmt.Sprintf("contain[%d]: ", os.Getpid())
-		}
-		// Its lines name other processes: text.Logger escapes them.
-		opts.Log = text.Logger(stderr, prefix)
-		if signal.Ignored(syscall.SIGINT) {
-			opts.Log("SIGINT was ignored when contain started (a background job of a shell without job control): it stays ignored for contain and COMMAND, as with GNU timeout; stop contain with SIGTERM instead")
-		}
-	}
-
-	if off := layers.Off(); len(off) > 0 {
-		// A switch for contain's own tests is never honoured silently.
-		text.Fprintf(stderr, "contain: %s turns off %s: a switch for contain's tests; what COMMAND starts may outlive it\n", layers.Var, strings.Join(off, ", "))
-	}
-	began := time.Now()
-	res, err := run.Run(opts)
-	if err != nil {
-		code := startStatus(err)
-		if code == status.NotFound && c.cmd == "run" && !c.IsSet("timeout") && len(args) > 1 {
-			err = timeoutHabit(err, args)
-		}
-		finishReport(reportPath, opts, began, nil, code, err, stderr)
-		return &status.Error{Code: code, Err: err}
-	}
-	if opts.Detach {
-		fmt.Fprintln(stdout, res.Pid)
-		finishReport(reportPath, opts, began, &res, 0, nil, stderr)
+	out := run.Execute(s, stdout, stderr)
+	endSignal = out.Signal
+	if out.Status == 0 && out.Err == nil {
 		return nil
 	}
-	if res.Limit != nil {
-		text.Fprintf(stderr, "contain: %s\n", res.Limit.Message)
-	}
-	if res.Signaled && !res.TimedOut && !res.Limit.Killed() {
-		endSignal = res.Signal
-	}
-	code := exitStatus(res, c.Bool("preserve-status"))
-	finishReport(reportPath, opts, began, &res, code, nil, stderr)
-	if code != 0 {
-		return &status.Error{Code: code}
-	}
-	return nil
+	return &status.Error{Code: out.Status, Err: out.Err}
 }
 
 // endSignal, when set, is the signal that killed COMMAND: contain run ends
@@ -294,26 +223,6 @@ func Main(args []string, prepared *run.Prepared, stdout, stderr io.Writer) (code
 	return status.Of(runParsed(p, prepared, p.args, stdout, stderr), stderr), true
 }
 
-// exitStatus maps how COMMAND ended to contain's status, as GNU timeout
-// does: on timeout 124, unless COMMAND had to be killed with SIGKILL (137)
-// or --preserve-status asks for COMMAND's own status.
-func exitStatus(res run.Result, preserve bool) int {
-	if res.Limit.Killed() {
-		return exitKilledAfter // as Docker's 137 for an OOM kill
-	}
-	code := res.Code
-	if res.Signaled {
-		code = 128 + int(res.Signal)
-		if res.TimedOut && res.Signal == syscall.SIGKILL {
-			return exitKilledAfter
-		}
-	}
-	if res.TimedOut && !preserve {
-		return status.TimedOut
-	}
-	return code
-}
-
 // parseLimits reads --memory, --pids, --cpu-time, --cpus and
 // --strict-limits.
 func parseLimits(c parsedOptions) (limit.Set, error) {
@@ -353,19 +262,6 @@ func parseLimits(c parsedOptions) (limit.Set, error) {
 		return l, runFailed("--strict-limits: no limit asked for (--memory, --pids, --cpu-time or --cpus)")
 	}
 	return l, nil
-}
-
-// startStatus is 127 when COMMAND was not found, 126 when it was found but
-// could not be executed, 125 when contain itself failed.
-func startStatus(err error) int {
-	var se *run.StartError
-	if !errors.As(err, &se) {
-		return status.Failed
-	}
-	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
-		return status.NotFound
-	}
-	return status.CannotExec
 }
 
 // prepare is run.PrepareRun, or its variant for package initialisation.

@@ -1,0 +1,145 @@
+package containment
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/contain-cli/contain/internal/run"
+)
+
+// The host and its copy speak over the copy's two pipes, in frames: a
+// kind, a 4-byte big-endian length, the payload.
+//
+// On the stop pipe the host writes one frame, the Spec: everything the
+// copy is to do, as JSON (run.Spec; its version first, so that a copy of
+// another build, the program replaced on disk since it started, refuses
+// what it cannot read). It is the copy's only source of settings: no
+// flags, no environment (the copy runs with a few of the host's own
+// variables; COMMAND gets cmd.Env, inside the Spec). The host closing the
+// pipe is Group.Close.
+//
+// On the out pipe the copy writes: COMMAND's PID once it runs (frameStarted),
+// contain's own lines (frameLog), and, last, how the run ended
+// (frameOutcome, a run.Outcome as JSON). A copy that ends without an
+// Outcome was killed.
+const (
+	frameSpec    = 'C'
+	frameStarted = 'S'
+	frameLog     = 'L'
+	frameOutcome = 'O'
+)
+
+// specVersion is the Spec's version.
+const specVersion = "contain-spec-2"
+
+// maxFrame bounds what either side reads: more than any argument list
+// and environment the system would pass.
+const maxFrame = 64 << 20
+
+// wireSpec is the Spec frame's payload.
+type wireSpec struct {
+	Version string   `json:"version"`
+	Spec    run.Spec `json:"spec"`
+}
+
+// frame is one frame, ready to write.
+func frame(kind byte, payload []byte) []byte {
+	b := make([]byte, 0, 5+len(payload))
+	b = append(b, kind)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(payload)))
+	return append(b, payload...)
+}
+
+// readFrame reads one frame from r.
+func readFrame(r io.Reader) (kind byte, payload []byte, err error) {
+	var h [5]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return 0, nil, err
+	}
+	n := binary.BigEndian.Uint32(h[1:])
+	if n > maxFrame {
+		return 0, nil, errors.New("a frame too long")
+	}
+	payload = make([]byte, n)
+	if _, err := io.ReadFull(r, payload); err != nil {
+		return 0, nil, io.ErrUnexpectedEOF
+	}
+	return h[0], payload, nil
+}
+
+// encodeSpec frames s as the copy reads it.
+func encodeSpec(s run.Spec) ([]byte, error) {
+	b, err := json.Marshal(wireSpec{Version: specVersion, Spec: s})
+	if err != nil {
+		return nil, err
+	}
+	return frame(frameSpec, b), nil
+}
+
+// decodeSpec reads the Spec from r, the stop pipe.
+func decodeSpec(r io.Reader) (run.Spec, error) {
+	kind, b, err := readFrame(r)
+	if err != nil {
+		return run.Spec{}, fmt.Errorf("no spec on the pipe (%v)", err)
+	}
+	var w wireSpec
+	if kind != frameSpec || json.Unmarshal(b, &w) != nil || w.Version != specVersion {
+		return run.Spec{}, errors.New("the spec on the pipe is not this program's")
+	}
+	if len(w.Spec.Args) == 0 {
+		return run.Spec{}, errors.New("the spec on the pipe names no command")
+	}
+	return w.Spec, nil
+}
+
+// frameWriter writes whole frames to the host, from any goroutine.
+type frameWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (f *frameWriter) send(kind byte, payload []byte) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, err := f.w.Write(frame(kind, payload))
+	return err
+}
+
+// lines is an io.Writer that sends each line written as a log frame.
+func (f *frameWriter) lines() io.Writer { return logLines{f} }
+
+type logLines struct{ f *frameWriter }
+
+func (l logLines) Write(b []byte) (int, error) {
+	for _, line := range splitLines(b) {
+		if err := l.f.send(frameLog, line); err != nil {
+			return 0, err
+		}
+	}
+	return len(b), nil
+}
+
+// splitLines splits b into its lines, without their newlines.
+func splitLines(b []byte) [][]byte {
+	var out [][]byte
+	for len(b) > 0 {
+		i := 0
+		for i < len(b) && b[i] != '\n' {
+			i++
+		}
+		out = append(out, b[:i])
+		if i < len(b) {
+			i++
+		}
+		b = b[i:]
+	}
+	return out
+}
+
+// frameReader reads the copy's frames, buffered.
+func frameReader(r io.Reader) io.Reader { return bufio.NewReader(r) }

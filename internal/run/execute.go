@@ -1,0 +1,283 @@
+package run
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/contain-cli/contain/internal/layers"
+	"github.com/contain-cli/contain/internal/signals"
+	"github.com/contain-cli/contain/internal/status"
+	"github.com/contain-cli/contain/internal/text"
+	"github.com/contain-cli/contain/report"
+	"github.com/contain-cli/contain/tag"
+)
+
+// Outcome is how a run ended, whoever asked for it: contain's exit
+// status, the signal it ends itself with, COMMAND's PID, the report when
+// kept, and the error that ended it early (printed by the face).
+type Outcome struct {
+	// Status is contain run's exit status (GNU timeout's).
+	Status int `json:"status"`
+	// Signal, when set, killed COMMAND: contain run ends itself with it
+	// once its group is closed, as GNU timeout does (the status is 128+N
+	// either way).
+	Signal syscall.Signal `json:"signal,omitempty"`
+	// Pid is COMMAND's (0: it did not start).
+	Pid int `json:"pid,omitempty"`
+	// Exited: COMMAND exited with Code; KilledBy: the signal that ended
+	// COMMAND (0: none), whoever sent it.
+	Exited   bool           `json:"exited,omitempty"`
+	Code     int            `json:"code,omitempty"`
+	KilledBy syscall.Signal `json:"killed_by,omitempty"`
+	// TimedOut: the timeout (or the CPU time limit) fired.
+	TimedOut bool `json:"timed_out,omitempty"`
+	// Limit says which limit ended the run ("": none).
+	Limit string `json:"limit,omitempty"`
+	// Report, with Spec.Keep.
+	Report *report.Report `json:"report,omitempty"`
+	// Err ended the run before COMMAND ran, or is why it could not start;
+	// its words (Error) are what crosses a pipe.
+	Err   error  `json:"-"`
+	Error string `json:"error,omitempty"`
+}
+
+// exitKilledAfter: COMMAND killed by --kill-after's SIGKILL, or by a
+// limit, as GNU timeout and Docker say it.
+const exitKilledAfter = 128 + 9
+
+// Execute runs s: the one way into a run for contain run, contain timeout
+// and the library's copy. It checks s, starts COMMAND, waits for it and
+// the close, writes the report where asked and returns the Outcome. It
+// prints nothing of Outcome.Err: the face does. stdout gets --detach's
+// PID; stderr contain's own lines (a limit's end, a report that could not
+// be written).
+func Execute(s Spec, stdout, stderr io.Writer) Outcome {
+	defer s.Prepared.Drop()
+	o, err := s.options(stderr)
+	if err != nil {
+		return failed(status.Failed, err)
+	}
+	if off := layers.Off(); len(off) > 0 {
+		// A switch for contain's own tests is never honoured silently.
+		text.Fprintf(stderr, "contain: %s turns off %s: a switch for contain's tests; what COMMAND starts may outlive it\n", layers.Var, strings.Join(off, ", "))
+	}
+	began := time.Now()
+	res, err := Run(o)
+	if err != nil {
+		code := startStatus(err)
+		if code == status.NotFound && s.Explain != nil {
+			err = s.Explain(err)
+		}
+		out := failed(code, err)
+		out.Report = s.finish(o, began, nil, out, stderr)
+		return out
+	}
+	out := Outcome{Pid: res.Pid, TimedOut: res.TimedOut, Exited: res.Exited, Code: res.Code}
+	if res.Signaled {
+		out.KilledBy = res.Signal
+	}
+	if s.Detach {
+		fmt.Fprintln(stdout, res.Pid)
+		out.Report = s.finish(o, began, &res, out, stderr)
+		return out
+	}
+	if res.Limit != nil {
+		out.Limit = res.Limit.Kind.Option()
+		text.Fprintf(stderr, "contain: %s\n", res.Limit.Message)
+	}
+	if res.Signaled && !res.TimedOut && !res.Limit.Killed() {
+		out.Signal = res.Signal
+	}
+	out.Status = exitStatus(res, s.PreserveStatus)
+	out.Report = s.finish(o, began, &res, out, stderr)
+	return out
+}
+
+// failed is the Outcome of a run that ended with err.
+func failed(code int, err error) Outcome {
+	return Outcome{Status: code, Err: err, Error: err.Error()}
+}
+
+// options are the engine's Options for s, checked.
+func (s *Spec) options(stderr io.Writer) (Options, error) {
+	if err := s.Check(); err != nil {
+		return Options{}, err
+	}
+	o := Options{Args: s.Args, Detach: s.Detach, Prepared: s.Prepared, Timeout: s.Timeout, KillAfter: s.KillAfter,
+		Grace: s.Grace, Signal: s.Signal, Limits: s.Limits, AllowDaemons: s.AllowDaemons, OnTimeout: s.OnTimeout,
+		NoTerminal: s.NoTerminal, Close: s.Close, Started: s.Started}
+	o.Report = s.Report
+	if o.Report != "" && o.Report != "-" {
+		// The crash guard may write it: from the same directory, but made
+		// absolute all the same.
+		if abs, err := filepath.Abs(o.Report); err == nil {
+			o.Report = abs
+		}
+	}
+	o.Collect = o.Report != "" || s.Verbose || s.Keep
+	o.Tag = tag.Format(s.ToolOf(), os.Getpid())
+	env := s.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	env = tag.SetEnv(env, tag.Var, o.Tag)
+	daemon := ""
+	if o.Detach {
+		daemon = "1"
+	}
+	o.Env = tag.SetEnv(env, tag.DaemonVar, daemon)
+	if s.Verbose {
+		prefix := s.LogPrefix
+		if prefix == "" {
+			// Inside another session (a nested contain run, a tool that
+			// tags its processes), every line names this contain:
+			// whose "done:" is whose must be plain.
+			prefix = "contain: "
+			if os.Getenv(tag.Var) != "" {
+				prefix = fmt.Sprintf("contain[%d]: ", os.Getpid())
+			}
+		}
+		w := s.Log
+		if w == nil {
+			w = stderr
+		}
+		// Its lines name other processes: text.Logger escapes them.
+		o.Log = text.Logger(w, prefix)
+		if signal.Ignored(syscall.SIGINT) {
+			o.Log("SIGINT was ignored when contain started (a background job of a shell without job control): it stays ignored for contain and COMMAND, as with GNU timeout; stop contain with SIGTERM instead")
+		}
+	}
+	return o, nil
+}
+
+// finish writes the report where asked and, with -v, its summary line;
+// it returns the report when s keeps it. A report that cannot be written
+// is one line on stderr; it changes nothing else.
+func (s *Spec) finish(o Options, began time.Time, res *Result, out Outcome, stderr io.Writer) *report.Report {
+	if o.Report == "" && o.Log == nil && !s.Keep {
+		return nil
+	}
+	r := BuildReport(o, began, res, out)
+	if o.Log != nil && res != nil && !o.Detach {
+		o.Log("%s", report.Summary(r))
+	}
+	if o.Report != "" {
+		if err := report.Write(o.Report, r, stderr); err != nil {
+			text.Fprintf(stderr, "contain: cannot write the report: %v\n", err)
+		}
+	}
+	if !s.Keep {
+		return nil
+	}
+	return r
+}
+
+// BuildReport puts together what contain knows of the run: the one
+// report builder of contain run and the library.
+func BuildReport(o Options, began time.Time, res *Result, out Outcome) *report.Report {
+	r := report.New("contain")
+	r.Command, r.ContainPID, r.Tag = o.Args, os.Getpid(), o.Tag
+	r.Started, r.Ended = report.Time{Time: began}, report.Time{Time: time.Now()}
+	r.Absent = map[string]string{}
+	e := &r.Ending
+	e.Absent = map[string]string{}
+	e.ContainExitStatus = report.Ptr(out.Status)
+	if out.Signal != 0 {
+		e.ContainSignal = signals.Name(out.Signal)
+	}
+	switch {
+	case out.Err != nil:
+		e.Absent["exit_code"] = "COMMAND could not be started: " + out.Err.Error()
+	case o.Detach:
+		e.Absent["exit_code"] = "detached: contain does not wait for COMMAND"
+	case res.Exited:
+		e.ExitCode = report.Ptr(res.Code)
+	case res.Signaled:
+		e.Signal = signals.Name(res.Signal)
+	}
+	if res != nil && !o.Detach {
+		e.TimedOut = report.Ptr(res.TimedOut)
+		r.Limits = res.Limits.Report()
+	}
+	f := (*Facts)(nil)
+	if res != nil {
+		f = res.Facts
+	}
+	if f == nil {
+		why := "nothing ran inside contain's group"
+		r.Absent["resources"], r.Absent["leftovers"], r.Absent["containment"] = why, why, why
+		r.WallSeconds = r.Ended.Sub(began).Seconds()
+		r.Resources.Absent = map[string]string{"all": why}
+		return r
+	}
+	r.Started, r.Ended = report.Time{Time: f.Started}, report.Time{Time: f.Ended}
+	r.WallSeconds = f.Ended.Sub(f.Started).Seconds()
+	e.KilledAfterTimeout = report.Ptr(f.KilledAfterTimeout)
+	e.ToldToStop = f.ToldToStop
+	r.Containment = f.Layers
+	r.Resources = f.Resources
+	r.Leftovers = append(r.Leftovers, f.Leftovers...)
+	r.Untold, r.ContainmentFailure = f.Untold, f.ContainmentFailure
+	r.EndedByContain = append(r.EndedByContain, f.EndedByContain...)
+	if len(r.Absent) == 0 {
+		r.Absent = nil
+	}
+	if len(e.Absent) == 0 {
+		e.Absent = nil
+	}
+	if len(r.Resources.Absent) == 0 {
+		r.Resources.Absent = nil
+	}
+	return r
+}
+
+// exitStatus maps how COMMAND ended to contain's status, as GNU timeout
+// does: on timeout 124, unless COMMAND had to be killed with SIGKILL (137)
+// or --preserve-status asks for COMMAND's own status.
+func exitStatus(res Result, preserve bool) int {
+	if res.Limit.Killed() {
+		return exitKilledAfter // as Docker's 137 for an OOM kill
+	}
+	code := res.Code
+	if res.Signaled {
+		code = 128 + int(res.Signal)
+		if res.TimedOut && res.Signal == syscall.SIGKILL {
+			return exitKilledAfter
+		}
+	}
+	if res.TimedOut && !preserve {
+		return status.TimedOut
+	}
+	return code
+}
+
+// startStatus is 127 when COMMAND was not found, 126 when it was found but
+// could not be executed, 125 when contain itself failed.
+func startStatus(err error) int {
+	var se *StartError
+	if !errors.As(err, &se) {
+		return status.Failed
+	}
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+		return status.NotFound
+	}
+	return status.CannotExec
+}
+
+// Exit ends this process as o says: by the signal that killed COMMAND
+// where there is one (see Outcome.Signal), else with o.Status.
+func Exit(o Outcome) {
+	if o.Signal != 0 {
+		ExitBySignal(o.Signal) // returns only if it could not
+	}
+	os.Exit(o.Status)
+}

@@ -1,0 +1,191 @@
+package run
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/contain-cli/contain/internal/limit"
+	"github.com/contain-cli/contain/report"
+	"github.com/contain-cli/contain/tag"
+)
+
+// Spec is what one run is asked to do, whoever asks: contain run's and
+// contain timeout's flags once parsed (package runcmd), or a library
+// Group's Options (package containment), which sends it to the copy of
+// the program that holds the command, as JSON on the copy's own pipe.
+// Check holds every rule about its values and their combinations, so both
+// faces refuse the same things; Execute runs it.
+type Spec struct {
+	// Args are COMMAND and its arguments.
+	Args []string `json:"args"`
+	// Env is COMMAND's environment before the tag is set in it; nil: this
+	// process's.
+	Env []string `json:"env,omitempty"`
+	// Tool is the TOOL of the tag (CONTAIN when "").
+	Tool string `json:"tool,omitempty"`
+	// Timeout sends Signal (0: the null signal, as GNU timeout -s 0)
+	// after this long; KillAfter sends SIGKILL that long after it. 0:
+	// never.
+	Timeout   time.Duration  `json:"timeout,omitempty"`
+	Signal    syscall.Signal `json:"signal,omitempty"`
+	KillAfter time.Duration  `json:"kill_after,omitempty"`
+	// Grace is the time between SIGTERM and SIGKILL when the group is
+	// closed (0: at once).
+	Grace time.Duration `json:"grace"`
+	// PreserveStatus: on timeout, COMMAND's own status instead of 124.
+	PreserveStatus bool `json:"preserve_status,omitempty"`
+	// Detach starts COMMAND as a daemon (contain run -d) and returns.
+	Detach bool `json:"detach,omitempty"`
+	// Verbose: contain's own lines on what it does (-v).
+	Verbose bool `json:"verbose,omitempty"`
+	// Report is where the report is written ("-": stderr; "": nowhere);
+	// Keep puts it in the Outcome (the library's Reports).
+	Report string `json:"report,omitempty"`
+	Keep   bool   `json:"keep,omitempty"`
+	// Limits hold for the whole tree.
+	Limits limit.Set `json:"limits"`
+	// AllowDaemons lets marked daemons leave the group (--allow-daemons).
+	AllowDaemons bool `json:"allow_daemons,omitempty"`
+	// OnTimeout is the shell command run at the timeout ("": none).
+	OnTimeout string `json:"on_timeout,omitempty"`
+	// NoTerminal keeps the terminal from COMMAND: contain run hands its
+	// controlling terminal to COMMAND's group; a library does not unless
+	// asked (containment.Options.Terminal).
+	NoTerminal bool `json:"no_terminal,omitempty"`
+
+	// What only the process that runs the Spec can hand it, never sent.
+
+	// Prepared is what PrepareRun started (nil: no crash guard, no shim).
+	Prepared *Prepared `json:"-"`
+	// Close, on one value received, asks the run to close its group as
+	// a request to stop does (the library's Group.Close); told_to_stop
+	// says CloseRequest.
+	Close <-chan struct{} `json:"-"`
+	// Started is told COMMAND's PID once it runs (nil: nobody).
+	Started func(pid int) `json:"-"`
+	// Log receives the lines -v says, each ended by a newline (nil:
+	// stderr); LogPrefix names contain in them ("contain: " when "").
+	Log       io.Writer `json:"-"`
+	LogPrefix string    `json:"-"`
+	// Explain may add to the error of a COMMAND that was not found (a
+	// hint for a habit of the face's users); nil: nothing.
+	Explain func(err error) error `json:"-"`
+}
+
+// CloseRequest is what the report's told_to_stop says when the program
+// that holds a library Group closed it.
+const CloseRequest = "closed by its program (Group.Close)"
+
+// SpecError is a Spec refused by Check: Option names the setting, as
+// contain run's flag without its dashes ("" for a combination); each face
+// names it in its own words.
+type SpecError struct {
+	Option string
+	Err    error
+}
+
+func (e *SpecError) Error() string {
+	if e.Option == "" {
+		return e.Err.Error()
+	}
+	return "--" + e.Option + ": " + e.Err.Error()
+}
+
+func (e *SpecError) Unwrap() error { return e.Err }
+
+func specErr(option, format string, args ...any) error {
+	return &SpecError{Option: option, Err: fmt.Errorf(format, args...)}
+}
+
+// ToolOf is the TOOL of s's tag.
+func (s *Spec) ToolOf() string {
+	if s.Tool == "" {
+		return "CONTAIN"
+	}
+	return s.Tool
+}
+
+// Check refuses a Spec that contain run would refuse, the first fault
+// found: values out of range, and the combinations that make no sense.
+// It checks no COMMAND when Args is nil (a library Group checks its
+// Options before it has one).
+func (s *Spec) Check() error {
+	if s.Args != nil && len(s.Args) == 0 {
+		return errors.New("run: missing COMMAND (usage: contain run [OPTIONS] [--] COMMAND [ARG...])")
+	}
+	if err := tag.ValidateTool(s.ToolOf()); err != nil {
+		return &SpecError{Option: "originator", Err: err}
+	}
+	for _, d := range []struct {
+		option string
+		d      time.Duration
+	}{{"timeout", s.Timeout}, {"kill-after", s.KillAfter}, {"grace", s.Grace}} {
+		if d.d < 0 {
+			return specErr(d.option, "%v is negative", d.d)
+		}
+	}
+	if s.Signal < 0 || s.Signal > 255 {
+		return specErr("signal", "no signal %d", int(s.Signal))
+	}
+	if err := checkLimits(s.Limits); err != nil {
+		return err
+	}
+	if s.OnTimeout != "" && strings.TrimSpace(s.OnTimeout) == "" {
+		return specErr("on-timeout", "empty command")
+	}
+	if s.Report != "" {
+		if err := report.CheckPath(s.Report); err != nil {
+			return &SpecError{Option: "report", Err: err}
+		}
+	}
+	if !s.Detach {
+		return nil
+	}
+	switch {
+	case s.Timeout > 0 || s.KillAfter > 0 || s.PreserveStatus:
+		return errors.New("--detach cannot be combined with --timeout, --kill-after or --preserve-status")
+	case s.Limits.Any() || s.Limits.Strict:
+		return errors.New("--detach cannot be combined with --memory, --pids, --cpu-time, --cpus or --strict-limits: a detached COMMAND has no contain to hold its limits")
+	case s.AllowDaemons || s.OnTimeout != "":
+		return errors.New("--detach cannot be combined with --allow-daemons or --on-timeout: a detached COMMAND has no contain to close its group or time it out")
+	}
+	return nil
+}
+
+// checkLimits checks the limits' values as contain run's parsers do
+// (package limit), once they are numbers.
+func checkLimits(l limit.Set) error {
+	switch {
+	case l.Memory > 0 && l.Memory < limit.MinMemory:
+		return specErr("memory", "size %d is too small to run anything: at least %s", l.Memory, limit.Size(limit.MinMemory))
+	case l.Memory >= math.MaxInt64:
+		return specErr("memory", "size %d is too large", l.Memory)
+	case l.Pids < 0:
+		return specErr("pids", "invalid number of processes %d: at least 1 (COMMAND itself)", l.Pids)
+	case l.Pids > limit.MaxPids:
+		return specErr("pids", "%d is too large: at most %d", l.Pids, limit.MaxPids)
+	case l.CPUTime < 0:
+		return specErr("cpu-time", "%v is negative", l.CPUTime)
+	case l.CPUs < 0 || math.IsNaN(l.CPUs) || math.IsInf(l.CPUs, 0):
+		return specErr("cpus", "invalid CPU share %v", l.CPUs)
+	}
+	if l.CPUTime > 0 {
+		if err := limit.CheckCPUTime(l.CPUTime); err != nil {
+			return &SpecError{Option: "cpu-time", Err: err}
+		}
+	}
+	if l.CPUs > 0 {
+		if n := limit.NumCPU(); l.CPUs < limit.MinCPUs || (n >= 1 && l.CPUs > float64(n)) {
+			return specErr("cpus", "CPU share %v is out of range: the range of CPUs is from %v to %d", l.CPUs, limit.MinCPUs, n)
+		}
+	}
+	if l.Strict && !l.Any() {
+		return specErr("strict-limits", "no limit asked for (--memory, --pids, --cpu-time or --cpus)")
+	}
+	return nil
+}
