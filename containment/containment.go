@@ -95,9 +95,9 @@ type Group struct {
 
 	mu      sync.Mutex
 	closed  bool
-	members []*heldCopy               // those whose copy still runs
-	byCmd   map[*exec.Cmd]*heldCopy   // every command started, until Wait
-	reports []*heldCopy               // with Options.Reports, in the order of Start
+	members []*heldCopy             // those whose copy still runs
+	byCmd   map[*exec.Cmd]*heldCopy // every command started, until Wait
+	reports []*heldCopy             // with Options.Reports, in the order of Start
 }
 
 // heldCopy is one command started: the copy that holds it, the pipe

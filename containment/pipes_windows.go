@@ -96,7 +96,6 @@ func openPipes(v string) (stop, out *os.File, err error) {
 	return os.NewFile(uintptr(sh), "stop"), os.NewFile(uintptr(oh), "out"), nil
 }
 
-
 // copyVars are the program's variables its copy keeps: what Windows
 // itself needs (SystemRoot above all), where contain writes, and the
 // session the program runs in.
