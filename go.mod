@@ -1,6 +1,6 @@
 module github.com/contain-cli/contain
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/urfave/cli/v2 v2.27.7

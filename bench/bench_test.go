@@ -187,6 +187,51 @@ func BenchmarkLibraryStartup(b *testing.B) {
 	}
 }
 
+// BenchmarkLibraryPerCommand: what a Go program pays per command through
+// package containment (Start and Wait of true, in one long-lived host),
+// against plain os/exec in the same host, in turns: 25 commands a turn,
+// the median of each. Goal: per-cmd-ratio within 2.
+func BenchmarkLibraryPerCommand(b *testing.B) {
+	for _, u := range benchUsers() {
+		b.Run(u.name, func(b *testing.B) {
+			var lib, plain []time.Duration
+			for i := 0; i < b.N; i++ {
+				for j := range 2 {
+					mode := []string{"lib", "exec"}[(i+j)%2]
+					d := perCommand(b, u.cred, mode)
+					if mode == "lib" {
+						lib = append(lib, d)
+					} else {
+						plain = append(plain, d)
+					}
+				}
+			}
+			ml, me := median(lib), median(plain)
+			b.ReportMetric(ms(me), "exec-ms")
+			b.ReportMetric(ms(ml), "lib-ms")
+			b.ReportMetric(float64(ml)/float64(me), "per-cmd-ratio")
+		})
+	}
+}
+
+// perCommand runs libhost each 25 MODE true and returns the median it
+// measured.
+func perCommand(b *testing.B, cred *syscall.Credential, mode string) time.Duration {
+	cmd := exec.Command(libhostBin, "each", "25", mode, "/bin/true")
+	if cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("libhost each %s: %v", mode, err)
+	}
+	ns, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+	if err != nil {
+		b.Fatalf("libhost each %s said %q", mode, out)
+	}
+	return time.Duration(ns)
+}
+
 // closeTime runs contain on a bash command that leaves n TERM-responsive
 // sleepers and writes the time just before it exits; it returns the time
 // from that moment to contain's exit.

@@ -31,8 +31,9 @@ var (
 	ErrUnsupported = proc.ErrUnsupported
 	// ErrClosed: the Group was closed; it starts nothing more.
 	ErrClosed = errors.New("containment: the group is closed")
-	// ErrExtraFiles: cmd.ExtraFiles cannot be passed to the command.
-	ErrExtraFiles = errors.New("containment: cmd.ExtraFiles are not supported")
+	// ErrExtraFiles: cmd.ExtraFiles cannot be passed to the command
+	// (Windows; Linux and macOS pass them on).
+	ErrExtraFiles = errors.New("containment: cmd.ExtraFiles are not supported on this OS")
 	// ErrUnknownCommand: the command was not started by this Group.
 	ErrUnknownCommand = errors.New("containment: the command was not started by this group")
 	// ErrStarted: the command was started already.
@@ -199,7 +200,7 @@ func (g *Group) start(cmd *exec.Cmd, detached bool) (int, error) {
 		return 0, ErrStarted
 	case cmd.Err != nil:
 		return 0, cmd.Err
-	case len(cmd.ExtraFiles) > 0:
+	case len(cmd.ExtraFiles) > 0 && !extraFiles:
 		return 0, ErrExtraFiles
 	case cmd.Path == "":
 		return 0, errors.New("containment: cmd.Path is empty")

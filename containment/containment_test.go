@@ -69,11 +69,6 @@ func TestStartRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	extra := exec.Command(self, "-test.run=^$")
-	extra.ExtraFiles = []*os.File{os.Stdin}
-	if err := g.Start(extra); !errors.Is(err, ErrExtraFiles) {
-		t.Errorf("Start with ExtraFiles: %v, want ErrExtraFiles", err)
-	}
 	missing := exec.Command("contain-no-such-command")
 	if err := g.Start(missing); !errors.Is(err, exec.ErrNotFound) {
 		t.Errorf("Start of a command not found: %v, want exec.ErrNotFound", err)

@@ -56,7 +56,9 @@ func supervise(inInit bool) {
 	if err := provePipes(v); err != nil {
 		os.Exit(entry.Refuse("this copy of the program (package containment)", err))
 	}
-	// Proved: the run's set-up starts while the Spec is read.
+	// Proved: the run's set-up starts while the Spec is read, the
+	// command's own descriptors kept from it.
+	handOn, drop := holdExtraFiles(v)
 	var prepared *run.Prepared
 	if inInit {
 		prepared = run.PrepareRunInInit()
@@ -82,9 +84,13 @@ func supervise(inInit bool) {
 		io.Copy(io.Discard, stop)
 		closed <- struct{}{}
 	}()
+	handOn()
 	w := &frameWriter{w: nosigpipe.Pipe(out)}
 	spec.Prepared, spec.Close, spec.Log = prepared, closed, w.lines()
-	spec.Started = func(pid int) { w.send(frameStarted, strconv.AppendInt(nil, int64(pid), 10)) }
+	spec.Started = func(pid int) {
+		drop()
+		w.send(frameStarted, strconv.AppendInt(nil, int64(pid), 10))
+	}
 	o := run.Execute(spec, io.Discard, w.lines())
 	b, _ := json.Marshal(o)
 	w.send(frameOutcome, b)

@@ -18,6 +18,10 @@ func passPipes(*exec.Cmd, *os.File, *os.File) (func(), string, error) {
 	return nil, "", ErrUnsupported
 }
 
+const extraFiles = false
+
+func holdExtraFiles(string) (func(), func()) { return func() {}, func() {} }
+
 func provePipes(string) error { return ErrUnsupported }
 
 func takeSpec(string) (run.Spec, error) { return run.Spec{}, ErrUnsupported }

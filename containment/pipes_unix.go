@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/contain-cli/contain/internal/entry"
 	"github.com/contain-cli/contain/internal/run"
 )
@@ -22,10 +24,41 @@ const supported = true
 // (an empty pipe holds 16 KiB on macOS, 64 KiB on Linux).
 const specEarly = 4096
 
-// passPipes gives the copy the two pipes as its descriptors 3 and 4.
+// passPipes gives the copy the two pipes as its descriptors after the
+// command's own (cmd.ExtraFiles, 3 and up, which the copy passes on).
 func passPipes(cmd *exec.Cmd, stop, out *os.File) (restore func(), pipes string, err error) {
-	cmd.ExtraFiles = []*os.File{stop, out}
-	return func() { cmd.ExtraFiles = nil }, "3,4", nil
+	extra := cmd.ExtraFiles
+	n := 3 + len(extra)
+	cmd.ExtraFiles = append(extra[:len(extra):len(extra)], stop, out)
+	return func() { cmd.ExtraFiles = extra }, fmt.Sprintf("%d,%d", n, n+1), nil
+}
+
+// extraFiles is true: cmd.ExtraFiles reach the command.
+const extraFiles = true
+
+// holdExtraFiles keeps, in the copy, the command's descriptors (3 up to
+// the first pipe) from what the copy starts before the command: marked
+// close-on-exec, the crash guard does not get them. handOn, called just
+// before the run, lets the command (and a shim that starts it) inherit
+// them at their numbers; drop, once the command runs, closes the copy's
+// own, so that the command's end of a pipe is the command's alone.
+func holdExtraFiles(v string) (handOn, drop func()) {
+	sfd, _, err := pipeFds(v)
+	if err != nil || sfd <= 3 {
+		return func() {}, func() {}
+	}
+	for fd := 3; fd < sfd; fd++ {
+		syscall.CloseOnExec(fd)
+	}
+	return func() {
+			for fd := 3; fd < sfd; fd++ {
+				unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0)
+			}
+		}, func() {
+			for fd := 3; fd < sfd; fd++ {
+				unix.Close(fd)
+			}
+		}
 }
 
 // pipeFds reads the descriptors passPipes named.

@@ -38,6 +38,11 @@ func passPipes(cmd *exec.Cmd, stop, out *os.File) (restore func(), pipes string,
 	return func() { cmd.SysProcAttr = old }, fmt.Sprintf("%d,%d", hs[0], hs[1]), nil
 }
 
+// extraFiles is false: Windows has no such thing (os/exec refuses them).
+const extraFiles = false
+
+func holdExtraFiles(string) (func(), func()) { return func() {}, func() {} }
+
 // pipeHandles reads the handles passPipes named, which must be pipes.
 func pipeHandles(v string) (sh, oh windows.Handle, err error) {
 	a, b, ok := strings.Cut(v, ",")

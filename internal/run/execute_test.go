@@ -7,7 +7,9 @@ import (
 	"os/exec"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/proc"
 )
 
@@ -52,6 +54,55 @@ func TestStartStatus(t *testing.T) {
 	for _, c := range cases {
 		if got := startStatus(c.err); got != c.want {
 			t.Errorf("startStatus(%v) = %d, want %d", c.err, got, c.want)
+		}
+	}
+}
+
+// TestSpecCheck: the rules both faces share refuse what contain run
+// refuses, naming the option, and take what it takes.
+func TestSpecCheck(t *testing.T) {
+	ok := []Spec{
+		{Args: []string{"true"}},
+		{Args: nil, Tool: "T", Grace: time.Second}, // the library's, before a command
+		{Args: []string{"x"}, Timeout: time.Second, KillAfter: time.Second, Signal: 0, PreserveStatus: true},
+		{Args: []string{"x"}, Limits: limit.Set{Memory: 64 << 20, Pids: 5, CPUTime: time.Second, Strict: true}},
+		{Args: []string{"x"}, Detach: true},
+		{Args: []string{"x"}, OnTimeout: "echo hi"},
+	}
+	for _, s := range ok {
+		if err := s.Check(); err != nil {
+			t.Errorf("Check(%+v) = %v", s, err)
+		}
+	}
+	bad := []struct {
+		s      Spec
+		option string
+	}{
+		{Spec{Args: []string{}}, ""},
+		{Spec{Args: []string{"x"}, Tool: "a b"}, "originator"},
+		{Spec{Args: []string{"x"}, Timeout: -1}, "timeout"},
+		{Spec{Args: []string{"x"}, Grace: -1}, "grace"},
+		{Spec{Args: []string{"x"}, Signal: 300}, "signal"},
+		{Spec{Args: []string{"x"}, Limits: limit.Set{Memory: 10}}, "memory"},
+		{Spec{Args: []string{"x"}, Limits: limit.Set{Pids: -1}}, "pids"},
+		{Spec{Args: []string{"x"}, Limits: limit.Set{Pids: limit.MaxPids + 1}}, "pids"},
+		{Spec{Args: []string{"x"}, Limits: limit.Set{CPUTime: time.Millisecond}}, "cpu-time"},
+		{Spec{Args: []string{"x"}, Limits: limit.Set{CPUs: 0.001}}, "cpus"},
+		{Spec{Args: []string{"x"}, Limits: limit.Set{CPUs: 1e6}}, "cpus"},
+		{Spec{Args: []string{"x"}, Limits: limit.Set{Strict: true}}, "strict-limits"},
+		{Spec{Args: []string{"x"}, OnTimeout: "  "}, "on-timeout"},
+		{Spec{Args: []string{"x"}, Detach: true, Timeout: time.Second}, ""},
+		{Spec{Args: []string{"x"}, Detach: true, Limits: limit.Set{Pids: 3}}, ""},
+		{Spec{Args: []string{"x"}, Detach: true, AllowDaemons: true}, ""},
+	}
+	for _, c := range bad {
+		err := c.s.Check()
+		var se *SpecError
+		switch {
+		case err == nil:
+			t.Errorf("Check(%+v) took it", c.s)
+		case c.option != "" && (!errors.As(err, &se) || se.Option != c.option):
+			t.Errorf("Check(%+v) = %v, want it to name --%s", c.s, err, c.option)
 		}
 	}
 }

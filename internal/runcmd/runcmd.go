@@ -20,6 +20,7 @@ import (
 	"github.com/contain-cli/contain/internal/run"
 	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/internal/status"
+	"github.com/contain-cli/contain/tag"
 )
 
 var dispatched bool
@@ -127,6 +128,10 @@ func spec(c parsedOptions, prepared *run.Prepared, args []string) (run.Spec, err
 		AllowDaemons: c.Bool("allow-daemons")}
 	if s.Args == nil {
 		s.Args = []string{}
+	}
+	if s.Tool == "" && len(s.Args) > 0 {
+		// Given empty (-o ''): refused, not taken for the default.
+		return s, runFailed("--originator: %v", tag.ValidateTool(""))
 	}
 	for _, d := range []struct {
 		flag string

@@ -1,6 +1,6 @@
 module example.com/libhost
 
-go 1.26.8
+go 1.26.0
 
 require github.com/contain-cli/contain v0.0.0
 
