@@ -41,7 +41,7 @@ func Run(o Options) (Result, error) {
 	}
 	r := &runner{o: o, log: o.logger(), grp: noGroup{}, self: os.Getpid(), ownPgrp: unix.Getpgrp(),
 		events: make(chan waitEvent, 4), noKids: make(chan struct{})}
-	return r.run()
+	return lifecycle(r, o.Started)
 }
 
 type runner struct {
@@ -158,65 +158,52 @@ type waitEvent struct {
 	more   bool // with an exit: other children were alive at that moment
 }
 
-// run is contain run in its steps: prepare, start, begin, supervise (the
-// close included), result.
-func (r *runner) run() (Result, error) {
-	var undo cleanups
-	defer undo.run()
+// The steps of the lifecycle (lifecycle.go) on Linux and macOS.
+
+// prepare is the lifecycle's first step: the layers, the crash guard
+// (waited for when limits will change what it must undo), and this
+// goroutine on its thread.
+func (r *runner) prepare(undo *cleanups) ([]string, error) {
 	if r.o.OnTimeout != "" && r.o.Grace > 0 && !haveShell() {
 		// Said before anything runs: at the timeout it would be too late.
-		return Result{}, fmt.Errorf("--on-timeout needs %s to run its command, and there is none", binSh)
+		return nil, fmt.Errorf("--on-timeout needs %s to run its command, and there is none", binSh)
 	}
-	layers := r.prepare(&undo)
+	layers := r.prepareLayers(undo)
 	if r.o.Limits.Any() {
 		// The limits change what a guard must undo should contain die
 		// (controllers enabled, a systemd scope): it waits first.
 		r.guardReady()
-	}
-	if err := r.setLimits(); err != nil {
-		r.grp.remove()
-		return Result{}, err
 	}
 	// Pdeathsig fires when the thread that forked the child exits, not when
 	// the process does (golang/go#27505): this goroutine stays on its thread
 	// from the fork until the last child is reaped.
 	if r.o.Prepared == nil || !r.o.Prepared.inInit {
 		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
+		undo.add(runtime.UnlockOSThread)
 	}
+	return layers, nil
+}
+
+// start binds the claim socket for --allow-daemons (before COMMAND can
+// run contain run -d), then starts COMMAND.
+func (r *runner) start(*cleanups) (int, error) {
 	if r.o.AllowDaemons {
-		r.bindClaims() // before COMMAND can run contain run -d
+		r.bindClaims()
 	}
-	if err := r.start(); err != nil {
-		r.grp.remove()
-		return Result{}, err
+	if err := r.startCommand(); err != nil {
+		return 0, err
 	}
-	if r.o.Started != nil {
-		r.o.Started(r.pid)
-	}
-	r.begin(layers, &undo)
-	r.supervise()
-	return r.result(), nil
+	return r.pid, nil
 }
 
-// cleanups are what a run undoes when it returns, last first.
-type cleanups []func()
+// abandon removes the group made for a run that did not start.
+func (r *runner) abandon() { r.grp.remove() }
 
-func (c *cleanups) add(f func()) { *c = append(*c, f) }
-
-// run runs them; a pointer, so that a deferred run sees what was added
-// after the defer.
-func (c *cleanups) run() {
-	for i := len(*c) - 1; i >= 0; i-- {
-		(*c)[i]()
-	}
-}
-
-// prepare readies what must be in place before COMMAND starts: the signal
+// prepareLayers readies what must be in place before COMMAND starts: the signal
 // subscription (so that no signal that would end contain comes between
 // the start and the loop), the crash guard, the recorder, the OS's layers
 // and the terminal. It returns the layers.
-func (r *runner) prepare(undo *cleanups) []string {
+func (r *runner) prepareLayers(undo *cleanups) []string {
 	sigs, subscribed, all := takeSubscription()
 	r.sigs, r.caughtAll = sigs, all
 	// What needs no guard is done first, while it starts.
@@ -383,11 +370,11 @@ func (r *runner) guardReady() {
 	}
 }
 
-// start starts COMMAND in its own process group, in the terminal's
+// startCommand starts COMMAND in its own process group, in the terminal's
 // foreground when contain is, and adds what the OS has (on Linux the
 // shim, Pdeathsig and the cgroup, with a retry without a cgroup the kernel
 // refuses).
-func (r *runner) start() error {
+func (r *runner) startCommand() error {
 	path, err := r.path, r.pathErr
 	if err != nil {
 		return &StartError{Name: r.o.Args[0], Err: err}

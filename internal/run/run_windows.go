@@ -38,7 +38,7 @@ func Run(o Options) (Result, error) {
 		return runDetached(o)
 	}
 	r := &winRunner{o: o, log: o.logger()}
-	return r.run()
+	return lifecycle(r, o.Started)
 }
 
 // PrepareRun catches the console's control events before COMMAND starts,
@@ -65,71 +65,93 @@ type winRunner struct {
 	phase  string
 	lim    *jobLimits      // nil: no limit asked
 	breaks *job.BreakWatch // with --allow-daemons
+
+	events   <-chan uint32     // the console's, from prepare
+	timedOut bool              // the timeout (or the CPU time limit) fired
+	left     []report.Leftover // processes that left the job: spared, or caught
 }
 
-func (r *winRunner) run() (Result, error) {
-	events := consoleEvents()
-	defer markClosed()
+// The steps of the lifecycle (lifecycle.go) on Windows.
+
+// prepare catches the console's events and makes the job, kill on
+// close, with breakaway for --allow-daemons.
+func (r *winRunner) prepare(undo *cleanups) ([]string, error) {
+	r.events = consoleEvents()
+	undo.add(markClosed)
 	j, err := job.New()
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	r.job = j
-	defer j.Close()
+	undo.add(func() { j.Close() })
 	layers := []string{"job object (kill on close)", "console process group"}
 	if r.o.AllowDaemons {
 		if err := j.PermitBreakaway(); err != nil {
-			return Result{}, fmt.Errorf("--allow-daemons: cannot let processes leave the job object (JOB_OBJECT_LIMIT_BREAKAWAY_OK): %w", err)
+			return nil, fmt.Errorf("--allow-daemons: cannot let processes leave the job object (JOB_OBJECT_LIMIT_BREAKAWAY_OK): %w", err)
 		}
 		r.breaks = job.WatchBreakaway(j, r.log, r.o.Tag, r.o.Collect)
-		defer r.breaks.Finish()
+		undo.add(func() { r.breaks.Finish() })
 		layers = append(layers, fmt.Sprintf("breakaway for marked daemons, checked every %v (--allow-daemons)", job.BreakawayEvery))
 	}
-	if err := r.setLimits(); err != nil {
-		return Result{}, err
-	}
-	defer r.listenStop()()
+	return layers, nil
+}
 
+// start listens for contain stop's event, then starts COMMAND in the
+// job.
+func (r *winRunner) start(undo *cleanups) (int, error) {
+	undo.add(r.listenStop())
 	cmd := exec.Command(r.o.Args[0], r.o.Args[1:]...)
 	if cmd.Err != nil {
-		return Result{}, &StartError{Name: r.o.Args[0], Err: cmd.Err}
+		return 0, &StartError{Name: r.o.Args[0], Err: cmd.Err}
 	}
 	cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = r.o.Env, os.Stdin, os.Stdout, os.Stderr
-	h, err := startInJob(cmd, j, r.log)
+	h, err := startInJob(cmd, r.job, r.log)
 	if err != nil {
-		return Result{}, err
+		return 0, err
 	}
 	r.cmd, r.proc = cmd, h
-	defer windows.CloseHandle(h)
+	undo.add(func() { windows.CloseHandle(h) })
 	r.log("started %s as PID %d; containment: job object (kill on close), console process group %d",
 		r.o.Args[0], cmd.Process.Pid, cmd.Process.Pid)
+	return cmd.Process.Pid, nil
+}
+
+// abandon: nothing of a job outlives its handle.
+func (r *winRunner) abandon() {}
+
+// begin starts the breakaway watch and the account.
+func (r *winRunner) begin(layers []string, _ *cleanups) {
 	if r.breaks != nil {
-		r.breaks.Begin(cmd.Process.Pid)
+		r.breaks.Begin(r.cmd.Process.Pid)
 		r.log("--allow-daemons: the job lets processes leave it; every %v, one that left it without %s=1 is put back (or terminated), a marked one is spared", job.BreakawayEvery, tag.DaemonVar)
 	}
 	r.rec = newRecorder(r.o.Collect)
 	r.rec.started(layers)
-	if r.o.Started != nil {
-		r.o.Started(cmd.Process.Pid)
-	}
+}
 
+// supervise runs the main loop until COMMAND has ended, then closes the
+// job.
+func (r *winRunner) supervise() {
 	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
+	go func() { waited <- r.cmd.Wait() }()
 	stopLimits := r.enforce()
-	timedOut := r.waitMain(waited, events)
-	j.Unforward() // every limit message the job posted reaches the limits' reader
+	r.timedOut = r.waitMain(waited, r.events)
+	r.job.Unforward() // every limit message the job posted reaches the limits' reader
 	stopLimits()
 	r.rec.commandEnded()
 	r.lateLimits()
-	r.closeGroup(events)
-	var left []report.Leftover // that left the job: spared, or caught
+	r.closeGroup(r.events)
 	if r.breaks != nil {
-		left = r.breaks.Finish()
+		r.left = r.breaks.Finish()
 	}
+}
 
-	res := Result{Pid: cmd.Process.Pid, TimedOut: timedOut, Facts: r.finishFacts()}
+// result says how COMMAND ended, with the processes that left the job
+// (spared, or caught) among the leftovers.
+func (r *winRunner) result() Result {
+	res := Result{Pid: r.cmd.Process.Pid, TimedOut: r.timedOut, Facts: r.finishFacts()}
 	if f := res.Facts; f != nil {
-		for _, l := range left {
+		for _, l := range r.left {
 			if !slices.ContainsFunc(f.Leftovers, func(k report.Leftover) bool { return k.PID == l.PID }) {
 				f.Leftovers = append(f.Leftovers, l) // not already noted in the job
 			}
@@ -139,9 +161,9 @@ func (r *winRunner) run() (Result, error) {
 	if r.killedBy != 0 {
 		res.Signaled, res.Signal = true, r.killedBy
 	} else {
-		res.Exited, res.Code = true, cmd.ProcessState.ExitCode()
+		res.Exited, res.Code = true, r.cmd.ProcessState.ExitCode()
 	}
-	return res, nil
+	return res
 }
 
 // startInJob starts cmd in j, no instruction of it outside the job
