@@ -2,7 +2,6 @@ package containment
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -222,10 +221,7 @@ func (g *Group) start(cmd *exec.Cmd, detached bool) (int, error) {
 	if detached {
 		s.Keep = false
 	}
-	spec, err := encodeSpec(s)
-	if err != nil {
-		return 0, fmt.Errorf("containment: %w", err)
-	}
+	spec := encodeSpec(s)
 
 	stopR, stopW, err := os.Pipe()
 	if err != nil {
@@ -335,8 +331,7 @@ func (g *Group) listen(m *heldCopy, r *os.File) {
 				g.o.Log.Write(append(b, '\n'))
 			}
 		case frameOutcome:
-			var o run.Outcome
-			if json.Unmarshal(b, &o) == nil {
+			if o, err := unmarshalOutcome(b); err == nil {
 				m.outcome = &o
 				if o.Error != "" && g.o.Log != nil {
 					text.Fprintf(g.o.Log, "contain: %s\n", o.Error)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/run"
+	"github.com/contain-cli/contain/report"
 )
 
 // TestSpecOf: a Group's Options become the Spec every copy runs, checked
@@ -81,34 +82,55 @@ func TestStartRefuses(t *testing.T) {
 	}
 }
 
-// TestWire: the copy reads back the Spec the host framed, and refuses
-// anything else: another version, a truncated frame, another kind, no
-// command; its lines and its Outcome reach the host whole, in frames.
+// TestWire: the copy reads back the Spec the host framed, every field of
+// it and every byte (an argument that is not UTF-8 included), and refuses
+// anything else: another version, a truncated frame, another kind, an
+// unknown field, no command; the Outcome comes back whole; its lines and
+// its Outcome reach the host whole, in frames.
 func TestWire(t *testing.T) {
-	spec := run.Spec{Args: []string{"sh", "-c", "echo 'x\ny'", ""}, Env: []string{"A=1", "CONTAIN_REPORT=/tmp/r"},
-		Tool: "T", Timeout: time.Second, Limits: limit.Set{Pids: 3}}
-	good, err := encodeSpec(spec)
-	if err != nil {
-		t.Fatal(err)
+	spec := run.Spec{Args: []string{"sh", "-c", "echo 'x\ny'", "", "caf\xe9\xff"}, Env: []string{"A=1", "CONTAIN_REPORT=/tmp/r", "L=\x80"},
+		Tool: "T", Timeout: time.Second, Signal: syscall.SIGINT, KillAfter: 3, Grace: -4, PreserveStatus: true, Detach: true,
+		Verbose: true, Report: "/tmp/r", Keep: true, Limits: limit.Set{Memory: 1 << 40, Pids: 3, CPUTime: time.Minute, CPUs: 1.5, Strict: true},
+		AllowDaemons: true, OnTimeout: "echo", NoTerminal: true}
+	// Every field the wire carries is set above: a field added to
+	// run.Spec without its tag fails here.
+	v := reflect.ValueOf(spec)
+	for i := range v.NumField() {
+		if f := v.Type().Field(i); f.Tag.Get("wire") != "-" && v.Field(i).IsZero() {
+			t.Errorf("run.Spec.%s is not set in this test", f.Name)
+		}
 	}
+	good := encodeSpec(spec)
 	got, err := decodeSpec(bytes.NewReader(good))
 	if err != nil || !reflect.DeepEqual(got, spec) {
 		t.Fatalf("decoded %+v, %v; want %+v", got, err, spec)
 	}
 	other := bytes.Replace(good, []byte(specVersion), []byte("contain-spec-0"), 1)
-	noCommand, _ := encodeSpec(run.Spec{Tool: "T"})
+	noCommand := encodeSpec(run.Spec{Tool: "T"})
+	unknown := frame(frameSpec, append(append([]byte(specVersion+"\x00"), marshalSpec(run.Spec{Args: []string{"x"}})...), 99, 0))
 	for name, b := range map[string][]byte{
 		"empty":      nil,
 		"truncated":  good[:len(good)-3],
 		"version":    other,
 		"kind":       append([]byte{frameLog}, good[1:]...),
 		"too long":   {frameSpec, 0xff, 0xff, 0xff, 0xff},
-		"not JSON":   frame(frameSpec, []byte("run -- sh")),
+		"no version": frame(frameSpec, []byte("run -- sh")),
+		"unknown":    unknown,
 		"no command": noCommand,
 	} {
 		if got, err := decodeSpec(bytes.NewReader(b)); err == nil {
 			t.Errorf("%s: decoded %+v", name, got)
 		}
+	}
+	out := run.Outcome{Status: 137, Signal: syscall.SIGKILL, Pid: 7, Exited: true, Code: -3, KilledBy: syscall.SIGTERM,
+		TimedOut: true, Limit: "memory", Error: "caf\xe9", Report: func() *report.Report { r := report.New("contain"); r.Tag = "T:1"; return r }()}
+	back, err := unmarshalOutcome(marshalOutcome(out))
+	if err != nil || back.Report == nil || back.Report.Tag != "T:1" {
+		t.Fatalf("the outcome came back as %+v, %v", back, err)
+	}
+	back.Report, out.Report = nil, nil
+	if back != out {
+		t.Errorf("the outcome came back as %+v, want %+v", back, out)
 	}
 
 	var b bytes.Buffer

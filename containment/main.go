@@ -1,7 +1,6 @@
 package containment
 
 import (
-	"encoding/json"
 	"io"
 	"os"
 	"strconv"
@@ -92,7 +91,6 @@ func supervise(inInit bool) {
 		w.send(frameStarted, strconv.AppendInt(nil, int64(pid), 10))
 	}
 	o := run.Execute(spec, io.Discard, w.lines())
-	b, _ := json.Marshal(o)
-	w.send(frameOutcome, b)
+	w.send(frameOutcome, marshalOutcome(o))
 	run.Exit(o)
 }

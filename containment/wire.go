@@ -2,8 +2,8 @@ package containment
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,17 +16,17 @@ import (
 // kind, a 4-byte big-endian length, the payload.
 //
 // On the stop pipe the host writes one frame, the Spec: everything the
-// copy is to do, as JSON (run.Spec; its version first, so that a copy of
-// another build, the program replaced on disk since it started, refuses
-// what it cannot read). It is the copy's only source of settings: no
+// copy is to do (run.Spec, field by field: codec.go; its version first,
+// so that a copy of another build, the program replaced on disk since it
+// started, refuses what it cannot read). It is the copy's only source of settings: no
 // flags, no environment (the copy runs with a few of the host's own
 // variables; COMMAND gets cmd.Env, inside the Spec). The host closing the
 // pipe is Group.Close.
 //
 // On the out pipe the copy writes: COMMAND's PID once it runs (frameStarted),
 // contain's own lines (frameLog), and, last, how the run ended
-// (frameOutcome, a run.Outcome as JSON). A copy that ends without an
-// Outcome was killed.
+// (frameOutcome, a run.Outcome, field by field). A copy that ends
+// without an Outcome was killed.
 const (
 	frameSpec    = 'C'
 	frameStarted = 'S'
@@ -35,17 +35,11 @@ const (
 )
 
 // specVersion is the Spec's version.
-const specVersion = "contain-spec-2"
+const specVersion = "contain-spec-3"
 
 // maxFrame bounds what either side reads: more than any argument list
 // and environment the system would pass.
 const maxFrame = 64 << 20
-
-// wireSpec is the Spec frame's payload.
-type wireSpec struct {
-	Version string   `json:"version"`
-	Spec    run.Spec `json:"spec"`
-}
 
 // frame is one frame, ready to write.
 func frame(kind byte, payload []byte) []byte {
@@ -72,13 +66,10 @@ func readFrame(r io.Reader) (kind byte, payload []byte, err error) {
 	return h[0], payload, nil
 }
 
-// encodeSpec frames s as the copy reads it.
-func encodeSpec(s run.Spec) ([]byte, error) {
-	b, err := json.Marshal(wireSpec{Version: specVersion, Spec: s})
-	if err != nil {
-		return nil, err
-	}
-	return frame(frameSpec, b), nil
+// encodeSpec frames s as the copy reads it: the version, then its
+// fields (codec.go).
+func encodeSpec(s run.Spec) []byte {
+	return frame(frameSpec, append([]byte(specVersion+"\x00"), marshalSpec(s)...))
 }
 
 // decodeSpec reads the Spec from r, the stop pipe.
@@ -87,14 +78,18 @@ func decodeSpec(r io.Reader) (run.Spec, error) {
 	if err != nil {
 		return run.Spec{}, fmt.Errorf("no spec on the pipe (%v)", err)
 	}
-	var w wireSpec
-	if kind != frameSpec || json.Unmarshal(b, &w) != nil || w.Version != specVersion {
+	version, rest, ok := bytes.Cut(b, []byte{0})
+	if kind != frameSpec || !ok || string(version) != specVersion {
 		return run.Spec{}, errors.New("the spec on the pipe is not this program's")
 	}
-	if len(w.Spec.Args) == 0 {
+	s, err := unmarshalSpec(rest)
+	if err != nil {
+		return run.Spec{}, fmt.Errorf("the spec on the pipe is not this program's (%v)", err)
+	}
+	if len(s.Args) == 0 {
 		return run.Spec{}, errors.New("the spec on the pipe names no command")
 	}
-	return w.Spec, nil
+	return s, nil
 }
 
 // frameWriter writes whole frames to the host, from any goroutine.

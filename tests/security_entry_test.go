@@ -245,9 +245,18 @@ func hiddenEntry(t *testing.T, env []string, stdin io.Reader, files []*os.File, 
 }
 
 // copySpec frames a Spec for the command args as a Group frames its
-// copy's (package containment, wire.go): the kind, the length, the JSON.
+// copy's (package containment, wire.go and codec.go): the kind, the
+// length, the version, then the fields: args (tag 1, each item with its
+// length) and a grace of 2 s (tag 7, a varint).
 func copySpec(args ...string) []byte {
-	b, _ := json.Marshal(map[string]any{"version": "contain-spec-2", "spec": map[string]any{"args": args, "grace": 2e9}})
+	var list []byte
+	for _, a := range args {
+		list = append(binary.AppendUvarint(list, uint64(len(a))), a...)
+	}
+	b := append([]byte("contain-spec-3\x00"), 1)
+	b = append(binary.AppendUvarint(b, uint64(len(list))), list...)
+	grace := binary.AppendVarint(nil, int64(2*time.Second))
+	b = append(append(append(b, 7), byte(len(grace))), grace...)
 	return append(binary.BigEndian.AppendUint32([]byte{'C'}, uint32(len(b))), b...)
 }
 

@@ -26,28 +26,28 @@ import (
 // kept, and the error that ended it early (printed by the face).
 type Outcome struct {
 	// Status is contain run's exit status (GNU timeout's).
-	Status int `json:"status"`
+	Status int
 	// Signal, when set, killed COMMAND: contain run ends itself with it
 	// once its group is closed, as GNU timeout does (the status is 128+N
 	// either way).
-	Signal syscall.Signal `json:"signal,omitempty"`
+	Signal syscall.Signal
 	// Pid is COMMAND's (0: it did not start).
-	Pid int `json:"pid,omitempty"`
+	Pid int
 	// Exited: COMMAND exited with Code; KilledBy: the signal that ended
 	// COMMAND (0: none), whoever sent it.
-	Exited   bool           `json:"exited,omitempty"`
-	Code     int            `json:"code,omitempty"`
-	KilledBy syscall.Signal `json:"killed_by,omitempty"`
+	Exited   bool
+	Code     int
+	KilledBy syscall.Signal
 	// TimedOut: the timeout (or the CPU time limit) fired.
-	TimedOut bool `json:"timed_out,omitempty"`
+	TimedOut bool
 	// Limit says which limit ended the run ("": none).
-	Limit string `json:"limit,omitempty"`
+	Limit string
 	// Report, with Spec.Keep.
-	Report *report.Report `json:"report,omitempty"`
+	Report *report.Report
 	// Err ended the run before COMMAND ran, or is why it could not start;
 	// its words (Error) are what crosses a pipe.
-	Err   error  `json:"-"`
-	Error string `json:"error,omitempty"`
+	Err   error
+	Error string
 }
 
 // exitKilledAfter: COMMAND killed by --kill-after's SIGKILL, or by a

@@ -17,64 +17,65 @@ import (
 // Spec is what one run is asked to do, whoever asks: contain run's and
 // contain timeout's flags once parsed (package runcmd), or a library
 // Group's Options (package containment), which sends it to the copy of
-// the program that holds the command, as JSON on the copy's own pipe.
+// the program that holds the command, field by field on the copy's own
+// pipe (what is tagged wire:"-" stays in the process that runs it).
 // Check holds every rule about its values and their combinations, so both
 // faces refuse the same things; Execute runs it.
 type Spec struct {
 	// Args are COMMAND and its arguments.
-	Args []string `json:"args"`
+	Args []string
 	// Env is COMMAND's environment before the tag is set in it; nil: this
 	// process's.
-	Env []string `json:"env,omitempty"`
+	Env []string
 	// Tool is the TOOL of the tag (CONTAIN when "").
-	Tool string `json:"tool,omitempty"`
+	Tool string
 	// Timeout sends Signal (0: the null signal, as GNU timeout -s 0)
 	// after this long; KillAfter sends SIGKILL that long after it. 0:
 	// never.
-	Timeout   time.Duration  `json:"timeout,omitempty"`
-	Signal    syscall.Signal `json:"signal,omitempty"`
-	KillAfter time.Duration  `json:"kill_after,omitempty"`
+	Timeout   time.Duration
+	Signal    syscall.Signal
+	KillAfter time.Duration
 	// Grace is the time between SIGTERM and SIGKILL when the group is
 	// closed (0: at once).
-	Grace time.Duration `json:"grace"`
+	Grace time.Duration
 	// PreserveStatus: on timeout, COMMAND's own status instead of 124.
-	PreserveStatus bool `json:"preserve_status,omitempty"`
+	PreserveStatus bool
 	// Detach starts COMMAND as a daemon (contain run -d) and returns.
-	Detach bool `json:"detach,omitempty"`
+	Detach bool
 	// Verbose: contain's own lines on what it does (-v).
-	Verbose bool `json:"verbose,omitempty"`
+	Verbose bool
 	// Report is where the report is written ("-": stderr; "": nowhere);
 	// Keep puts it in the Outcome (the library's Reports).
-	Report string `json:"report,omitempty"`
-	Keep   bool   `json:"keep,omitempty"`
+	Report string
+	Keep   bool
 	// Limits hold for the whole tree.
-	Limits limit.Set `json:"limits"`
+	Limits limit.Set
 	// AllowDaemons lets marked daemons leave the group (--allow-daemons).
-	AllowDaemons bool `json:"allow_daemons,omitempty"`
+	AllowDaemons bool
 	// OnTimeout is the shell command run at the timeout ("": none).
-	OnTimeout string `json:"on_timeout,omitempty"`
+	OnTimeout string
 	// NoTerminal keeps the terminal from COMMAND: contain run hands its
 	// controlling terminal to COMMAND's group; a library does not unless
 	// asked (containment.Options.Terminal).
-	NoTerminal bool `json:"no_terminal,omitempty"`
+	NoTerminal bool
 
 	// What only the process that runs the Spec can hand it, never sent.
 
 	// Prepared is what PrepareRun started (nil: no crash guard, no shim).
-	Prepared *Prepared `json:"-"`
+	Prepared *Prepared `wire:"-"`
 	// Close, on one value received, asks the run to close its group as
 	// a request to stop does (the library's Group.Close); told_to_stop
 	// says CloseRequest.
-	Close <-chan struct{} `json:"-"`
+	Close <-chan struct{} `wire:"-"`
 	// Started is told COMMAND's PID once it runs (nil: nobody).
-	Started func(pid int) `json:"-"`
+	Started func(pid int) `wire:"-"`
 	// Log receives the lines -v says, each ended by a newline (nil:
 	// stderr); LogPrefix names contain in them ("contain: " when "").
-	Log       io.Writer `json:"-"`
-	LogPrefix string    `json:"-"`
+	Log       io.Writer `wire:"-"`
+	LogPrefix string    `wire:"-"`
 	// Explain may add to the error of a COMMAND that was not found (a
 	// hint for a habit of the face's users); nil: nothing.
-	Explain func(err error) error `json:"-"`
+	Explain func(err error) error `wire:"-"`
 }
 
 // CloseRequest is what the report's told_to_stop says when the program
