@@ -28,7 +28,7 @@
 // the program itself: Start re-executes the program's own executable
 // (os.Executable), and the copy, from this package's init function,
 // runs the command as contain run does: the same engine (internal/run's
-// Spec and Outcome), sent to the copy on its own pipe as JSON, with no
+// Spec and Outcome), sent to the copy on its own pipe field by field, with no
 // flags, no temporary files and nothing read from the environment. The copy puts the command in a kill-on-close group (a cgroup,
 // a subreaper shim and the process group on Linux; tracking and the
 // process group on macOS; a Job Object on Windows), injects
