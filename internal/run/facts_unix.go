@@ -147,7 +147,7 @@ func (r *runner) finishFacts() *Facts {
 			res.Absent["peak_memory_bytes"] = "no cgroup: " + runtime.GOOS + " keeps no peak for a group of processes"
 		}
 	}
-	if n, ok := r.sampledProcs(); ok && res.PeakProcesses == nil {
+	if n, ok := r.lim.sampledProcs(); ok && res.PeakProcesses == nil {
 		// One count: the process limit's (limits.pids.peak).
 		res.PeakProcesses = report.Ptr(max(n, 1))
 		res.Sources["peak_processes"] = "contain's counts for --pids, on every scan or sample while COMMAND ran and while the group was closed (" + limitPace + ")"

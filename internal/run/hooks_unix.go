@@ -82,7 +82,7 @@ type osHooks interface {
 	kernelWhy(k limit.Kind) string
 	kernelEvents() limit.Outcome
 	// sampleGroup measures the tree from its cgroup (false: none).
-	sampleGroup(s *limit.Sample) bool
+	sampleGroup(l *limiter, s *limit.Sample) bool
 	// freezable: the tree can be stopped at once (cgroup.freeze), by
 	// freeze; frozen says whether it is.
 	freezable() bool

@@ -14,7 +14,7 @@ type system interface {
 	// guard where there is one) and returns their names.
 	prepare(undo *cleanups) (layers []string, err error)
 	// setLimits sets the whole-tree limits asked for, where they can be
-	// held (or refuses, --strict-limits).
+	// held (or refuses, --strict-limits); only called when one is.
 	setLimits() error
 	// start starts COMMAND in the group and returns its PID; abandon
 	// undoes, after a failed start or limit, what prepare made that
@@ -44,18 +44,22 @@ func (c *cleanups) run() {
 	}
 }
 
-// lifecycle is a run of sys, the same on every OS; started, when set, is
-// told COMMAND's PID as soon as it runs.
-func lifecycle(sys system, started func(pid int)) (Result, error) {
+// lifecycle is a run of sys, the same on every OS: limits says whether
+// any limit is asked for (none: setLimits is not called, and nothing of
+// the limits runs); started, when set, is told COMMAND's PID as soon as
+// it runs.
+func lifecycle(sys system, limits bool, started func(pid int)) (Result, error) {
 	var undo cleanups
 	defer undo.run()
 	layers, err := sys.prepare(&undo)
 	if err != nil {
 		return Result{}, err
 	}
-	if err := sys.setLimits(); err != nil {
-		sys.abandon()
-		return Result{}, err
+	if limits {
+		if err := sys.setLimits(); err != nil {
+			sys.abandon()
+			return Result{}, err
+		}
 	}
 	pid, err := sys.start(&undo)
 	if err != nil {

@@ -16,9 +16,12 @@ func (r *runner) kernelWhy(limit.Kind) string {
 	return "macOS has no whole-tree limits (its rlimits are per process or per user)"
 }
 
-func (r *runner) freezable() bool                { return false }
-func (r *runner) freeze(bool) error              { return nil }
-func (r *runner) frozen() bool                   { return false }
-func (r *runner) sampleGroup(*limit.Sample) bool { return false }
-func (r *runner) shimReapedCPU() time.Duration   { return 0 }
-func (r *runner) kernelEvents() limit.Outcome    { return limit.Outcome{} }
+func (r *runner) freezable() bool                          { return false }
+func (r *runner) freeze(bool) error                        { return nil }
+func (r *runner) frozen() bool                             { return false }
+func (r *runner) sampleGroup(*limiter, *limit.Sample) bool { return false }
+func (r *runner) shimReapedCPU() time.Duration             { return 0 }
+func (r *runner) kernelEvents() limit.Outcome              { return limit.Outcome{} }
+
+// sampled: macOS has no kernel hold to give up.
+func (l *limiter) sampled(string) {}

@@ -199,7 +199,7 @@ func (r *runner) frozen() bool { return r.cg.early.Load() || r.cg.cg.Frozen() }
 // sampleGroup measures the tree from its cgroup: its processes' resident
 // memory and count, and cpu.stat for the CPU time of everything that ever
 // ran in it. False: there is no cgroup.
-func (r *runner) sampleGroup(s *limit.Sample) bool {
+func (r *runner) sampleGroup(l *limiter, s *limit.Sample) bool {
 	if !r.strong() {
 		return false
 	}
@@ -207,7 +207,7 @@ func (r *runner) sampleGroup(s *limit.Sample) bool {
 	s.Procs = len(pids)
 	// Each process's resident memory only where contain holds --memory
 	// itself: a count of processes is one read of cgroup.procs.
-	if w := r.lim.Watch(); w.Set.Has(limit.Memory) && !w.Kernel(limit.Memory) {
+	if w := l.Watch(); w.Set.Has(limit.Memory) && !w.Kernel(limit.Memory) {
 		buf := make([]byte, 1024)
 		for _, pid := range pids {
 			if u, _, err := proc.UsageOf(pid, buf); err == nil {
@@ -215,7 +215,7 @@ func (r *runner) sampleGroup(s *limit.Sample) bool {
 			}
 		}
 	}
-	if r.lim.Closing() {
+	if l.Closing() {
 		return true // the group may be gone: CPU time is no longer held
 	}
 	cpu, err := r.cg.cg.CPUUsage()
@@ -254,4 +254,13 @@ func (r *runner) kernelEvents() limit.Outcome {
 		o.OtherOOMKills = e.OOMKills
 	}
 	return o
+}
+
+// sampled gives up what the kernel held (the run's cgroup refused
+// COMMAND): contain samples every limit asked for, --cpus too.
+func (l *limiter) sampled(why string) {
+	for _, k := range l.r.o.Limits.Asked() {
+		l.Watch().Sampled(k)
+		l.r.limitWhy[k] = why
+	}
 }

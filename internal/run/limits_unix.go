@@ -45,12 +45,46 @@ var _ limit.Halter = (*limiter)(nil)
 // limitPace says how often contain samples what it holds itself.
 var limitPace = fmt.Sprintf("at least every %v, every %v while the tree grows", limit.Every, limit.Fast)
 
+// treeLimits is the runner's hold on the whole-tree limits: a *limiter
+// when one is asked (setLimits), noLimits otherwise (nolimits_unix.go),
+// so that a run without limits enters none of their code.
+type treeLimits interface {
+	// enforce samples the tree while COMMAND runs, when a limit needs
+	// it, and returns the function to call once COMMAND has ended: the
+	// throttle and the CPU time limit end there, while a memory or
+	// process limit holds on through the close, until stop.
+	enforce() (commandEnded func())
+	stop()
+	// count takes a scan's count of the tree's live processes.
+	count(live []proc.Entry)
+	// kernelOutcome accounts for what the kernel did of the limits it
+	// held, once COMMAND has ended and before the group goes.
+	kernelOutcome()
+	// holdsStops: the tree may be stopped by the throttle or halted for
+	// a limit (a SIGSTOP of COMMAND is then no person's); halted: it is
+	// halted for a limit's kill.
+	holdsStops() bool
+	halted() bool
+	// hits is the main loop's channel of exceeded limits (nil: none);
+	// exceeded acts on one.
+	hits() <-chan limit.Hit
+	exceeded(h limit.Hit, timeOut func(string) string) (timedOut bool)
+	// reaped adds the CPU time of a process contain reaped.
+	reaped(ru *unix.Rusage)
+	// finish completes the account once the group is closed.
+	finish(res *Result)
+	// sampledProcs is the most live processes contain counted, when it
+	// holds the process limit itself.
+	sampledProcs() (int, bool)
+	// sampled gives up what the kernel held: contain samples every
+	// limit, for why.
+	sampled(why string)
+}
+
 // setLimits readies the limits before COMMAND starts: what the kernel
 // can hold, and, with --strict-limits, a refusal of anything it cannot.
+// The lifecycle calls it only when a limit is asked for.
 func (r *runner) setLimits() error {
-	if !r.o.Limits.Any() {
-		return nil
-	}
 	l := &limiter{r: r}
 	l.Enforcer = limit.NewEnforcer(r.o.Limits, l, r.log)
 	// The sample's own cost stays under a tenth of a CPU (half a CPU
@@ -69,34 +103,21 @@ func (r *runner) setLimits() error {
 	return l.Refuse(r.kernelWhy)
 }
 
-// enforce samples the tree while COMMAND runs, when a limit needs it. It
-// returns the function to call once COMMAND has ended: the throttle and
-// the CPU time limit end there, while a memory or process limit holds on
-// through the close, until stopLimits.
-func (r *runner) enforce() (commandEnded func()) {
-	if r.lim == nil {
-		return func() {}
-	}
-	r.lim.Start()
-	return r.lim.CommandEnded
+func (l *limiter) enforce() (commandEnded func()) {
+	l.Start()
+	return l.CommandEnded
 }
 
-// stopLimits ends the sampling once nothing of the tree is left.
-func (r *runner) stopLimits() {
-	if r.lim != nil {
-		r.lim.Stop()
-	}
-}
+func (l *limiter) stop() { l.Stop() }
 
-// counted takes a scan's count of the tree's live processes: the one
+// count takes a scan's count of the tree's live processes: the one
 // count of them that the report gives (peak_processes, limits.pids.peak),
 // and a check of the process limit when contain holds it, on every scan.
 //
 // It runs inside the scan (under trackMu): what it does about it runs on
 // its own goroutine, which halts first the members this scan saw.
-func (r *runner) counted(live []proc.Entry) {
-	l := r.lim
-	if l == nil || !l.Watch().Count(len(live)) || !l.First(limit.Pids) {
+func (l *limiter) count(live []proc.Entry) {
+	if !l.Watch().Count(len(live)) || !l.First(limit.Pids) {
 		return
 	}
 	seen := make([]member, len(live))
@@ -211,7 +232,7 @@ func (l *limiter) Kill(h limit.Hit, late bool) {
 func (l *limiter) Sample() limit.Sample {
 	r := l.r
 	s := limit.Sample{At: time.Now()}
-	if !r.sampleGroup(&s) {
+	if !r.sampleGroup(l, &s) {
 		live, _ := r.scanAll()
 		buf := make([]byte, 1024)
 		for _, p := range live {
@@ -273,54 +294,35 @@ func sleepOr(d time.Duration, done <-chan struct{}) bool {
 // kernelEvents).
 func (l *limiter) Outcome() limit.Outcome { return l.r.kernelEvents() }
 
-// kernelOutcome accounts, once COMMAND has ended and before the group
-// goes, for what the kernel did of the limits it held: an OOM kill, refused
-// forks, throttling.
-func (r *runner) kernelOutcome() {
-	if r.lim != nil {
-		r.lim.KernelOutcome()
-	}
-}
+func (l *limiter) kernelOutcome() { l.KernelOutcome() }
 
-// throttleStop reports whether a stop of COMMAND by SIGSTOP may come from
-// the --cpus throttle, or a halt for a limit, rather than from a person:
-// then the main loop does not follow it (Ctrl-Z, SIGTSTP, still is).
-func (r *runner) throttleStop(sig unix.Signal) bool {
-	return sig == unix.SIGSTOP && (r.selfStopped.Load() || r.lim != nil && (r.lim.Throttling() || r.lim.Halted()))
-}
+func (l *limiter) holdsStops() bool { return l.Throttling() || l.Halted() }
 
-// overLimits is the main loop's channel of exceeded limits (nil: none).
-func (r *runner) overLimits() <-chan limit.Hit {
-	if r.lim == nil {
-		return nil
-	}
-	return r.lim.Hits()
-}
+func (l *limiter) halted() bool { return l.Halted() }
 
-// limitExceeded acts on a limit found exceeded (limit.Enforcer's
-// Exceeded): a CPU time limit times the run out through the loop's
-// timeOut, and counts as the timeout signal sent.
-func (r *runner) limitExceeded(h limit.Hit, timeOut func(string) string) (timedOut bool) {
-	return r.lim.Exceeded(h, func(why string) string {
+func (l *limiter) hits() <-chan limit.Hit { return l.Hits() }
+
+// exceeded acts on a limit found exceeded (limit.Enforcer's Exceeded): a
+// CPU time limit times the run out through the loop's timeOut, and counts
+// as the timeout signal sent.
+func (l *limiter) exceeded(h limit.Hit, timeOut func(string) string) (timedOut bool) {
+	return l.Exceeded(h, func(why string) string {
 		timeOut(why)
-		return "sent the timeout signal " + signals.Name(r.o.Signal)
+		return "sent the timeout signal " + signals.Name(l.r.o.Signal)
 	})
 }
 
 // reaped adds the CPU time of a process contain reaped.
 func (l *limiter) reaped(ru *unix.Rusage) {
-	if l != nil && ru != nil {
+	if ru != nil {
 		l.reapedCPU.Add(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 }
 
-// finishLimits completes the account once the group is closed.
-func (r *runner) finishLimits(res *Result) {
-	if r.lim == nil {
-		return
-	}
-	res.Limits = r.lim.Watch()
-	if e := r.lim.End(); e != nil {
+// finish completes the account once the group is closed.
+func (l *limiter) finish(res *Result) {
+	res.Limits = l.Watch()
+	if e := l.End(); e != nil {
 		res.Limit = &LimitEnd{Kind: e.Kind, Message: e.Message}
 	}
 }
@@ -328,11 +330,19 @@ func (r *runner) finishLimits(res *Result) {
 // sampledProcs is the most live processes contain counted in the tree,
 // when it holds the process limit itself: the report's peak_processes
 // is then this same count, as limits.pids.peak is.
-func (r *runner) sampledProcs() (int, bool) {
-	l := r.lim
-	if l == nil || !l.Watch().Set.Has(limit.Pids) || l.Watch().Kernel(limit.Pids) {
+func (l *limiter) sampledProcs() (int, bool) {
+	w := l.Watch()
+	if !w.Set.Has(limit.Pids) || w.Kernel(limit.Pids) {
 		return 0, false
 	}
-	n, ok := l.Watch().Peak(limit.Pids)
+	n, ok := w.Peak(limit.Pids)
 	return int(n), ok
+}
+
+// ourStop reports whether a stop of COMMAND by SIGSTOP may come from
+// contain itself (the --cpus throttle, a halt for a limit, the end of the
+// tree) rather than from a person: then the main loop does not follow it
+// (Ctrl-Z, SIGTSTP, still is).
+func (r *runner) ourStop(sig unix.Signal) bool {
+	return sig == unix.SIGSTOP && (r.selfStopped.Load() || r.lim.holdsStops())
 }

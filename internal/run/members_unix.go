@@ -143,7 +143,7 @@ func (r *runner) still(sig syscall.Signal) (held []member, thaw func()) {
 		}
 		return nil, func() {
 			// A tree halted for a limit stays stopped for its kill.
-			if r.lim == nil || !r.lim.Halted() {
+			if !r.lim.halted() {
 				r.freeze(false)
 			}
 		}
@@ -438,7 +438,7 @@ func (r *runner) scanAll() (live, added []proc.Entry) {
 		r.spare(spared)
 	}
 	r.rec.sawLive(len(live))
-	r.counted(live)
+	r.lim.count(live)
 	for _, p := range added {
 		if err := r.reg.Member(p.PID, p.Start); err != nil {
 			r.log("cannot write %d (%s) to the registry: %v", p.PID, p.Comm, err)

@@ -218,12 +218,7 @@ func (r *runner) startRefused(err error) bool {
 	r.log("cannot start inside cgroup %s: %v (retrying without it)", r.cg.cg.Dir, err)
 	r.cg.remove()
 	r.cg, r.grp = nil, noGroup{}
-	if r.lim != nil {
-		for _, k := range r.o.Limits.Asked() {
-			r.lim.Watch().Sampled(k) // --cpus too: contain throttles
-			r.limitWhy[k] = "the kernel refused to start COMMAND in the run's cgroup"
-		}
-	}
+	r.lim.sampled("the kernel refused to start COMMAND in the run's cgroup")
 	return true
 }
 

@@ -39,9 +39,9 @@ func Run(o Options) (Result, error) {
 	if o.Detach {
 		return runDetached(o)
 	}
-	r := &runner{o: o, log: o.logger(), grp: noGroup{}, self: os.Getpid(), ownPgrp: unix.Getpgrp(),
+	r := &runner{o: o, log: o.logger(), grp: noGroup{}, lim: noLimits{}, self: os.Getpid(), ownPgrp: unix.Getpgrp(),
 		events: make(chan waitEvent, 4), noKids: make(chan struct{})}
-	return lifecycle(r, o.Started)
+	return lifecycle(r, o.Limits.Any(), o.Started)
 }
 
 type runner struct {
@@ -90,8 +90,8 @@ type runner struct {
 	events    chan waitEvent // from the reaper: COMMAND stopped or ended
 	noKids    chan struct{}  // closed by the reaper once contain has no child left
 
-	rec *recorder // what the report says; nil: nothing is collected
-	lim *limiter  // the whole-tree limits; nil: none asked
+	rec *recorder  // what the report says; nil: nothing is collected
+	lim treeLimits // the whole-tree limits: noLimits when none is asked
 	runnerOS
 }
 
@@ -293,12 +293,12 @@ func (r *runner) supervise() {
 		stopClaims := r.listenClaims()
 		defer stopClaims()
 	}
-	stopEnforce := r.enforce()
+	stopEnforce := r.lim.enforce()
 	go func() {
 		r.waitMain()
 		stopEnforce()
 		stopWatch()
-		r.kernelOutcome()
+		r.lim.kernelOutcome()
 		r.restoreTerminal()
 		r.closeGroup()
 		r.noteUntold()
@@ -308,13 +308,13 @@ func (r *runner) supervise() {
 	<-closed
 	// A limit holds until the last process is gone: where the shim holds
 	// the tree, its end (not the close) says that nothing is left.
-	r.stopLimits()
+	r.lim.stop()
 }
 
 // result is how COMMAND ended, with the facts when collected.
 func (r *runner) result() Result {
 	res := Result{Pid: r.pid, TimedOut: r.timedOut, Facts: r.finishFacts()}
-	r.finishLimits(&res)
+	r.lim.finish(&res)
 	switch {
 	case r.status.Exited():
 		res.Exited, res.Code = true, r.status.ExitStatus()
@@ -564,7 +564,7 @@ func (r *runner) waitMain() {
 	l := &supervise.Loop[limit.Hit]{Timeout: r.o.Timeout, KillAfter: r.o.KillAfter, Grace: r.o.Grace,
 		Hook: r.o.OnTimeout != "", Sys: loopSys{r}}
 	l.Run(supervise.From(r.events, r.waitEvent), supervise.From(r.sigs, r.signalEvent),
-		supervise.From(r.overLimits(), func(o limit.Hit) supervise.Event[limit.Hit] {
+		supervise.From(r.lim.hits(), func(o limit.Hit) supervise.Event[limit.Hit] {
 			return supervise.Event[limit.Hit]{Kind: supervise.Limit, CPUTime: o.Kind == limit.CPUTime, Hit: o}
 		}), supervise.From(r.o.Close, func(struct{}) supervise.Event[limit.Hit] {
 			return supervise.Event[limit.Hit]{Kind: supervise.Stop, Name: CloseRequest, Do: func() {
@@ -581,7 +581,7 @@ func (r *runner) waitMain() {
 func (r *runner) waitEvent(ev waitEvent) supervise.Event[limit.Hit] {
 	if proc.StoppedStatus(ev.status) {
 		return supervise.Event[limit.Hit]{Kind: supervise.Other, Do: func() {
-			if sig := syscall.Signal(ev.status >> 8 & 0xff); !r.throttleStop(sig) {
+			if sig := syscall.Signal(ev.status >> 8 & 0xff); !r.ourStop(sig) {
 				r.commandStopped(sig)
 			}
 		}}
@@ -673,7 +673,7 @@ func (s loopSys) Signal(why string) string {
 }
 
 func (s loopSys) Exceeded(o limit.Hit, timeOut func(string) string) bool {
-	return s.r.limitExceeded(o, timeOut)
+	return s.r.lim.exceeded(o, timeOut)
 }
 
 // commandStopped follows COMMAND into a stop (Ctrl-Z) on a terminal: take

@@ -38,7 +38,7 @@ func Run(o Options) (Result, error) {
 		return runDetached(o)
 	}
 	r := &winRunner{o: o, log: o.logger()}
-	return lifecycle(r, o.Started)
+	return lifecycle(r, o.Limits.Any(), o.Started)
 }
 
 // PrepareRun catches the console's control events before COMMAND starts,
