@@ -29,9 +29,5 @@ func (r *runner) onlySpared() bool {
 	r.trackMu.Lock()
 	spared := slices.Clone(r.spared)
 	r.trackMu.Unlock()
-	var skip []int
-	if r.guard != nil {
-		skip = append(skip, r.guard.PID())
-	}
-	return proc.OnlySpared(r.self, spared, skip...)
+	return proc.OnlySpared(r.self, spared, r.guard.PID())
 }

@@ -74,10 +74,8 @@ func (r *runner) spare(ps []proc.Entry) {
 		case dir != "":
 			r.log("moved %d (%s) into %s", p.PID, p.Comm, dir)
 		}
-		if r.guard != nil {
-			if err := r.guard.Release(p.PID, p.Start); err != nil {
-				r.log("cannot tell the crash guard to spare %d (%s): %v", p.PID, p.Comm, err)
-			}
+		if err := r.guard.Release(p.PID, p.Start); err != nil {
+			r.log("cannot tell the crash guard to spare %d (%s): %v", p.PID, p.Comm, err)
 		}
 		r.releaseFromShim(p)
 		r.registerSpared(p)

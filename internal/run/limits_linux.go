@@ -106,9 +106,6 @@ func (r *runner) holdLimits(w *limit.Watch, kinds []limit.Kind) bool {
 // tellGuardCgroup tells the crash guard the run's cgroup and what
 // enabling its controllers changed (d: nil, nothing).
 func (r *runner) tellGuardCgroup(d *cgroup.Delegation) {
-	if r.guard == nil {
-		return
-	}
 	// From contain's leaf, the guard would not find the run's group
 	// beside it; and what was changed is undone after a crash too.
 	o := guard.CgroupOrder{Dir: r.cg.cg.Dir}
@@ -174,7 +171,7 @@ func (r *runner) ours(pid int) bool {
 	switch {
 	case pid == r.self:
 		return true
-	case r.guard != nil && pid == r.guard.PID():
+	case pid == r.guard.PID():
 		return true
 	case r.o.Prepared != nil && r.o.Prepared.shim != nil && pid == r.o.Prepared.shim.pid:
 		return true

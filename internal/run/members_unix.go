@@ -444,7 +444,7 @@ func (r *runner) scanAll() (live, added []proc.Entry) {
 			r.log("cannot write %d (%s) to the registry: %v", p.PID, p.Comm, err)
 		}
 	}
-	if r.guard == nil {
+	if !r.guard.guarding() {
 		return live, added
 	}
 	for _, p := range live {

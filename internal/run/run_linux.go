@@ -179,10 +179,8 @@ func (r *runner) startUnder(path string, foreground bool) (done bool, err error)
 			unix.Kill(r.shim.pid, unix.SIGKILL) // a child not yet waited for
 			// The guard was told of it: it is told there is none, so
 			// that it sends COMMAND its signal itself should contain die.
-			if r.guard != nil {
-				if err := r.guard.Shim(0, 0); err != nil {
-					r.log("cannot tell the crash guard of the shim: %v", err)
-				}
+			if err := r.guard.Shim(0, 0); err != nil {
+				r.log("cannot tell the crash guard of the shim: %v", err)
 			}
 		}
 		r.shim, r.noShim = nil, true
@@ -198,7 +196,7 @@ func (r *runner) startUnder(path string, foreground bool) (done bool, err error)
 func (r *runner) startAttr(attr *syscall.SysProcAttr) {
 	switch {
 	case layers.Disabled("pdeathsig"):
-	case r.guard != nil:
+	case r.guard.guarding():
 		attr.Pdeathsig = r.o.Signal
 	default:
 		attr.Pdeathsig = syscall.SIGKILL

@@ -39,7 +39,7 @@ func Run(o Options) (Result, error) {
 	if o.Detach {
 		return runDetached(o)
 	}
-	r := &runner{o: o, log: o.logger(), grp: noGroup{}, lim: noLimits{}, self: os.Getpid(), ownPgrp: unix.Getpgrp(),
+	r := &runner{o: o, log: o.logger(), grp: noGroup{}, lim: noLimits{}, guard: noGuard{}, self: os.Getpid(), ownPgrp: unix.Getpgrp(),
 		events: make(chan waitEvent, 4), noKids: make(chan struct{})}
 	return lifecycle(r, o.Limits.Any(), o.Started)
 }
@@ -57,7 +57,7 @@ type runner struct {
 	pathErr error
 
 	grp   group              // the kernel's hold on the session (noGroup: none)
-	guard *guard.Guard       // the crash guard, a child of contain but no member of the group; nil: none
+	guard crashGuard         // the crash guard, a child of contain but no member of the group; noGuard: none
 	reg   *registry.Registry // the session's members for contain reap, without a cgroup, and the daemons it spared; nil: none
 	// regTried: a registry was asked for (at the start without a cgroup,
 	// at the first daemon spared with one); under trackMu after begin.
@@ -225,7 +225,7 @@ func (r *runner) prepareLayers(undo *cleanups) []string {
 	}
 	if g := r.takeGuard(); g != nil {
 		undo.add(g.Stop)
-		r.guard = g
+		r.guard = withGuard{g}
 	}
 	layers := append([]string{"process group"}, r.setUp()...)
 	<-subscribed
@@ -238,10 +238,8 @@ func (r *runner) begin(layers []string, undo *cleanups) {
 	since := proc.StartOf(r.pid)
 	// The guard learns COMMAND first: should contain die now, COMMAND is
 	// the one the guard leaves its -s signal to act on.
-	if r.guard != nil {
-		if err := r.guard.Command(r.pid, since); err != nil {
-			r.log("cannot tell the crash guard COMMAND's process group: %v", err)
-		}
+	if err := r.guard.Command(r.pid, since); err != nil {
+		r.log("cannot tell the crash guard COMMAND's process group: %v", err)
 	}
 	// Without a cgroup, what the scans find is also written where contain
 	// reap can read it should contain, its shim and its guard all be
@@ -259,9 +257,9 @@ func (r *runner) begin(layers []string, undo *cleanups) {
 		r.track.Daemon = daemonVerdict()
 	}
 	r.told = map[proc.ID]bool{}
-	if r.guard != nil {
-		r.track.Skip[r.guard.PID()] = true
-		r.log("crash guard: PID %d, waiting in %s", r.guard.PID(), r.guard.Waiter())
+	if pid := r.guard.PID(); pid != 0 {
+		r.track.Skip[pid] = true
+		r.log("crash guard: PID %d, waiting in %s", pid, r.guard.Waiter())
 	}
 	if g := r.grp.name(); g != "" {
 		layers = append(layers, g)
@@ -357,14 +355,11 @@ func (r *runner) takeGuard() *guard.Guard {
 // start: guard.Start may have left its waiter executing, beside contain's
 // own set-up.
 func (r *runner) guardReady() {
-	if r.guard == nil {
-		return
-	}
 	failed, err := r.guard.Ready()
 	switch {
 	case err != nil:
 		r.log("cannot start the crash guard: %v (if contain is killed, run contain reap)", err)
-		r.guard = nil
+		r.guard = noGuard{}
 	case failed != nil:
 		r.log("the built-in waiter could not run (%v): the crash guard waits in %s", failed, r.guard.Waiter())
 	}
@@ -528,7 +523,7 @@ func (r *runner) reap() {
 // after contain would be re-parented, to an outer contain run or a
 // service manager among others.
 func (r *runner) endGuardEarly() {
-	if r.guard == nil || r.o.Collect || r.o.Report != "" || r.o.Log != nil || r.o.AllowDaemons ||
+	if !r.guard.guarding() || r.o.Collect || r.o.Report != "" || r.o.Log != nil || r.o.AllowDaemons ||
 		r.o.Limits.Any() || r.o.OnTimeout != "" {
 		return
 	}
@@ -644,16 +639,12 @@ func (s loopSys) Hook(why string) {
 			r.trackMu.Unlock()
 			// Should contain die while it runs, the guard ends it:
 			// told before the hook goes past its gate.
-			if r.guard != nil {
-				if err := r.guard.Hook(pid, start); err != nil {
-					r.log("on-timeout: cannot tell the crash guard of it: %v", err)
-				}
+			if err := r.guard.Hook(pid, start); err != nil {
+				r.log("on-timeout: cannot tell the crash guard of it: %v", err)
 			}
 		})
 	})
-	if r.guard != nil {
-		r.guard.HookEnded()
-	}
+	r.guard.HookEnded()
 }
 
 // Signal sends the timeout signal to the group. A stopped process would

@@ -115,7 +115,7 @@ func (r *runner) startShim(path string, foreground bool) error {
 	var pdeath syscall.Signal
 	switch {
 	case layers.Disabled("pdeathsig"):
-	case r.guard != nil:
+	case r.guard.guarding():
 		pdeath = r.o.Signal
 	default:
 		pdeath = syscall.SIGKILL
@@ -168,10 +168,8 @@ func (r *runner) brief(s *shimProc, orders []byte, foreground bool) error {
 	// and closes the group, and the guard waits for it. (Told later, the
 	// guard stopped and sent SIGTERM to a COMMAND that had just started,
 	// 1 round in 80 with the CPUs busy.)
-	if r.guard != nil {
-		if err := r.guard.Shim(s.pid, s.start); err != nil {
-			r.log("cannot tell the crash guard of the shim: %v", err)
-		}
+	if err := r.guard.Shim(s.pid, s.start); err != nil {
+		r.log("cannot tell the crash guard of the shim: %v", err)
 	}
 	// Locked: brief runs on the main goroutine, which stays on the main
 	// thread (PrepareRun).
