@@ -72,6 +72,30 @@ func wineCPUBy(w *limit.Watch) string {
 	return fmt.Sprintf("sampling every %v: the job's live processes, plus those that ended as last seen", w.Every)
 }
 
+// jobTreeLimits is the Windows runner's hold on the whole-tree limits:
+// the job's (jobLimits) when one is asked, noJobLimits otherwise, so
+// that a run without limits enters none of their code.
+type jobTreeLimits interface {
+	// enforce starts what the limits need while COMMAND runs and
+	// returns the function that stops it.
+	enforce() (stop func())
+	hits() <-chan limit.Hit
+	exceeded(h limit.Hit, timeOut func(string) string) (timedOut bool)
+	// late acts on what was found exceeded once COMMAND ended; finish
+	// completes the account.
+	late()
+	finish(res *Result)
+}
+
+// noJobLimits: no limit asked.
+type noJobLimits struct{}
+
+func (noJobLimits) enforce() func()                              { return func() {} }
+func (noJobLimits) hits() <-chan limit.Hit                       { return nil }
+func (noJobLimits) exceeded(limit.Hit, func(string) string) bool { return false }
+func (noJobLimits) late()                                        {}
+func (noJobLimits) finish(*Result)                               {}
+
 // setLimits readies the limits after the job is made and before COMMAND
 // starts: the job object's own, what contain samples instead, and, with
 // --strict-limits, the refusal of anything the job object does not hold.
@@ -153,15 +177,11 @@ func (r *winRunner) setLimits() error {
 // the job's messages, and the sampler (CPU time, what the job object does
 // not hold, the --cpus throttle). It returns the function that stops
 // them, which leaves the tree running.
-func (r *winRunner) enforce() (stop func()) {
-	l := r.lim
-	if l == nil {
-		return func() {}
-	}
+func (l *jobLimits) enforce() (stop func()) {
 	stopReader := func() {}
 	if l.port != 0 {
 		done := make(chan struct{})
-		go r.readJobMessages(done)
+		go l.readJobMessages(done)
 		stopReader = func() {
 			// Packets come out in order: every message the job posted
 			// before this one is read first.
@@ -184,9 +204,9 @@ const stopKey = 2
 // readJobMessages reads the job's messages until the stop packet: a
 // refused allocation is the memory limit exceeded; a refused process
 // start is counted.
-func (r *winRunner) readJobMessages(done chan<- struct{}) {
+func (l *jobLimits) readJobMessages(done chan<- struct{}) {
 	defer close(done)
-	l := r.lim
+	r := l.r
 	for {
 		var msg uint32
 		var key, value uintptr
@@ -402,20 +422,15 @@ func (l *jobLimits) Outcome() limit.Outcome {
 	return o
 }
 
-// limitHits is the main loop's channel of exceeded limits (nil: none).
-func (r *winRunner) limitHits() <-chan limit.Hit {
-	if r.lim == nil {
-		return nil
-	}
-	return r.lim.Hits()
-}
+// hits is the main loop's channel of exceeded limits.
+func (l *jobLimits) hits() <-chan limit.Hit { return l.Hits() }
 
 // limitExceeded acts on an exceeded limit (limit.Enforcer's Exceeded): a
 // CPU time limit times the run out through the loop's timeOut (the
 // timeout signal, then --kill-after), and counts as timed out by what
 // that did.
-func (r *winRunner) limitExceeded(h limit.Hit, timeOut func(string) string) (timedOut bool) {
-	return r.lim.Exceeded(h, func(why string) string { return "timed out: " + timeOut(why) })
+func (l *jobLimits) exceeded(h limit.Hit, timeOut func(string) string) (timedOut bool) {
+	return l.Exceeded(h, func(why string) string { return "timed out: " + timeOut(why) })
 }
 
 // lateLimits acts, once COMMAND has ended and the limits are no longer
@@ -423,19 +438,11 @@ func (r *winRunner) limitExceeded(h limit.Hit, timeOut func(string) string) (tim
 // refused allocation that COMMAND died of, or leftovers over the limit.
 // The rest of the tree is ended and the run counts as killed by the
 // limit, as on Linux. A CPU time limit no longer times anything out.
-func (r *winRunner) lateLimits() {
-	if r.lim != nil {
-		r.lim.CommandEnded()
-	}
-}
+func (l *jobLimits) late() { l.CommandEnded() }
 
 // finishLimits completes the account before the job is closed: what the
 // job object did (Outcome).
-func (r *winRunner) finishLimits(res *Result) {
-	l := r.lim
-	if l == nil {
-		return
-	}
+func (l *jobLimits) finish(res *Result) {
 	l.KernelOutcome()
 	res.Limits = l.Watch()
 	if e := l.End(); e != nil {

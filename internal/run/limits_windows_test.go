@@ -90,9 +90,10 @@ func TestPauseJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &winRunner{job: j, log: nopLog}
-	r.lim = &jobLimits{r: r}
+	l := &jobLimits{r: r}
+	r.lim = l
 	cpu := func() time.Duration {
-		times, err := r.lim.processTimes()
+		times, err := l.processTimes()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +107,7 @@ func TestPauseJob(t *testing.T) {
 		time.Sleep(400 * time.Millisecond)
 		paused <- cpu() - before
 	}()
-	if !r.lim.Pause(800*time.Millisecond, make(chan struct{})) {
+	if !l.Pause(800*time.Millisecond, make(chan struct{})) {
 		t.Fatal("the pause was cut short")
 	}
 	if d := <-paused; d > 40*time.Millisecond {

@@ -37,7 +37,7 @@ func Run(o Options) (Result, error) {
 	if o.Detach {
 		return runDetached(o)
 	}
-	r := &winRunner{o: o, log: o.logger()}
+	r := &winRunner{o: o, log: o.logger(), lim: noJobLimits{}}
 	return lifecycle(r, o.Limits.Any(), o.Started)
 }
 
@@ -63,7 +63,7 @@ type winRunner struct {
 	// phase is why the main loop (and then the close) ends processes,
 	// for the report's ended_by_contain: report.PhaseTimeout, ...
 	phase  string
-	lim    *jobLimits      // nil: no limit asked
+	lim    jobTreeLimits   // noJobLimits: no limit asked
 	breaks *job.BreakWatch // with --allow-daemons
 
 	events   <-chan uint32     // the console's, from prepare
@@ -134,12 +134,12 @@ func (r *winRunner) begin(layers []string, _ *cleanups) {
 func (r *winRunner) supervise() {
 	waited := make(chan error, 1)
 	go func() { waited <- r.cmd.Wait() }()
-	stopLimits := r.enforce()
+	stopLimits := r.lim.enforce()
 	r.timedOut = r.waitMain(waited, r.events)
 	r.job.Unforward() // every limit message the job posted reaches the limits' reader
 	stopLimits()
 	r.rec.commandEnded()
-	r.lateLimits()
+	r.lim.late()
 	r.closeGroup(r.events)
 	if r.breaks != nil {
 		r.left = r.breaks.Finish()
@@ -157,7 +157,7 @@ func (r *winRunner) result() Result {
 			}
 		}
 	}
-	r.finishLimits(&res)
+	r.lim.finish(&res)
 	if r.killedBy != 0 {
 		res.Signaled, res.Signal = true, r.killedBy
 	} else {
@@ -189,7 +189,7 @@ func (r *winRunner) waitMain(waited <-chan error, events <-chan uint32) (timedOu
 		Hook: r.o.OnTimeout != "", Sys: loopSys{r}}
 	l.Run(supervise.From(waited, func(error) supervise.Event[limit.Hit] {
 		return supervise.Event[limit.Hit]{Kind: supervise.Ended}
-	}), supervise.From(events, r.consoleEvent), supervise.From(r.limitHits(), func(h limit.Hit) supervise.Event[limit.Hit] {
+	}), supervise.From(events, r.consoleEvent), supervise.From(r.lim.hits(), func(h limit.Hit) supervise.Event[limit.Hit] {
 		return supervise.Event[limit.Hit]{Kind: supervise.Limit, CPUTime: h.Kind == limit.CPUTime, Hit: h}
 	}), supervise.From(r.o.Close, func(struct{}) supervise.Event[limit.Hit] {
 		return supervise.Event[limit.Hit]{Kind: supervise.Stop, Name: CloseRequest, Do: func() {
@@ -243,7 +243,7 @@ func (s loopSys) Signal(why string) string {
 }
 
 func (s loopSys) Exceeded(h limit.Hit, timeOut func(string) string) bool {
-	return s.r.limitExceeded(h, timeOut)
+	return s.r.lim.exceeded(h, timeOut)
 }
 
 // stopRequest answers a console event received by contain and reports
