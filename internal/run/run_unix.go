@@ -49,8 +49,7 @@ type runner struct {
 	log     Logger
 	self    int
 	ownPgrp int
-	tty     *terminal
-	gaveTTY bool // COMMAND's group was given the terminal at some point
+	jc      *jobControl // COMMAND's share of contain's terminal
 	// path is COMMAND's, found in $PATH by prepare (pathErr: why not)
 	// while the crash guard starts.
 	path    string
@@ -67,7 +66,6 @@ type runner struct {
 	status   unix.WaitStatus
 	mainDone bool
 	more     bool // when COMMAND ended, some other child was still alive
-	stopped  bool // COMMAND is stopped (Ctrl-Z) and so is contain
 	timedOut bool
 	// selfStopped: contain has stopped the tree itself by SIGSTOP, to
 	// end it (still, killGroup): a SIGSTOP of COMMAND from then on is
@@ -210,9 +208,12 @@ func (r *runner) prepareLayers(undo *cleanups) []string {
 	r.path, r.pathErr = lookPath(r.o.Args[0])
 	r.planLayers()
 	r.rec = newRecorder(r.o.Collect)
+	r.jc = &jobControl{own: r.ownPgrp, log: r.log, orphaned: func() bool { return orphanedPgrp(r.ownPgrp) },
+		stopSelf: func(sig syscall.Signal) { unix.Kill(r.self, sig) }, signalGroup: r.signalGroup}
 	if !r.o.NoTerminal {
-		if r.tty = openTerminal(); r.tty != nil {
-			undo.add(r.tty.close)
+		if t := openTerminal(); t != nil {
+			undo.add(t.close)
+			r.jc.tty = t
 		}
 	}
 	if r.o.Prepared == nil {
@@ -297,7 +298,7 @@ func (r *runner) supervise() {
 		stopEnforce()
 		stopWatch()
 		r.lim.kernelOutcome()
-		r.restoreTerminal()
+		r.jc.restore()
 		r.closeGroup()
 		r.noteUntold()
 		close(closed)
@@ -377,24 +378,24 @@ func (r *runner) startCommand() error {
 	argv := r.o.Args
 	// Decided once: a first try that fails to exec (a script without #!)
 	// has already given the terminal to its own group, now gone.
-	foreground := r.tty != nil && r.tty.foreground() == r.ownPgrp
+	foreground := r.jc.inForeground()
 	for {
 		if done, err := r.startUnder(path, foreground); done {
 			if err != nil && foreground {
-				r.tty.setForeground(r.ownPgrp) // the shim's child may have taken it
+				r.jc.takeBack() // the shim's child may have taken it
 			}
 			return err
 		}
 		attr := &syscall.SysProcAttr{Setpgid: true}
 		if foreground {
-			attr.Foreground, attr.Ctty = true, r.tty.fd
+			attr.Foreground, attr.Ctty = true, r.jc.tty.ctty()
 		}
 		r.startAttr(attr)
 		pid, err, execErr := r.forkCommand(path, argv, attr)
 		if err != nil && attr.Foreground {
 			// The child may have taken the terminal before its exec
 			// failed: it goes back to contain's group.
-			r.tty.setForeground(r.ownPgrp)
+			r.jc.takeBack()
 		}
 		if errors.Is(err, unix.ENOEXEC) && argv[0] != binSh && haveShell() {
 			// A script without #!: run by the shell, as execvp does (and
@@ -408,7 +409,8 @@ func (r *runner) startCommand() error {
 		if err != nil {
 			return &StartError{Name: r.o.Args[0], Err: err}
 		}
-		r.pid, r.gaveTTY = pid, attr.Foreground
+		r.pid = pid
+		r.jc.started(attr.Foreground)
 		return nil
 	}
 }
@@ -577,7 +579,7 @@ func (r *runner) waitEvent(ev waitEvent) supervise.Event[limit.Hit] {
 	if proc.StoppedStatus(ev.status) {
 		return supervise.Event[limit.Hit]{Kind: supervise.Other, Do: func() {
 			if sig := syscall.Signal(ev.status >> 8 & 0xff); !r.ourStop(sig) {
-				r.commandStopped(sig)
+				r.jc.commandStopped(r.pid, sig)
 			}
 		}}
 	}
@@ -600,7 +602,7 @@ func (r *runner) signalEvent(s os.Signal) supervise.Event[limit.Hit] {
 			r.endGroup(sig)
 		}}
 	case sig == unix.SIGCONT:
-		return supervise.Event[limit.Hit]{Kind: supervise.Other, Do: r.resumed}
+		return supervise.Event[limit.Hit]{Kind: supervise.Other, Do: func() { r.jc.resumed(r.pid) }}
 	case sig == unix.SIGALRM:
 		return supervise.Event[limit.Hit]{Kind: supervise.TimeOutNow, Name: "received SIGALRM: timing out now"}
 	default:
@@ -667,46 +669,6 @@ func (s loopSys) Exceeded(o limit.Hit, timeOut func(string) string) bool {
 	return s.r.lim.exceeded(o, timeOut)
 }
 
-// commandStopped follows COMMAND into a stop (Ctrl-Z) on a terminal: take
-// the terminal back, then stop contain with the same signal, so that the
-// shell sees its job stopped and can resume it with fg or bg.
-//
-// Under a shell without job control contain's process group is orphaned:
-// the kernel discards job-control stops sent to it, and nobody would ever
-// resume COMMAND. There contain does what the kernel does for an orphaned
-// group: it does not stop, and lets COMMAND go on (with the terminal, when
-// contain has it to give).
-func (r *runner) commandStopped(sig syscall.Signal) {
-	if r.tty == nil {
-		r.log("command stopped by %s", signals.Name(sig))
-		return
-	}
-	jobControl := sig == unix.SIGTSTP || sig == unix.SIGTTIN || sig == unix.SIGTTOU
-	if jobControl && orphanedPgrp(r.ownPgrp) {
-		fg := r.tty.foreground()
-		if fg == r.ownPgrp {
-			if err := r.tty.setForeground(r.pid); err == nil {
-				r.gaveTTY, fg = true, r.pid
-			}
-		}
-		if sig == unix.SIGTSTP || fg == r.pid {
-			r.log("command stopped by %s, but contain's process group is orphaned (no job control): continuing it", signals.Name(sig))
-			r.signalGroup(unix.SIGCONT)
-			return
-		}
-		r.log("command stopped by %s and the terminal is not contain's to give", signals.Name(sig))
-		return
-	}
-	r.stopped = true
-	if r.tty.foreground() == r.pid {
-		if err := r.tty.setForeground(r.ownPgrp); err != nil {
-			r.log("cannot take the terminal back: %v", err)
-		}
-	}
-	r.log("command stopped by %s: stopping contain too", signals.Name(sig))
-	unix.Kill(r.self, selfStop(sig))
-}
-
 // orphanedPgrp reports whether process group pgrp (contain's) is orphaned:
 // no ancestor of contain outside the group is in the same session, so no
 // shell can resume it. The kernel looks at the parents of every member;
@@ -732,32 +694,4 @@ func orphanedPgrp(pgrp int) bool {
 		pid = ppid
 	}
 	return true
-}
-
-// resumed handles SIGCONT: after fg, contain is in the foreground again and
-// gives the terminal back to COMMAND; after bg it is not, and COMMAND goes
-// on in the background. Either way SIGCONT goes to the whole group.
-func (r *runner) resumed() {
-	if r.stopped && r.tty.foreground() == r.ownPgrp {
-		if err := r.tty.setForeground(r.pid); err != nil {
-			r.log("cannot give the terminal to the command: %v", err)
-		} else {
-			r.gaveTTY = true
-		}
-	}
-	r.stopped = false
-	r.log("received SIGCONT: forwarding it to the group")
-	r.signalGroup(unix.SIGCONT)
-}
-
-// restoreTerminal gives the terminal back to contain's own process group.
-func (r *runner) restoreTerminal() {
-	if r.tty == nil || !r.gaveTTY {
-		return
-	}
-	if fg := r.tty.foreground(); fg != r.ownPgrp && fg != -1 {
-		if err := r.tty.setForeground(r.ownPgrp); err != nil {
-			r.log("cannot give the terminal back: %v", err)
-		}
-	}
 }

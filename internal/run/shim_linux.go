@@ -193,7 +193,7 @@ func (r *runner) brief(s *shimProc, orders []byte, foreground bool) error {
 		return &StartError{Name: r.o.Args[0], Err: syscall.Errno(rec.A)}
 	case rec.Kind == shim.Started:
 		r.pid = int(rec.A)
-		r.gaveTTY = foreground
+		r.jc.started(foreground)
 		return nil
 	}
 	return fmt.Errorf("the shim said %+v", rec)

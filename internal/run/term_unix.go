@@ -36,3 +36,5 @@ func (t *terminal) foreground() int {
 }
 
 func (t *terminal) close() { unix.Close(t.fd) }
+
+func (t *terminal) ctty() int { return t.fd }
