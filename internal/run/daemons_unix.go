@@ -5,6 +5,7 @@ package run
 import (
 	"errors"
 	"slices"
+	"sync"
 
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/registry"
@@ -27,7 +28,7 @@ func daemonVerdict() func(p proc.Entry, parent *proc.Entry) track.Verdict {
 	buf := make([]byte, 0, 4096)
 	return func(p proc.Entry, parent *proc.Entry) track.Verdict {
 		m, err := proc.MarkOf(p.PID, buf)
-		if err != nil || m.Digest == emptyDigest {
+		if err != nil || m.Digest == emptyDigest() {
 			// Gone (the tracker forgets it), or in the middle of an exec,
 			// whose new environment is not there yet.
 			return track.Undecided
@@ -44,8 +45,9 @@ func daemonVerdict() func(p proc.Entry, parent *proc.Entry) track.Verdict {
 	}
 }
 
-// emptyDigest is the digest of an empty environment.
-var emptyDigest = proc.MarkOfEnv(nil).Digest
+// emptyDigest is the digest of an empty environment, computed when a
+// daemon is first judged (not at every start).
+var emptyDigest = sync.OnceValue(func() uint64 { return proc.MarkOfEnv(nil).Digest })
 
 // spare lets the processes the last scan released leave the group: out
 // of the cgroup, and out of what the guard and the shim would end.

@@ -150,7 +150,7 @@ func (r *runner) finishFacts() *Facts {
 	if n, ok := r.lim.sampledProcs(); ok && res.PeakProcesses == nil {
 		// One count: the process limit's (limits.pids.peak).
 		res.PeakProcesses = report.Ptr(max(n, 1))
-		res.Sources["peak_processes"] = "contain's counts for --pids, on every scan or sample while COMMAND ran and while the group was closed (" + limitPace + ")"
+		res.Sources["peak_processes"] = "contain's counts for --pids, on every scan or sample while COMMAND ran and while the group was closed (" + limitPace() + ")"
 	}
 	if res.PeakProcesses == nil {
 		if cg {

@@ -43,7 +43,9 @@ type limiter struct {
 var _ limit.Halter = (*limiter)(nil)
 
 // limitPace says how often contain samples what it holds itself.
-var limitPace = fmt.Sprintf("at least every %v, every %v while the tree grows", limit.Every, limit.Fast)
+func limitPace() string {
+	return fmt.Sprintf("at least every %v, every %v while the tree grows", limit.Every, limit.Fast)
+}
 
 // treeLimits is the runner's hold on the whole-tree limits: a *limiter
 // when one is asked (setLimits), noLimits otherwise (nolimits_unix.go),
