@@ -4,6 +4,7 @@ package containment_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -33,6 +34,31 @@ func ExampleGroup_Start() {
 	// Output:
 	// started
 	// wait: <nil>
+}
+
+// Wait says how a command ended, and which ended: the command (its code,
+// its signal, a timeout, a limit) or the copy that held it. Pid is the
+// command's own PID; cmd.Process is the copy.
+func ExampleGroup_Wait() {
+	g, err := containment.NewGroup(containment.Options{Originator: "EXAMPLE", Timeout: 200 * time.Millisecond})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer g.Close(context.Background())
+	cmd := exec.Command("sleep", "300")
+	if err := g.Start(cmd); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("the command's own PID:", g.Pid(cmd) != cmd.Process.Pid)
+	var ee *containment.ExitError
+	if err := g.Wait(cmd); errors.As(err, &ee) {
+		fmt.Println("timed out:", ee.TimedOut, "status:", ee.Status, "signal:", ee.Signal, "holder ended:", ee.HolderEnded)
+	}
+	// Output:
+	// the command's own PID: true
+	// timed out: true status: 124 signal: terminated holder ended: false
 }
 
 // Close ends what is still running, and with Options.Reports says what
