@@ -79,7 +79,7 @@ func (r *runner) spare(ps []proc.Entry) {
 		if err := r.guard.Release(p.PID, p.Start); err != nil {
 			r.log("cannot tell the crash guard to spare %d (%s): %v", p.PID, p.Comm, err)
 		}
-		r.releaseFromShim(p)
+		r.sys.releaseFromShim(p)
 		r.registerSpared(p)
 		r.noteSpared(p)
 	}

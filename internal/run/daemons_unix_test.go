@@ -41,6 +41,7 @@ func TestSpareEnded(t *testing.T) {
 	} {
 		var lines []string
 		r := &runner{grp: goneGroup{err: err}, guard: noGuard{}, lim: noLimits{}, log: func(f string, a ...any) { lines = append(lines, fmt.Sprintf(f, a...)) }}
+		r.sys = r
 		r.spare([]proc.Entry{{PID: pid, Start: start, Comm: "true"}})
 		all := strings.Join(lines, "\n")
 		if strings.Contains(all, "cannot move") || strings.Contains(all, "stays where it is") {

@@ -132,11 +132,11 @@ func (r *runner) finishFacts() *Facts {
 	defer rec.mu.Unlock()
 	if res.CPUUserSeconds == nil {
 		res.CPUUserSeconds, res.CPUSystemSeconds = report.Seconds(rec.usage.user), report.Seconds(rec.usage.system)
-		res.Sources["cpu"] = reapedSource(r.complete())
+		res.Sources["cpu"] = reapedSource(r.sys.complete())
 	}
 	if rec.usage.n > 0 {
 		res.MaxProcessRSSBytes = report.Ptr(rec.usage.maxRSS)
-		res.Sources["max_process_rss_bytes"] = reapedSource(r.complete())
+		res.Sources["max_process_rss_bytes"] = reapedSource(r.sys.complete())
 	} else {
 		res.Absent["max_process_rss_bytes"] = "contain reaped no process"
 	}

@@ -42,6 +42,9 @@ type osHooks interface {
 	startUnder(path string, foreground bool) (done bool, err error)
 	startAttr(attr *syscall.SysProcAttr)
 	startRefused(err error) bool
+	// forkCommand starts COMMAND (contain's own clone, else Go's fork)
+	// with attr; execErr: the error is the exec's.
+	forkCommand(path string, argv []string, attr *syscall.SysProcAttr) (pid int, err error, execErr bool)
 	// started finishes what the start began and returns the layers it
 	// adds.
 	started() []string

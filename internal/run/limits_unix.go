@@ -95,8 +95,8 @@ func (r *runner) setLimits() error {
 	l.Clock = cpuTime
 	r.lim = l
 	w := l.Watch()
-	r.kernelLimits(w)
-	if l.Throttling() && r.freezable() {
+	r.sys.kernelLimits(w)
+	if l.Throttling() && r.sys.freezable() {
 		w.Enforce(limit.CPUs, fmt.Sprintf("freezing the cgroup, sampled every %v", w.Every), false)
 	}
 	for _, k := range r.o.Limits.Asked() {
@@ -135,7 +135,7 @@ func (l *limiter) count(live []proc.Entry) {
 // known), without another scan.
 func (l *limiter) Halt(seen any) {
 	r := l.r
-	if r.freezable() && r.freeze(true) == nil {
+	if r.sys.freezable() && r.sys.freeze(true) == nil {
 		return
 	}
 	ms, _ := seen.([]member)
@@ -234,7 +234,7 @@ func (l *limiter) Kill(h limit.Hit, late bool) {
 func (l *limiter) Sample() limit.Sample {
 	r := l.r
 	s := limit.Sample{At: time.Now()}
-	if !r.sampleGroup(l, &s) {
+	if !r.sys.sampleGroup(l, &s) {
 		live, _ := r.scanAll()
 		buf := make([]byte, 1024)
 		for _, p := range live {
@@ -246,7 +246,7 @@ func (l *limiter) Sample() limit.Sample {
 			s.CPU += u.CPU + child
 			s.Procs++
 		}
-		s.CPU += time.Duration(l.reapedCPU.Load()) + r.shimReapedCPU()
+		s.CPU += time.Duration(l.reapedCPU.Load()) + r.sys.shimReapedCPU()
 	}
 	return s
 }
@@ -257,11 +257,11 @@ func (l *limiter) Pause(d time.Duration, done <-chan struct{}) bool {
 	r := l.r
 	// A halt for a limit meanwhile (a scan elsewhere found the tree past
 	// it) is not undone.
-	if r.freezable() {
-		if err := r.freeze(true); err == nil {
+	if r.sys.freezable() {
+		if err := r.sys.freeze(true); err == nil {
 			defer func() {
 				if !l.Halted() {
-					r.freeze(false)
+					r.sys.freeze(false)
 				}
 			}()
 			return sleepOr(d, done)

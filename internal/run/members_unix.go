@@ -125,8 +125,8 @@ func (r *runner) sendEach(sig syscall.Signal, name string, ms []member, ending b
 // process group may be gone).
 func (r *runner) still(sig syscall.Signal) (held []member, thaw func()) {
 	nothing := func() {}
-	if r.freezable() {
-		if r.freeze(true) != nil {
+	if r.sys.freezable() {
+		if r.sys.freeze(true) != nil {
 			return nil, nothing
 		}
 		// Every process frozen: none is in the middle of a fork whose
@@ -135,16 +135,16 @@ func (r *runner) still(sig syscall.Signal) (held []member, thaw func()) {
 		// was not always enough with a 150-process bomb under CI's
 		// load): sendGroup looks again for such a child in any case.
 		deadline := time.Now().Add(3 * time.Second)
-		for !r.frozen() && time.Now().Before(deadline) {
+		for !r.sys.frozen() && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 		}
-		if !r.frozen() {
+		if !r.sys.frozen() {
 			r.log("the tree was not frozen 3 s after it was asked to be: signalling it all the same")
 		}
 		return nil, func() {
 			// A tree halted for a limit stays stopped for its kill.
 			if !r.lim.halted() {
-				r.freeze(false)
+				r.sys.freeze(false)
 			}
 		}
 	}
@@ -204,7 +204,7 @@ func (r *runner) notNested(members []member) []member {
 // bomb those are the ones forking.
 func (r *runner) killGroup() {
 	var members []member
-	if r.freezable() {
+	if r.sys.freezable() {
 		members = r.members()
 	} else {
 		// No cgroup.kill to win the race for contain: the tree is
@@ -242,7 +242,7 @@ func (r *runner) anyLeft() bool {
 	select {
 	case <-r.noKids:
 	default:
-		if !r.onlySpared() {
+		if !r.sys.onlySpared() {
 			return true
 		}
 	}
@@ -255,7 +255,7 @@ func (r *runner) othersLeft() bool {
 	if r.grp.populated() {
 		return true
 	}
-	if r.complete() {
+	if r.sys.complete() {
 		return false
 	}
 	// A member read as a zombie may have forked after the scan listed the
@@ -285,7 +285,7 @@ func (r *runner) closeGroup() {
 	defer r.grp.remove()
 	// Nothing left is the common case: no child, and the cgroup (if any)
 	// can be removed, which only an empty group can.
-	if !r.more && r.grp.emptied() && (r.complete() || !r.othersLeft()) {
+	if !r.more && r.grp.emptied() && (r.sys.complete() || !r.othersLeft()) {
 		return
 	}
 	defer r.noteGone(nil)
@@ -378,7 +378,7 @@ const (
 func (r *runner) watch() (stop func()) {
 	// With --allow-daemons the scans also find the daemons to spare while
 	// COMMAND runs, cgroup or not: a process is judged as first seen.
-	if r.strong() && !r.o.AllowDaemons {
+	if r.sys.strong() && !r.o.AllowDaemons {
 		return func() {}
 	}
 	done, stopped := make(chan struct{}), make(chan struct{})

@@ -41,6 +41,7 @@ func Run(o Options) (Result, error) {
 	}
 	r := &runner{o: o, log: o.logger(), grp: noGroup{}, lim: noLimits{}, guard: noGuard{}, self: os.Getpid(), ownPgrp: unix.Getpgrp(),
 		events: make(chan waitEvent, 4), noKids: make(chan struct{})}
+	r.sys = r
 	return lifecycle(r, o.Limits.Any(), o.Started)
 }
 
@@ -87,6 +88,10 @@ type runner struct {
 	caughtAll bool           // the first subscription has signals.ForwardedLater already
 	events    chan waitEvent // from the reaper: COMMAND stopped or ended
 	noKids    chan struct{}  // closed by the reaper once contain has no child left
+
+	// sys is what the OS supplies (osHooks): the runner itself, where a
+	// test puts a fake.
+	sys osHooks
 
 	rec *recorder  // what the report says; nil: nothing is collected
 	lim treeLimits // the whole-tree limits: noLimits when none is asked
@@ -186,7 +191,7 @@ func (r *runner) prepare(undo *cleanups) ([]string, error) {
 // run contain run -d), then starts COMMAND.
 func (r *runner) start(*cleanups) (int, error) {
 	if r.o.AllowDaemons {
-		r.bindClaims()
+		r.sys.bindClaims()
 	}
 	if err := r.startCommand(); err != nil {
 		return 0, err
@@ -228,7 +233,7 @@ func (r *runner) prepareLayers(undo *cleanups) []string {
 		undo.add(g.Stop)
 		r.guard = withGuard{g}
 	}
-	layers := append([]string{"process group"}, r.setUp()...)
+	layers := append([]string{"process group"}, r.sys.setUp()...)
 	<-subscribed
 	return layers
 }
@@ -249,7 +254,7 @@ func (r *runner) begin(layers []string, undo *cleanups) {
 	// (--allow-daemons): the daemon leaves the cgroup, and the registry is
 	// where reap finds it.
 	r.track = track.New(r.self, r.pid, since, r.o.Tag)
-	if !r.strong() {
+	if !r.sys.strong() {
 		r.openRegistry()
 	}
 	undo.add(r.closeRegistry)
@@ -267,7 +272,7 @@ func (r *runner) begin(layers []string, undo *cleanups) {
 	} else {
 		layers = append(layers, "tracking")
 	}
-	layers = append(layers, r.started()...)
+	layers = append(layers, r.sys.started()...)
 	r.log("started %s as PID %d; containment: %s", r.o.Args[0], r.pid, strings.Join(layers, ", "))
 	r.rec.started(layers)
 }
@@ -289,7 +294,7 @@ func (r *runner) supervise() {
 	}
 	stopWatch := r.watch()
 	if r.o.AllowDaemons {
-		stopClaims := r.listenClaims()
+		stopClaims := r.sys.listenClaims()
 		defer stopClaims()
 	}
 	stopEnforce := r.lim.enforce()
@@ -334,7 +339,7 @@ func (r *runner) takeGuard() *guard.Guard {
 	if g == nil {
 		return nil
 	}
-	if err := r.guardable(); err != nil {
+	if err := r.sys.guardable(); err != nil {
 		r.log("%v: no crash guard (if contain is killed, run contain reap)", err)
 		g.Stop()
 		return nil
@@ -380,7 +385,7 @@ func (r *runner) startCommand() error {
 	// has already given the terminal to its own group, now gone.
 	foreground := r.jc.inForeground()
 	for {
-		if done, err := r.startUnder(path, foreground); done {
+		if done, err := r.sys.startUnder(path, foreground); done {
 			if err != nil && foreground {
 				r.jc.takeBack() // the shim's child may have taken it
 			}
@@ -390,8 +395,8 @@ func (r *runner) startCommand() error {
 		if foreground {
 			attr.Foreground, attr.Ctty = true, r.jc.tty.ctty()
 		}
-		r.startAttr(attr)
-		pid, err, execErr := r.forkCommand(path, argv, attr)
+		r.sys.startAttr(attr)
+		pid, err, execErr := r.sys.forkCommand(path, argv, attr)
 		if err != nil && attr.Foreground {
 			// The child may have taken the terminal before its exec
 			// failed: it goes back to contain's group.
@@ -403,7 +408,7 @@ func (r *runner) startCommand() error {
 			path, argv = binSh, append([]string{binSh, path}, r.o.Args[1:]...)
 			continue
 		}
-		if err != nil && !execErr && r.startRefused(err) {
+		if err != nil && !execErr && r.sys.startRefused(err) {
 			continue
 		}
 		if err != nil {
@@ -475,7 +480,7 @@ func (r *runner) reap() {
 		if commandDone && r.o.AllowDaemons {
 			flags |= unix.WNOHANG
 		}
-		wpid, name, err := r.reapWait(&ws, flags, &ru)
+		wpid, name, err := r.sys.reapWait(&ws, flags, &ru)
 		if err == nil && wpid > 0 && !proc.StoppedStatus(ws) {
 			r.reapedOne(wpid, ws, &ru)
 		}
@@ -484,7 +489,7 @@ func (r *runner) reap() {
 		case err != nil: // ECHILD
 			return
 		case wpid == 0: // WNOHANG: none has ended
-			if r.onlySpared() {
+			if r.sys.onlySpared() {
 				return
 			}
 			if poll == nil {
@@ -505,7 +510,7 @@ func (r *runner) reap() {
 				return
 			}
 			commandDone = true
-		case r.shimEnded(wpid, ws):
+		case r.sys.shimEnded(wpid, ws):
 			// COMMAND was the shim's child: what contain has now are the
 			// orphans the shim left it, spared daemons among them.
 			commandDone = true
@@ -529,7 +534,7 @@ func (r *runner) endGuardEarly() {
 		r.o.Limits.Any() || r.o.OnTimeout != "" {
 		return
 	}
-	if r.removeEmptyGroup() {
+	if r.sys.removeEmptyGroup() {
 		r.guard.Kill()
 	}
 }
@@ -545,7 +550,7 @@ func (r *runner) reapedOne(pid int, ws unix.WaitStatus, ru *unix.Rusage) {
 func (r *runner) reapReady() (alive bool) {
 	var name string
 	return proc.ReapEnded(func(ws *unix.WaitStatus, ru *unix.Rusage) (pid int, err error) {
-		pid, name, err = r.reapWait(ws, unix.WNOHANG, ru)
+		pid, name, err = r.sys.reapWait(ws, unix.WNOHANG, ru)
 		return pid, err
 	}, func(pid int, ws unix.WaitStatus, ru *unix.Rusage) {
 		r.reapedOne(pid, ws, ru)

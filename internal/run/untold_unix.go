@@ -24,7 +24,7 @@ import (
 // leftovers" stand for what contain could not see. They are not ended:
 // nothing says they are the session's.
 func (r *runner) noteUntold() {
-	if r.complete() || r.track == nil || r.rec == nil && r.o.Log == nil {
+	if r.sys.complete() || r.track == nil || r.rec == nil && r.o.Log == nil {
 		return
 	}
 	found, unsettled, err := r.scanUntold()
