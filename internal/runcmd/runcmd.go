@@ -167,10 +167,7 @@ func spec(c parsedOptions, prepared *run.Prepared, args []string) (run.Spec, err
 	if c.cmd == "run" && !c.IsSet("timeout") && len(args) > 1 {
 		s.Explain = func(err error) error { return timeoutHabit(err, args) }
 	}
-	if err := s.Check(); err != nil {
-		return s, &status.Error{Code: status.Failed, Err: err}
-	}
-	return s, nil
+	return s, nil // its values are checked by run.Execute (Spec.Check)
 }
 
 // runParsed runs `contain run` with its options parsed and args the
