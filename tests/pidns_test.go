@@ -78,10 +78,45 @@ func inNamespace(t *testing.T, o runOpts, script string) *exec.Cmd {
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
 	t.Cleanup(func() {
+		// The namespace, read while unshare lives: its init's end kills
+		// every process of it, a contain run's crash guard included,
+		// which leaves that run's cgroup (contain-PID-nsINODE) behind,
+		// empty. It is removed here, as the test made it.
+		ns, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid_for_children", cmd.Process.Pid))
 		cmd.Process.Kill()
 		<-done
+		removeNamespaceCgroups(t, ns)
 	})
 	return cmd
+}
+
+// removeNamespaceCgroups removes the cgroups that contain runs of PID
+// namespace ns ("pid:[INODE]") made beside the tests' own and left when
+// the namespace was killed, once they are empty (a few seconds at most).
+func removeNamespaceCgroups(t *testing.T, ns string) {
+	inode, ok := strings.CutPrefix(ns, "pid:[")
+	inode, ok2 := strings.CutSuffix(inode, "]")
+	own := ownCgroupDir()
+	if !ok || !ok2 || own == "" {
+		return
+	}
+	var dirs []string
+	for _, d := range []string{own, filepath.Dir(own)} {
+		m, _ := filepath.Glob(filepath.Join(d, "contain-*-ns"+inode))
+		dirs = append(dirs, m...)
+	}
+	for _, d := range dirs {
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			err := os.Remove(d)
+			if err == nil || os.IsNotExist(err) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("the cgroup %s a run of the test's namespace made is still there: %v", d, err)
+				break
+			}
+		}
+	}
 }
 
 // readFileWait waits for dir/name to hold a line, and returns it.
