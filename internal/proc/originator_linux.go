@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -77,7 +78,7 @@ func Unseen(pid int) string {
 		return hiddenUnseen(err)
 	}
 	_, _, err = ReadTag(pid, nil)
-	if err == nil || Gone(err) {
+	if err == nil || Gone(err) || errors.Is(err, ErrNoEnviron) {
 		return ""
 	}
 	owner := ""

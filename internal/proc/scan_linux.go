@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"syscall"
@@ -76,12 +77,20 @@ func Scan() ([]Entry, error) {
 	return out, nil
 }
 
+// ErrNoEnviron: a process's environment read empty, as a kernel thread's
+// is, or a process's in the middle of its exec (the new image's not yet
+// set up): nothing to say of its tag yet; read it again later.
+var ErrNoEnviron = errors.New("its environment is empty (a kernel thread, or a process in the middle of its exec)")
+
 // ReadTag reads the tag of pid: ok is false when its environment cannot
 // be read or holds none.
 func ReadTag(pid int, buf []byte) (value string, ok bool, err error) {
 	env, err := FS.Environ(pid, buf)
 	if err != nil {
 		return "", false, err
+	}
+	if len(env) == 0 {
+		return "", false, ErrNoEnviron
 	}
 	value, ok = procfs.Getenv(env, tag.Var)
 	return value, ok, nil

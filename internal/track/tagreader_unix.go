@@ -3,6 +3,8 @@
 package track
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 
 	"github.com/contain-cli/contain/internal/proc"
@@ -20,8 +22,10 @@ func TagReader(value string) func(int) TagRead {
 	return func(pid int) TagRead {
 		v, ok, err := proc.ReadTag(pid, nil)
 		switch {
+		case errors.Is(err, fs.ErrPermission):
+			return TagOther // another user's: final
 		case err != nil:
-			return TagUnknown
+			return TagUnknown // asked again at the next scan
 		case ok && v == value:
 			if owner, err := proc.UIDOf(pid); err != nil {
 				return TagUnknown

@@ -512,9 +512,16 @@ func (t *Tracker) tagged(p *proc.Entry) bool {
 	if ours, ok := t.tags[id]; ok {
 		return ours
 	}
-	// Unknown (hidden, denied, gone) stays unknown: a process of another
-	// user is not read again at every scan.
-	ours := t.TagOf(p.PID) == TagOurs
+	// Unknown is asked again at the next scan: an environment read in
+	// the middle of an exec is empty, and the process, a member, would
+	// else never be (a nohup'd sleep escaped so, once in a busy run). A
+	// kernel thread's, empty for good, and another user's (TagOther) are
+	// final.
+	r := t.TagOf(p.PID)
+	if r == TagUnknown && p.PID != 2 && p.PPID != 2 {
+		return false
+	}
+	ours := r == TagOurs
 	t.tags[id] = ours
 	return ours
 }
