@@ -1,6 +1,7 @@
 package containment
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -107,7 +108,6 @@ type Group struct {
 // before).
 type heldCopy struct {
 	stop    *os.File
-	cmd     *exec.Cmd
 	started chan struct{}
 	done    chan struct{}
 	pid     int
@@ -269,7 +269,7 @@ func (g *Group) start(cmd *exec.Cmd, detached bool) (int, error) {
 		// its end says the rest.
 		nosigpipe.Pipe(stopW).Write(spec)
 	}
-	m := &heldCopy{stop: stopW, cmd: cmd, started: make(chan struct{}), done: make(chan struct{})}
+	m := &heldCopy{stop: stopW, started: make(chan struct{}), done: make(chan struct{})}
 	held.Store(m, true)
 	if !detached {
 		g.mu.Lock()
@@ -316,7 +316,7 @@ func (g *Group) listen(m *heldCopy, r *os.File) {
 		}
 	}
 	defer started()
-	br := frameReader(r)
+	br := bufio.NewReader(r)
 	for {
 		kind, b, err := readFrame(br)
 		if err != nil {

@@ -1,6 +1,7 @@
 package containment
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -137,7 +138,7 @@ func TestWire(t *testing.T) {
 	w := &frameWriter{w: &b}
 	fmt.Fprint(w.lines(), "contain: one\ncontain: two\n")
 	w.send(frameStarted, []byte("123"))
-	r := frameReader(&b)
+	r := bufio.NewReader(&b)
 	for _, want := range []struct {
 		kind byte
 		text string

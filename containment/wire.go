@@ -1,7 +1,6 @@
 package containment
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -135,6 +134,3 @@ func splitLines(b []byte) [][]byte {
 	}
 	return out
 }
-
-// frameReader reads the copy's frames, buffered.
-func frameReader(r io.Reader) io.Reader { return bufio.NewReader(r) }

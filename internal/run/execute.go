@@ -136,15 +136,12 @@ func (s *Spec) options(stderr io.Writer) (Options, error) {
 	}
 	o.Env = tag.SetEnv(env, tag.DaemonVar, daemon)
 	if s.Verbose {
-		prefix := s.LogPrefix
-		if prefix == "" {
-			// Inside another session (a nested contain run, a tool that
-			// tags its processes), every line names this contain:
-			// whose "done:" is whose must be plain.
-			prefix = "contain: "
-			if os.Getenv(tag.Var) != "" {
-				prefix = fmt.Sprintf("contain[%d]: ", os.Getpid())
-			}
+		// Inside another session (a nested contain run, a tool that tags
+		// its processes), every line names this contain: whose "done:" is
+		// whose must be plain.
+		prefix := "contain: "
+		if os.Getenv(tag.Var) != "" {
+			prefix = fmt.Sprintf("contain[%d]: ", os.Getpid())
 		}
 		w := s.Log
 		if w == nil {

@@ -102,13 +102,6 @@ type LimitEnd struct {
 	Message string // "memory limit 100 MiB exceeded: ...", for stderr
 }
 
-// endBy records that limit k was exceeded, what was done (action), and
-// what the tree was seen doing (what): the LimitEnd that says so.
-func endBy(w *limit.Watch, k limit.Kind, action, what string) *LimitEnd {
-	w.Hit(k, action)
-	return &LimitEnd{Kind: k, Message: w.Message(k, what)}
-}
-
 // Killed reports whether the limit killed the tree (memory, processes):
 // contain then exits 137, as Docker does for an OOM kill. A CPU time
 // limit ends the run as the timeout does.

@@ -70,9 +70,8 @@ type Spec struct {
 	// Started is told COMMAND's PID once it runs (nil: nobody).
 	Started func(pid int) `wire:"-"`
 	// Log receives the lines -v says, each ended by a newline (nil:
-	// stderr); LogPrefix names contain in them ("contain: " when "").
-	Log       io.Writer `wire:"-"`
-	LogPrefix string    `wire:"-"`
+	// stderr).
+	Log io.Writer `wire:"-"`
 	// Explain may add to the error of a COMMAND that was not found (a
 	// hint for a habit of the face's users); nil: nothing.
 	Explain func(err error) error `wire:"-"`
