@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/contain-cli/contain/internal/account"
 	"github.com/contain-cli/contain/internal/cgroup"
 	"github.com/contain-cli/contain/internal/entry"
 	"github.com/contain-cli/contain/internal/layers"
@@ -766,7 +767,6 @@ func Reap(o Orders, pid int, grace time.Duration, log func(string, ...any), stat
 	if o.Shim.PID != 0 {
 		tr.Adopt(o.Shim.PID, o.Shim.Start)
 	}
-	began := time.Now()
 	// COMMAND has been sent its timeout signal (-s) as contain died: by
 	// the kernel (Pdeathsig), or by the shim, or, on macOS, by the guard
 	// now. It is left the grace period to act on that signal alone; the
@@ -809,7 +809,7 @@ func Reap(o Orders, pid int, grace time.Duration, log func(string, ...any), stat
 	// After the shim, whose own report has every process it ended, the
 	// guard's replaces it only when the guard found something more.
 	if o.Report != nil && (o.Shim.PID == 0 || len(r.Processes) > 0 || len(r.Cgroups) > 0) {
-		rep := guardedReport(o, pid, began, r, accounted, statusOf)
+		rep := guardedReport(o, pid, r, accounted, statusOf)
 		if err := report.Write(o.Report.Path, rep, os.Stderr); err != nil {
 			text.Fprintf(os.Stderr, "contain: guard: cannot write the report: %v\n", err)
 		}
@@ -831,14 +831,11 @@ func commandSignal(o Orders, log func(string, ...any)) {
 
 // guardedReport is the report of a run whose contain died: what the guard
 // found and did; what only contain knew is absent, with the reason.
-func guardedReport(o Orders, pid int, began time.Time, rr reap.Report, accounted *report.Resources, statusOf func(int) (unix.WaitStatus, bool)) *report.Report {
+func guardedReport(o Orders, pid int, rr reap.Report, accounted *report.Resources, statusOf func(int) (unix.WaitStatus, bool)) *report.Report {
 	const onlyContainKnew = "contain was killed: only it knew"
-	r := report.New(cmp.Or(o.Writer, "guard"))
-	r.Command, r.ContainPID, r.Tag = o.Report.Command, pid, o.Value
-	r.Started, r.Ended = report.Time{Time: o.Report.Started}, report.Time{Time: time.Now()}
-	r.WallSeconds = r.Ended.Sub(o.Report.Started).Seconds()
-	r.Absent = map[string]string{"containment": onlyContainKnew + " the layers it had"}
-	r.Ending.Absent = map[string]string{
+	a := account.Run{WrittenBy: cmp.Or(o.Writer, "guard"), Command: o.Report.Command, ContainPID: pid, Tag: o.Value,
+		Absent: map[string]string{"containment": onlyContainKnew + " the layers it had"}}
+	a.Ending.Absent = map[string]string{
 		"exit_code":            onlyContainKnew + " how COMMAND ended, if it had",
 		"contain_exit_status":  "contain was killed",
 		"timed_out":            onlyContainKnew + " whether the timeout had fired",
@@ -850,31 +847,35 @@ func guardedReport(o Orders, pid int, began time.Time, rr reap.Report, accounted
 		switch {
 		case ws.Exited():
 			code := ws.ExitStatus()
-			r.Ending.ExitCode = &code
-			delete(r.Ending.Absent, "exit_code")
+			a.Ending.ExitCode = &code
+			delete(a.Ending.Absent, "exit_code")
 		case ws.Signaled():
-			r.Ending.Signal = signals.Name(ws.Signal())
-			delete(r.Ending.Absent, "exit_code")
+			a.Ending.Signal = signals.Name(ws.Signal())
+			delete(a.Ending.Absent, "exit_code")
 		}
 	}
+	f := &account.Facts{Started: o.Report.Started, Ended: time.Now()}
+	a.Facts = f
+	r := &f.Resources
+	*r = report.Resources{Sources: map[string]string{}}
 	if accounted != nil {
-		r.Resources = *accounted
+		*r = *accounted
 	}
-	r.Resources.Absent = map[string]string{}
-	for f, known := range map[string]bool{
-		"cpu_user_seconds": r.Resources.CPUUserSeconds != nil, "cpu_system_seconds": r.Resources.CPUSystemSeconds != nil,
-		"peak_memory_bytes": r.Resources.PeakMemoryBytes != nil, "peak_processes": r.Resources.PeakProcesses != nil,
-		"io_read_bytes": r.Resources.IOReadBytes != nil, "io_write_bytes": r.Resources.IOWriteBytes != nil,
+	r.Absent = map[string]string{}
+	for field, known := range map[string]bool{
+		"cpu_user_seconds": r.CPUUserSeconds != nil, "cpu_system_seconds": r.CPUSystemSeconds != nil,
+		"peak_memory_bytes": r.PeakMemoryBytes != nil, "peak_processes": r.PeakProcesses != nil,
+		"io_read_bytes": r.IOReadBytes != nil, "io_write_bytes": r.IOWriteBytes != nil,
 		"max_process_rss_bytes": false,
 	} {
 		switch {
 		case known:
-		case accounted != nil && f != "max_process_rss_bytes":
-			r.Resources.Absent[f] = "its controller is not enabled in contain's cgroup"
+		case accounted != nil && field != "max_process_rss_bytes":
+			r.Absent[field] = "its controller is not enabled in contain's cgroup"
 		case accounted != nil:
-			r.Resources.Absent[f] = "the crash guard reaps none of the session's processes: no rusage"
+			r.Absent[field] = "the crash guard reaps none of the session's processes: no rusage"
 		default:
-			r.Resources.Absent[f] = "no cgroup: the crash guard, no parent of the session's processes, has no accounting of them"
+			r.Absent[field] = "no cgroup: the crash guard, no parent of the session's processes, has no accounting of them"
 		}
 	}
 	for _, p := range rr.Processes {
@@ -929,12 +930,12 @@ func guardedReport(o Orders, pid int, began time.Time, rr reap.Report, accounted
 		if p.Started.IsZero() {
 			l.Absent["started"] = "it ended before the guard could read it"
 		}
-		r.Leftovers = append(r.Leftovers, l)
+		f.Leftovers = append(f.Leftovers, l)
 		if sent != "" {
-			r.EndedByContain = append(r.EndedByContain, crashEnded(l, sent, p.PID == o.Pgrp))
+			f.EndedByContain = append(f.EndedByContain, crashEnded(l, sent, p.PID == o.Pgrp))
 		}
 	}
-	return r
+	return account.Build(a)
 }
 
 // crashEnded is a process the guard (or the shim) ended after contain

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/contain-cli/contain/internal/account"
 	"github.com/contain-cli/contain/internal/layers"
 	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/internal/status"
@@ -178,14 +179,13 @@ func (s *Spec) finish(o Options, began time.Time, res *Result, out Outcome, stde
 	return r
 }
 
-// BuildReport puts together what contain knows of the run: the one
-// report builder of contain run and the library.
+// BuildReport is the report of the run: how it ended (out), what it
+// measured (res, nil when COMMAND did not start), laid out by the one
+// builder of every report (account.Build).
 func BuildReport(o Options, began time.Time, res *Result, out Outcome) *report.Report {
-	r := report.New("contain")
-	r.Command, r.ContainPID, r.Tag = o.Args, os.Getpid(), o.Tag
-	r.Started, r.Ended = report.Time{Time: began}, report.Time{Time: time.Now()}
-	r.Absent = map[string]string{}
-	e := &r.Ending
+	a := account.Run{WrittenBy: "contain", Command: o.Args, ContainPID: os.Getpid(), Tag: o.Tag, Began: began,
+		NoFacts: "nothing ran inside contain's group"}
+	e := &a.Ending
 	e.Absent = map[string]string{}
 	e.ContainExitStatus = report.Ptr(out.Status)
 	if out.Signal != 0 {
@@ -203,38 +203,16 @@ func BuildReport(o Options, began time.Time, res *Result, out Outcome) *report.R
 	}
 	if res != nil && !o.Detach {
 		e.TimedOut = report.Ptr(res.TimedOut)
-		r.Limits = res.Limits.Report()
+		a.Limits = res.Limits.Report()
 	}
-	f := (*Facts)(nil)
 	if res != nil {
-		f = res.Facts
+		a.Facts = res.Facts
 	}
-	if f == nil {
-		why := "nothing ran inside contain's group"
-		r.Absent["resources"], r.Absent["leftovers"], r.Absent["containment"] = why, why, why
-		r.WallSeconds = r.Ended.Sub(began).Seconds()
-		r.Resources.Absent = map[string]string{"all": why}
-		return r
+	if f := a.Facts; f != nil {
+		e.KilledAfterTimeout = report.Ptr(f.KilledAfterTimeout)
+		e.ToldToStop = f.ToldToStop
 	}
-	r.Started, r.Ended = report.Time{Time: f.Started}, report.Time{Time: f.Ended}
-	r.WallSeconds = f.Ended.Sub(f.Started).Seconds()
-	e.KilledAfterTimeout = report.Ptr(f.KilledAfterTimeout)
-	e.ToldToStop = f.ToldToStop
-	r.Containment = f.Layers
-	r.Resources = f.Resources
-	r.Leftovers = append(r.Leftovers, f.Leftovers...)
-	r.Untold, r.ContainmentFailure = f.Untold, f.ContainmentFailure
-	r.EndedByContain = append(r.EndedByContain, f.EndedByContain...)
-	if len(r.Absent) == 0 {
-		r.Absent = nil
-	}
-	if len(e.Absent) == 0 {
-		e.Absent = nil
-	}
-	if len(r.Resources.Absent) == 0 {
-		r.Resources.Absent = nil
-	}
-	return r
+	return account.Build(a)
 }
 
 // exitStatus maps how COMMAND ended to contain's status, as GNU timeout

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/contain-cli/contain/internal/account"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/report"
 )
@@ -107,7 +108,7 @@ func (r *runner) noteGone(live []member) {
 // finishFacts completes the facts once the group is closed: a process
 // ended by its wait status where contain reaped it, else by the last
 // signal contain sent it.
-func (r *runner) finishFacts() *Facts {
+func (r *runner) finishFacts() *account.Facts {
 	rec := r.rec
 	f := rec.finish(func(l *leftover) string {
 		ws, reaped := rec.reaped[l.id.PID]

@@ -12,9 +12,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/contain-cli/contain/internal/account"
 	"github.com/contain-cli/contain/internal/hook"
 	"github.com/contain-cli/contain/internal/limit"
-	"github.com/contain-cli/contain/report"
 )
 
 // Logger receives what --verbose prints; it is never nil inside Run.
@@ -59,28 +59,6 @@ type Options struct {
 	Prepared *Prepared
 }
 
-// Facts are what a run measured and saw, for the report.
-type Facts struct {
-	Started      time.Time // COMMAND started
-	CommandEnded time.Time
-	Ended        time.Time // the group was closed
-	Layers       []string
-	Resources    report.Resources
-	Leftovers    []report.Leftover
-	// Untold: the processes that tracking alone could not tell
-	// (report.Untold); ContainmentFailure: what broke containment.
-	Untold             []report.Untold
-	ContainmentFailure string
-	// EndedByContain are the processes contain ended (see
-	// report.Report.EndedByContain).
-	EndedByContain []report.Ended
-	// KilledAfterTimeout: --kill-after's SIGKILL was sent.
-	KilledAfterTimeout bool
-	// ToldToStop names the signal (or Windows console event) that told
-	// contain to stop, if one did.
-	ToldToStop string
-}
-
 // Result tells how COMMAND ended.
 type Result struct {
 	Pid      int  // COMMAND's PID
@@ -88,8 +66,8 @@ type Result struct {
 	Code     int
 	Signaled bool // COMMAND was killed by Signal
 	Signal   syscall.Signal
-	TimedOut bool   // the timeout fired before COMMAND ended
-	Facts    *Facts // with RunOptions.Collect, where the OS's runner gathers them
+	TimedOut bool           // the timeout fired before COMMAND ended
+	Facts    *account.Facts // with RunOptions.Collect, where the OS's runner gathers them
 	// Limit tells that a limit ended the run (nil: none did); Limits is
 	// the account of every limit asked for (nil: none was).
 	Limit  *LimitEnd

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/contain-cli/contain/internal/account"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/report"
 )
@@ -19,7 +20,7 @@ import (
 // A nil recorder records nothing: each of its methods does nothing then,
 // and nothing that costs anything is read.
 type recorder struct {
-	facts      Facts
+	facts      account.Facts
 	mu         sync.Mutex
 	left       []*leftover // alive when COMMAND ended
 	ended      []*ending   // signalled by contain to end them
@@ -171,7 +172,7 @@ func (rec *recorder) gone(ended func(*leftover) bool) {
 // that is gone ended (leftEnded), how each process contain ended did
 // (endedBy, which says "still running" for one that lives), and the
 // moment. It returns the facts.
-func (rec *recorder) finish(leftEnded func(*leftover) string, endedBy func(*ending) string) *Facts {
+func (rec *recorder) finish(leftEnded func(*leftover) string, endedBy func(*ending) string) *account.Facts {
 	if rec == nil {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/windows"
 
+	"github.com/contain-cli/contain/internal/account"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/report"
 )
@@ -175,7 +176,7 @@ func exitCode(h windows.Handle) uint32 {
 // job is closed: a leftover ended by what contain did last before it was
 // seen gone, else by its exit code; a process contain ended by the
 // event's name, then its exit code, or TerminateJobObject.
-func (r *winRunner) finishFacts() *Facts {
+func (r *winRunner) finishFacts() *account.Facts {
 	rec := r.rec
 	if rec == nil {
 		return nil
