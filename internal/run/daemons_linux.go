@@ -1,21 +1,15 @@
 package run
 
 import (
-	"fmt"
 	"slices"
 
-	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
-	"github.com/contain-cli/contain/internal/shim"
 )
 
 // releaseFromShim tells the shim that p left the session: it no longer
 // waits for it, nor ends it should contain die.
 func (r *runner) releaseFromShim(p proc.Entry) {
-	if r.shim == nil || r.shim.keeper { // the keeper serves no --allow-daemons
-		return
-	}
-	if _, err := fmt.Fprintf(nosigpipe.Writer(r.shim.orders), "%s %d %d\n", shim.Release, p.PID, p.Start); err != nil {
+	if err := r.shim.Spare(p.PID, p.Start); err != nil {
 		r.log("cannot tell the shim to spare %d (%s): %v", p.PID, p.Comm, err)
 	}
 }

@@ -40,7 +40,7 @@ func TestSpareEnded(t *testing.T) {
 		fmt.Errorf("%w (open /proc/%d/cgroup: no such file or directory)", errNotInGroup, pid),
 	} {
 		var lines []string
-		r := &runner{grp: goneGroup{err: err}, guard: noGuard{}, lim: noLimits{}, log: func(f string, a ...any) { lines = append(lines, fmt.Sprintf(f, a...)) }}
+		r := &runner{grp: goneGroup{err: err}, guard: noGuard{}, shim: noShim{}, lim: noLimits{}, log: func(f string, a ...any) { lines = append(lines, fmt.Sprintf(f, a...)) }}
 		r.sys = r
 		r.spare([]proc.Entry{{PID: pid, Start: start, Comm: "true"}})
 		all := strings.Join(lines, "\n")

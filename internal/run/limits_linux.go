@@ -173,7 +173,7 @@ func (r *runner) ours(pid int) bool {
 		return true
 	case pid == r.guard.PID():
 		return true
-	case r.o.Prepared != nil && r.o.Prepared.shim != nil && pid == r.o.Prepared.shim.pid:
+	case pid == r.o.Prepared.shimPID():
 		return true
 	}
 	return false
@@ -225,13 +225,7 @@ func (r *runner) sampleGroup(l *limiter, s *limit.Sample) bool {
 
 // shimReapedCPU is the CPU time of the processes the shim reaped (its
 // children's, in its own stat).
-func (r *runner) shimReapedCPU() time.Duration {
-	if r.shim == nil {
-		return 0
-	}
-	_, child, _ := proc.UsageOf(r.shim.pid, nil)
-	return child
-}
+func (r *runner) shimReapedCPU() time.Duration { return r.shim.ReapedCPU() }
 
 // kernelEvents reads, once COMMAND has ended and before the cgroup goes,
 // what the kernel did of the limits it held: the peaks, OOM kills for the

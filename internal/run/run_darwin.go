@@ -26,6 +26,12 @@ type preparedOS struct{}
 func (p *Prepared) prepareShim() {}
 func (p *Prepared) dropShim()    {}
 
+// shimLink: the runner's shim is noShim on macOS, where there is none.
+type shimLink = noShim
+
+// noShim is no shim.
+type noShim struct{}
+
 // started: macOS has no shim. A subreaper is what makes one worth its
 // start: XNU re-parents every orphan to launchd, whatever its ancestors.
 func (r *runner) started() []string { return nil }

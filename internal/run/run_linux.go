@@ -13,21 +13,21 @@ import (
 	"github.com/contain-cli/contain/internal/layers"
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/scope"
+	"github.com/contain-cli/contain/internal/shim"
 )
 
 // runnerOS is what a run holds on Linux: the cgroup, and how the reaper
 // waits.
 type runnerOS struct {
-	cg        *cgroupGroup // also the run's group; nil: none
-	cgPlan    *cgroup.Plan // where it is made (planLayers)
-	cgPlanErr error
-	subreaper bool
-	waitFlags int                   // WNOTHREAD: the guard, a child of another thread, is not waited for
-	shim      *shimProc             // the subreaper between contain and COMMAND, where there is no cgroup
-	noShim    bool                  // the shim could not be started
-	shimLost  bool                  // the shim ended before COMMAND: tracking alone holds the session
-	limitWhy  map[limit.Kind]string // why the kernel does not hold a limit
-	scope     *scope.Scope          // the systemd scope contain moved into for the limits; nil: none
+	cg         *cgroupGroup // also the run's group; nil: none
+	cgPlan     *cgroup.Plan // where it is made (planLayers)
+	cgPlanErr  error
+	subreaper  bool
+	waitFlags  int                   // WNOTHREAD: the guard, a child of another thread, is not waited for
+	shimFailed bool                  // the shim could not be started
+	shimLost   bool                  // the shim ended before COMMAND: tracking alone holds the session
+	limitWhy   map[limit.Kind]string // why the kernel does not hold a limit
+	scope      *scope.Scope          // the systemd scope contain moved into for the limits; nil: none
 	// claimLn is the claim socket, bound before COMMAND starts (with
 	// --allow-daemons); claimErr, why it could not be.
 	claimLn  *os.File
@@ -99,26 +99,36 @@ func (r *runner) strong() bool { return r.cg != nil && !r.cg.gone }
 
 // complete reports whether contain's children and the cgroup alone hold
 // every process of the group: with a cgroup, or as subreaper.
-func (r *runner) complete() bool { return r.strong() || r.subreaper || r.shim != nil && !r.shimLost }
+func (r *runner) complete() bool {
+	return r.strong() || r.subreaper || r.shim.PID() != 0 && !r.shimLost
+}
 
 // useShim reports whether COMMAND is to be started under the shim: where
 // no cgroup holds the session, and contain's main runs (only contain's
 // binary can be the shim).
 func (r *runner) useShim() bool {
-	return r.cg == nil && r.o.Prepared != nil && !r.noShim && !layers.Disabled("shim")
+	return r.cg == nil && r.o.Prepared != nil && !r.shimFailed && !layers.Disabled("shim")
 }
 
 // started finishes what the start began: the shim is adopted by the
 // tracker (its children are members, never it), and its reports are
 // relayed. It returns the layers it adds.
 func (r *runner) started() []string {
-	if r.shim == nil {
-		return nil
+	s := r.shim.ID()
+	if s.PID == 0 {
+		return nil // no shim
 	}
-	r.track.Adopt(r.shim.pid, r.shim.start)
-	go r.relay()
-	go r.watchShim()
-	r.log("shim: PID %d, a subreaper above COMMAND that outlives contain", r.shim.pid)
+	r.track.Adopt(s.PID, s.Start)
+	// Its records are what contain's reaper would have seen had COMMAND
+	// been its child: COMMAND's stops and end go to the main loop, the
+	// others' ends to the report.
+	go r.shim.Relay(shim.Receiver{
+		Stopped: func(ws unix.WaitStatus) { r.events <- waitEvent{status: ws} },
+		Exited:  func(ws unix.WaitStatus, more bool) { r.events <- waitEvent{status: ws, more: more} },
+		Reaped:  func(pid int, ws unix.WaitStatus) { r.reapedOne(pid, ws, nil) },
+	})
+	go r.shim.Watch(r.pid, r.adopted)
+	r.log("shim: PID %d, a subreaper above COMMAND that outlives contain", s.PID)
 	return []string{"shim"}
 }
 
@@ -138,16 +148,6 @@ func (r *runner) removeEmptyGroup() bool {
 		return false
 	}
 	r.cg.early.Store(true)
-	return true
-}
-
-// shimEnded reports whether wpid, just reaped, was the shim, and handles
-// its end.
-func (r *runner) shimEnded(wpid int, ws unix.WaitStatus) bool {
-	if r.shim == nil || wpid != r.shim.pid {
-		return false
-	}
-	r.shimGone(ws)
 	return true
 }
 
@@ -174,16 +174,15 @@ func (r *runner) startUnder(path string, foreground bool) (done bool, err error)
 			return true, err
 		}
 		r.log("cannot start the shim: %v (starting COMMAND without it)", err)
-		if r.shim != nil {
-			r.shim.orders.Close()
-			unix.Kill(r.shim.pid, unix.SIGKILL) // a child not yet waited for
+		if r.shim.PID() != 0 {
+			r.shim.Kill()
 			// The guard was told of it: it is told there is none, so
 			// that it sends COMMAND its signal itself should contain die.
 			if err := r.guard.Shim(0, 0); err != nil {
 				r.log("cannot tell the crash guard of the shim: %v", err)
 			}
 		}
-		r.shim, r.noShim = nil, true
+		r.shim, r.shimFailed = noShim{}, true
 	}
 	r.o.Prepared.dropShim() // started early for nothing: there is a cgroup
 	return false, nil

@@ -39,7 +39,7 @@ func Run(o Options) (Result, error) {
 	if o.Detach {
 		return runDetached(o)
 	}
-	r := &runner{o: o, log: o.logger(), grp: noGroup{}, lim: noLimits{}, guard: noGuard{}, self: os.Getpid(), ownPgrp: unix.Getpgrp(),
+	r := &runner{o: o, log: o.logger(), grp: noGroup{}, lim: noLimits{}, guard: noGuard{}, shim: noShim{}, self: os.Getpid(), ownPgrp: unix.Getpgrp(),
 		events: make(chan waitEvent, 4), noKids: make(chan struct{})}
 	r.sys = r
 	return lifecycle(r, o.Limits.Any(), o.Started)
@@ -58,6 +58,7 @@ type runner struct {
 
 	grp   group              // the kernel's hold on the session (noGroup: none)
 	guard crashGuard         // the crash guard, a child of contain but no member of the group; noGuard: none
+	shim  shimLink           // the subreaper between contain and COMMAND, where there is no cgroup (Linux); noShim: none
 	reg   *registry.Registry // the session's members for contain reap, without a cgroup, and the daemons it spared; nil: none
 	// regTried: a registry was asked for (at the start without a cgroup,
 	// at the first daemon spared with one); under trackMu after begin.

@@ -4,5 +4,8 @@
 // contain its stops, its end and every other process it reaped (the
 // lines Started ... Reaped), and, should contain die first, closes the
 // session from the top of the tree as the crash guard would
-// (guard.Reap). contain's side of it is in internal/run.
+// (guard.Reap). contain's side of it is the Client (client_linux.go):
+// starting one (Fork, StartKeeper, Start), briefing it, reading its
+// records (Relay) and its children (Watch), telling it of the daemons
+// contain spared (Spare); internal/run holds one, or none.
 package shim
