@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/windows"
 
+	"github.com/contain-cli/contain/internal/daemon"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/report"
 	"github.com/contain-cli/contain/tag"
@@ -308,7 +309,7 @@ func (b *BreakWatch) judge(p sysProc, child, final bool, now int64) {
 	if argv, err := windows.DecomposeCommandLine(cmdline); name == "?" && err == nil && len(argv) > 0 {
 		name = filepath.Base(argv[0])
 	}
-	if envErr == nil && envValue(env, tag.DaemonVar) == "1" {
+	if envErr == nil && daemon.Marked(env) {
 		b.log("sparing daemon %d (%s): marked %s=1 (--allow-daemons)", p.pid, name, tag.DaemonVar)
 		b.outside[p.pid] = &heldProc{h: h, created: p.created}
 		if b.keep {

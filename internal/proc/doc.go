@@ -3,9 +3,11 @@
 // of every process (Scan, Entry), the tagged ones as ps lists them
 // (ListTagged, Listing), a pin that holds a process while it is signalled
 // (Pin, OpenPin; OriginatorPin for contain stop), and what can be read of
-// a process: its parent, user, tag, daemon mark (MarkOf), CPU time and
-// memory (UsageOf), whether it ignores a signal (IgnoresSignal), whether
-// its environment can show a tag (EnvUntellable), and its PID namespace.
+// a process: its parent, user, tag, environment (FS.Environ on Linux,
+// EnvOf on macOS: what internal/daemon reads the daemon mark from), CPU
+// time and memory (UsageOf), whether it ignores a signal (IgnoresSignal),
+// whether its environment can show a tag (EnvUntellable), and its PID
+// namespace.
 //
 // The portable files hold the types and the decisions over plain values;
 // the OS files hold the reads. Linux reads /proc through internal/procfs

@@ -2,42 +2,54 @@ package run
 
 import (
 	"fmt"
+	"os"
 
-	"github.com/contain-cli/contain/internal/claim"
+	"github.com/contain-cli/contain/internal/daemon"
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/text"
 )
 
+// The session's side of the claims of package daemon: a run with
+// --allow-daemons listens on its claim socket, and spares the daemon a
+// contain run -d among its members claims.
+
 // claimDaemon tells the session contain run -d runs in of the daemon it
-// started (package claim).
-func claimDaemon(pid int, log Logger) { claim.Daemon(pid, log) }
+// started (daemon.Claim).
+func claimDaemon(pid int, log Logger) { daemon.Claim(pid, log) }
 
-// bindClaims binds the claim socket before COMMAND starts (claim.Bind).
-func (r *runner) bindClaims() { r.claimLn, r.claimErr = claim.Bind(r.self) }
+// claims is the claim socket, bound before COMMAND starts; err, why it
+// could not be.
+type claims struct {
+	ln  *os.File
+	err error
+}
 
-// listenClaims starts taking claims on the socket bindClaims bound; the
-// returned function stops it. A socket that cannot be had is said on
-// stderr, with or without -v: the daemons are then judged by their
-// environment alone.
-func (r *runner) listenClaims() (stop func()) {
-	if r.claimLn == nil && r.claimErr == nil {
-		r.bindClaims()
+// bind binds the claim socket before COMMAND starts (daemon.BindClaims).
+func (s *sparing) bind() { s.claims.ln, s.claims.err = daemon.BindClaims(s.r.self) }
+
+// listen starts taking claims on the socket bind bound; the returned
+// function stops it. A socket that cannot be had is said on stderr, with
+// or without -v: the daemons are then judged by their environment alone.
+func (s *sparing) listen() (stop func()) {
+	if s.claims.ln == nil && s.claims.err == nil {
+		s.bind()
 	}
-	err := r.claimErr
+	err := s.claims.err
 	if err == nil {
-		var s *claim.Server
-		if s, err = claim.Serve(r.claimLn, r.log, r.grantClaim); err == nil {
-			return s.Stop
+		var srv *daemon.ClaimServer
+		if srv, err = daemon.ServeClaims(s.claims.ln, s.r.log, s.grant); err == nil {
+			return srv.Stop
 		}
 	}
-	text.Fprintf(nosigpipe.Stderr(), "contain: cannot listen for contain run -d's daemons on %s: %v (they are judged by their environment alone)\n", claim.Name(r.self), err)
+	text.Fprintf(nosigpipe.Stderr(), "contain: cannot listen for contain run -d's daemons on %s: %v (they are judged by their environment alone)\n", daemon.SocketName(s.r.self), err)
 	return func() {}
 }
 
-// grantClaim spares daemon e, claimed by contain run -d (from) and checked
-// by package claim, when from is a member of the session.
-func (r *runner) grantClaim(from int, e proc.Entry) error {
+// grant spares daemon e, claimed by contain run -d (from) and checked by
+// package daemon, when from is a member of the session.
+func (s *sparing) grant(from int, e proc.Entry) error {
+	r := s.r
 	r.scanAll() // both are seen, the claimed one judged if it can be
 	r.trackMu.Lock()
 	defer r.trackMu.Unlock()
@@ -52,7 +64,6 @@ func (r *runner) grantClaim(from int, e proc.Entry) error {
 	// its title over: the word of contain run -d, its parent, which
 	// started it marked a moment ago, is better.
 	r.track.ReleaseNow(e)
-	r.spared = append(r.spared, id)
-	r.spare([]proc.Entry{e})
+	s.spare([]proc.Entry{e})
 	return nil
 }

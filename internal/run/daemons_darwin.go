@@ -7,14 +7,17 @@ func (r *runner) releaseFromShim(proc.Entry) {}
 
 // onlySpared: on macOS contain waits for COMMAND alone (no subreaper), so
 // a spared daemon is never its child to wait for.
-func (r *runner) onlySpared() bool { return false }
+func (s *sparing) onlySpared() bool { return false }
 
 // claimDaemon: macOS has no abstract sockets, and contain run there
 // judges a daemon by the environment it is first seen with alone.
 func claimDaemon(int, Logger) {}
 
-// bindClaims: see claimDaemon.
-func (r *runner) bindClaims() {}
+// claims: see claimDaemon.
+type claims struct{}
 
-// listenClaims: see claimDaemon.
-func (r *runner) listenClaims() (stop func()) { return func() {} }
+// bind: see claimDaemon.
+func (s *sparing) bind() {}
+
+// listen: see claimDaemon.
+func (s *sparing) listen() (stop func()) { return func() {} }

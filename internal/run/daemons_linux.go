@@ -1,10 +1,6 @@
 package run
 
-import (
-	"slices"
-
-	"github.com/contain-cli/contain/internal/proc"
-)
+import "github.com/contain-cli/contain/internal/proc"
 
 // releaseFromShim tells the shim that p left the session: it no longer
 // waits for it, nor ends it should contain die.
@@ -15,13 +11,8 @@ func (r *runner) releaseFromShim(p proc.Entry) {
 }
 
 // onlySpared reports whether contain's only children, the guard aside,
-// are daemons it spared (--allow-daemons).
-func (r *runner) onlySpared() bool {
-	if !r.o.AllowDaemons {
-		return false
-	}
-	r.trackMu.Lock()
-	spared := slices.Clone(r.spared)
-	r.trackMu.Unlock()
-	return proc.OnlySpared(r.self, spared, r.guard.PID())
+// are daemons it spared: contain, the subreaper, is the parent of those
+// whose parents have ended.
+func (s *sparing) onlySpared() bool {
+	return proc.OnlySpared(s.r.self, s.spared(), s.r.guard.PID())
 }

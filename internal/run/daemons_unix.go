@@ -5,8 +5,8 @@ package run
 import (
 	"errors"
 	"slices"
-	"sync"
 
+	"github.com/contain-cli/contain/internal/daemon"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/registry"
 	"github.com/contain-cli/contain/internal/track"
@@ -21,37 +21,98 @@ import (
 // comes from contain run -d. "First seen" is when its environment is its
 // own: a process forked but not yet exec'd shows its parent's, and is
 // asked again at each scan until it has exec'd; one first seen without the
-// mark stays a member whatever it execs later.
+// mark stays a member whatever it execs later (package daemon: the
+// verdict, and the claims of contain run -d).
 
-// daemonVerdict is the tracker's Daemon question, for --allow-daemons.
-func daemonVerdict() func(p proc.Entry, parent *proc.Entry) track.Verdict {
-	buf := make([]byte, 0, 4096)
-	return func(p proc.Entry, parent *proc.Entry) track.Verdict {
-		m, err := proc.MarkOf(p.PID, buf)
-		if err != nil || m.Digest == emptyDigest() {
-			// Gone (the tracker forgets it), or in the middle of an exec,
-			// whose new environment is not there yet.
-			return track.Undecided
-		}
-		if parent != nil {
-			if pm, err := proc.MarkOf(parent.PID, buf); err == nil && pm.Digest == m.Digest {
-				return track.Undecided // its parent's environment: not exec'd yet
-			}
-		}
-		if m.Daemon {
-			return track.Daemon
-		}
-		return track.NotDaemon
+// daemons is the run's side of --allow-daemons: sparing when the run
+// allows daemons, noDaemons when it does not. noDaemons does nothing and
+// computes nothing: a run without --allow-daemons enters none of this,
+// but for the mark of a leftover about to be ended (ended).
+type daemons interface {
+	// bind readies the claims before COMMAND starts (Linux: the
+	// socket, so that a contain run -d that comes first finds it).
+	bind()
+	// judge gives the tracker its Daemon question.
+	judge(t *track.Tracker)
+	// listen takes claims while the run is supervised, until stop.
+	listen() (stop func())
+	// spare lets the processes the last scan released (or a claim
+	// named) leave the group. Under trackMu.
+	spare(ps []proc.Entry)
+	// isSpared reports whether id is a daemon the run let go. Under
+	// trackMu.
+	isSpared(id proc.ID) bool
+	// spared is every daemon the run let go.
+	spared() []proc.ID
+	// onlySpared reports whether contain's only children, the guard
+	// aside, are daemons it spared: the reaper then has nothing of the
+	// session left to wait for.
+	onlySpared() bool
+	// ended says, for -v and the report, that a leftover about to be
+	// ended carries the daemon mark, and what would have spared it.
+	ended(m member, o *report.Leftover)
+}
+
+// newDaemons is the run's side of --allow-daemons, as r's options ask.
+func newDaemons(r *runner) daemons {
+	if !r.o.AllowDaemons {
+		return noDaemons{log: r.log}
+	}
+	return &sparing{r: r}
+}
+
+// noDaemons is a run without --allow-daemons: nothing leaves the session.
+type noDaemons struct{ log Logger }
+
+func (noDaemons) bind()                 {}
+func (noDaemons) judge(*track.Tracker)  {}
+func (noDaemons) listen() (stop func()) { return func() {} }
+func (noDaemons) spare([]proc.Entry)    {}
+func (noDaemons) isSpared(proc.ID) bool { return false }
+func (noDaemons) spared() []proc.ID     { return nil }
+func (noDaemons) onlySpared() bool      { return false }
+func (d noDaemons) ended(m member, o *report.Leftover) {
+	if markedLeftover(m, o) {
+		d.log("%d (%s) is marked RUNNING_PROCESS_IS_DAEMON=1: ending it with the group (%s would have spared it)", m.pid, m.comm, allowDaemonsHint)
 	}
 }
 
-// emptyDigest is the digest of an empty environment, computed when a
-// daemon is first judged (not at every start).
-var emptyDigest = sync.OnceValue(func() uint64 { return proc.MarkOfEnv(nil).Digest })
+const allowDaemonsHint = "contain run --allow-daemons"
 
-// spare lets the processes the last scan released leave the group: out
-// of the cgroup, and out of what the guard and the shim would end.
-func (r *runner) spare(ps []proc.Entry) {
+// markedLeftover reports whether leftover m carries the daemon mark now,
+// and says so in its report entry.
+func markedLeftover(m member, o *report.Leftover) bool {
+	mk, err := daemon.MarkOf(m.pid, nil)
+	if err != nil || !mk.Daemon {
+		return false
+	}
+	o.Daemon = true
+	return true
+}
+
+// sparing is a run with --allow-daemons: the daemons it let go, and the
+// claims it takes (claims_linux.go); what sparing one does it asks of the
+// run's other parts (r): its group, crash guard, shim, registry and
+// report.
+type sparing struct {
+	r      *runner
+	ids    []proc.ID // the daemons let go; under r.trackMu
+	claims claims    // Linux: the claim socket
+}
+
+var _ daemons = (*sparing)(nil)
+
+// judge: the verdict of package daemon, on each process as first seen.
+func (s *sparing) judge(t *track.Tracker) { t.Daemon = daemon.Judge() }
+
+// spare lets ps leave the group: out of the cgroup, and out of what the
+// guard and the shim would end; written to the registry, where contain
+// reap --include-daemons finds them, and to the report.
+func (s *sparing) spare(ps []proc.Entry) {
+	r := s.r
+	for _, p := range ps {
+		s.ids = append(s.ids, proc.ID{PID: p.PID, Start: p.Start})
+	}
 	for _, p := range ps {
 		// Its name now: the scan may have seen it between fork and exec,
 		// under its parent's name (contain, for contain run -d's daemon).
@@ -59,7 +120,7 @@ func (r *runner) spare(ps []proc.Entry) {
 			p.Comm = c
 		}
 		why := "started by a daemon contain spared"
-		if m, err := proc.MarkOf(p.PID, nil); err == nil && m.Daemon {
+		if m, err := daemon.MarkOf(p.PID, nil); err == nil && m.Daemon {
 			why = "marked RUNNING_PROCESS_IS_DAEMON=1 when first seen"
 		}
 		r.log("sparing %d (%s): %s (--allow-daemons)", p.PID, p.Comm, why)
@@ -80,52 +141,14 @@ func (r *runner) spare(ps []proc.Entry) {
 			r.log("cannot tell the crash guard to spare %d (%s): %v", p.PID, p.Comm, err)
 		}
 		r.sys.releaseFromShim(p)
-		r.registerSpared(p)
-		r.noteSpared(p)
+		r.reg.spared(p, r.log)
+		s.note(p)
 	}
 }
 
-// openRegistry makes the session's registry, once (the tracker must be
-// made): without a cgroup as the run begins, with one when the first
-// daemon is spared. Called before the scans start, or under trackMu.
-func (r *runner) openRegistry() {
-	if r.regTried || r.track == nil {
-		return
-	}
-	r.regTried = true
-	reg, err := registry.OpenRegistry(r.o.Tag, r.pid, r.track.Since)
-	if err != nil {
-		r.log("no registry for contain reap: %v", err)
-		return
-	}
-	r.reg = reg
-}
-
-// registerSpared writes a spared daemon to the registry (made now if
-// there is none yet), where contain reap --include-daemons finds it after
-// the run, by PID and start time, even when its environment shows no tag
-// (redis writes its title over it). Under trackMu.
-func (r *runner) registerSpared(p proc.Entry) {
-	r.openRegistry()
-	if err := r.reg.Spared(p.PID, p.Start); err != nil {
-		r.log("cannot write %d (%s) to the registry as spared: %v", p.PID, p.Comm, err)
-	}
-}
-
-// closeRegistry ends the registry as the run returns: removed, or kept
-// for contain reap --include-daemons while a daemon the run spared still
-// runs.
-func (r *runner) closeRegistry() {
-	r.trackMu.Lock()
-	reg, spared := r.reg, slices.Clone(r.spared)
-	r.trackMu.Unlock()
-	if path := reg.Close(spared); path != "" {
-		r.log("kept the registry %s: contain reap --include-daemons --session %s ends what the run spared", path, r.o.Tag)
-	}
-}
-
-// noteSpared records a spared daemon for the report.
-func (r *runner) noteSpared(p proc.Entry) {
+// note records a spared daemon for the report.
+func (s *sparing) note(p proc.Entry) {
+	r := s.r
 	if r.rec == nil {
 		return
 	}
@@ -140,19 +163,66 @@ func (r *runner) noteSpared(p proc.Entry) {
 	r.rec.addLeftover(l)
 }
 
-// daemonEnded says, for -v and the report, that a leftover about to be
-// ended carries the daemon mark, and what would have spared it.
-func (r *runner) daemonEnded(m member, o *report.Leftover) {
-	mk, err := proc.MarkOf(m.pid, nil)
-	if err != nil || !mk.Daemon {
-		return
-	}
-	o.Daemon = true
-	if r.o.AllowDaemons {
-		r.log("%d (%s) carries RUNNING_PROCESS_IS_DAEMON=1 but did not when contain first saw it: ending it with the group", m.pid, m.comm)
-		return
-	}
-	r.log("%d (%s) is marked RUNNING_PROCESS_IS_DAEMON=1: ending it with the group (%s would have spared it)", m.pid, m.comm, allowDaemonsHint)
+func (s *sparing) isSpared(id proc.ID) bool { return slices.Contains(s.ids, id) }
+
+func (s *sparing) spared() []proc.ID {
+	s.r.trackMu.Lock()
+	defer s.r.trackMu.Unlock()
+	return slices.Clone(s.ids)
 }
 
-const allowDaemonsHint = "contain run --allow-daemons"
+// ended: a leftover marked now was not when contain first saw it.
+func (s *sparing) ended(m member, o *report.Leftover) {
+	if markedLeftover(m, o) {
+		s.r.log("%d (%s) carries RUNNING_PROCESS_IS_DAEMON=1 but did not when contain first saw it: ending it with the group", m.pid, m.comm)
+	}
+}
+
+// sessionRegistry is the session's registry (package registry), made
+// once: as the run begins where no cgroup holds the session (its members,
+// for contain reap should contain, its shim and its guard all be killed),
+// or when the first daemon is spared with one (--allow-daemons: the
+// daemon leaves the cgroup, and the registry is where reap finds it).
+// Until then its Registry is nil, whose methods do nothing.
+type sessionRegistry struct {
+	*registry.Registry
+	tag   string
+	pid   int    // COMMAND; 0: the run has not begun
+	since uint64 // COMMAND's start
+	tried bool   // a registry was asked for; under trackMu after begin
+}
+
+// open makes the registry, once, after the run has begun.
+func (g *sessionRegistry) open(log Logger) {
+	if g.tried || g.pid == 0 {
+		return
+	}
+	g.tried = true
+	reg, err := registry.OpenRegistry(g.tag, g.pid, g.since)
+	if err != nil {
+		log("no registry for contain reap: %v", err)
+		return
+	}
+	g.Registry = reg
+}
+
+// spared writes a spared daemon to the registry (made now if there is
+// none yet), where contain reap --include-daemons finds it after the
+// run, by PID and start time, even when its environment shows no tag
+// (redis writes its title over it). Under trackMu.
+func (g *sessionRegistry) spared(p proc.Entry, log Logger) {
+	g.open(log)
+	if err := g.Spared(p.PID, p.Start); err != nil {
+		log("cannot write %d (%s) to the registry as spared: %v", p.PID, p.Comm, err)
+	}
+}
+
+// close ends the registry as the run returns, once nothing opens it any
+// more (the scans and the claims have stopped): removed, or kept for
+// contain reap --include-daemons while a daemon the run spared still
+// runs.
+func (g *sessionRegistry) close(spared []proc.ID, log Logger) {
+	if path := g.Close(spared); path != "" {
+		log("kept the registry %s: contain reap --include-daemons --session %s ends what the run spared", path, g.tag)
+	}
+}

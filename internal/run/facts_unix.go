@@ -45,7 +45,7 @@ func (r *runner) noteLeftovers(ms []member) {
 			}
 			o.LeftSession = report.Ptr(msid != sid)
 		}
-		r.daemonEnded(m, o)
+		r.daemons.ended(m, o)
 		var why string
 		o.HeldStdout, o.HeldStderr, why = proc.HeldStdio(m.pid)
 		if why != "" {

@@ -15,7 +15,7 @@ import (
 // osHooks is what each Unix supplies to the runner that run_unix.go,
 // members_unix.go and limits_unix.go share: the contract that Linux
 // (run_linux.go, limits_linux.go, names_linux.go, daemons_linux.go,
-// claim_linux.go, shim_linux.go) and macOS (run_darwin.go and the files
+// shim_linux.go) and macOS (run_darwin.go and the files
 // beside it) each fill, checked by the compiler below. What a hook does
 // where the OS has no such thing is said at its macOS definition.
 type osHooks interface {
@@ -64,14 +64,8 @@ type osHooks interface {
 	// (true), before the close (see endGuardEarly).
 	removeEmptyGroup() bool
 
-	// The daemons (--allow-daemons).
+	// The daemons (--allow-daemons: the rest is daemons_*.go's).
 
-	// bindClaims binds the claim socket before COMMAND starts;
-	// listenClaims serves it until the returned stop.
-	bindClaims()
-	listenClaims() (stop func())
-	// onlySpared: contain's only children are daemons it spared.
-	onlySpared() bool
 	// releaseFromShim tells the shim that a daemon left the session.
 	releaseFromShim(p proc.Entry)
 

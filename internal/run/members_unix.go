@@ -242,7 +242,7 @@ func (r *runner) anyLeft() bool {
 	select {
 	case <-r.noKids:
 	default:
-		if !r.sys.onlySpared() {
+		if !r.daemons.onlySpared() {
 			return true
 		}
 	}
@@ -432,10 +432,7 @@ func (r *runner) scanAll() (live, added []proc.Entry) {
 	live, added = r.track.Update(procs)
 	r.reg.Touch() // contain still runs: reap's bound on what it could have seen
 	if spared := r.track.Spared(); len(spared) > 0 {
-		for _, p := range spared {
-			r.spared = append(r.spared, proc.ID{PID: p.PID, Start: p.Start})
-		}
-		r.spare(spared)
+		r.daemons.spare(spared)
 	}
 	r.rec.sawLive(len(live))
 	r.lim.count(live)

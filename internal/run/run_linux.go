@@ -2,7 +2,6 @@ package run
 
 import (
 	"errors"
-	"os"
 	"syscall"
 
 	"github.com/contain-cli/contain/internal/builtin"
@@ -28,10 +27,6 @@ type runnerOS struct {
 	shimLost   bool                  // the shim ended before COMMAND: tracking alone holds the session
 	limitWhy   map[limit.Kind]string // why the kernel does not hold a limit
 	scope      *scope.Scope          // the systemd scope contain moved into for the limits; nil: none
-	// claimLn is the claim socket, bound before COMMAND starts (with
-	// --allow-daemons); claimErr, why it could not be.
-	claimLn  *os.File
-	claimErr error
 }
 
 // guardSignalsCommand reports whether the crash guard, not the kernel

@@ -23,7 +23,6 @@ import (
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
-	"github.com/contain-cli/contain/internal/registry"
 	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/internal/supervise"
 	"github.com/contain-cli/contain/internal/track"
@@ -42,6 +41,7 @@ func Run(o Options) (Result, error) {
 	r := &runner{o: o, log: o.logger(), grp: noGroup{}, lim: noLimits{}, guard: noGuard{}, shim: noShim{}, self: os.Getpid(), ownPgrp: unix.Getpgrp(),
 		events: make(chan waitEvent, 4), noKids: make(chan struct{})}
 	r.sys = r
+	r.daemons = newDaemons(r)
 	return lifecycle(r, o.Limits.Any(), o.Started)
 }
 
@@ -56,13 +56,13 @@ type runner struct {
 	path    string
 	pathErr error
 
-	grp   group              // the kernel's hold on the session (noGroup: none)
-	guard crashGuard         // the crash guard, a child of contain but no member of the group; noGuard: none
-	shim  shimLink           // the subreaper between contain and COMMAND, where there is no cgroup (Linux); noShim: none
-	reg   *registry.Registry // the session's members for contain reap, without a cgroup, and the daemons it spared; nil: none
-	// regTried: a registry was asked for (at the start without a cgroup,
-	// at the first daemon spared with one); under trackMu after begin.
-	regTried bool
+	grp   group           // the kernel's hold on the session (noGroup: none)
+	guard crashGuard      // the crash guard, a child of contain but no member of the group; noGuard: none
+	shim  shimLink        // the subreaper between contain and COMMAND, where there is no cgroup (Linux); noShim: none
+	reg   sessionRegistry // the session's members for contain reap, without a cgroup, and the daemons it spared
+	// daemons is the run's side of --allow-daemons (daemons_unix.go):
+	// noDaemons without it.
+	daemons daemons
 
 	pid      int // COMMAND; also its process group
 	status   unix.WaitStatus
@@ -81,7 +81,6 @@ type runner struct {
 	trackMu sync.Mutex
 	track   *track.Tracker   // every process COMMAND started, as scans see them
 	told    map[proc.ID]bool // members the guard was told of
-	spared  []proc.ID        // daemons let go (--allow-daemons)
 	watched chan struct{}    // closed when the watcher, if any, has stopped
 
 	sigs      chan os.Signal
@@ -191,9 +190,7 @@ func (r *runner) prepare(undo *cleanups) ([]string, error) {
 // start binds the claim socket for --allow-daemons (before COMMAND can
 // run contain run -d), then starts COMMAND.
 func (r *runner) start(*cleanups) (int, error) {
-	if r.o.AllowDaemons {
-		r.sys.bindClaims()
-	}
+	r.daemons.bind()
 	if err := r.startCommand(); err != nil {
 		return 0, err
 	}
@@ -255,14 +252,13 @@ func (r *runner) begin(layers []string, undo *cleanups) {
 	// (--allow-daemons): the daemon leaves the cgroup, and the registry is
 	// where reap finds it.
 	r.track = track.New(r.self, r.pid, since, r.o.Tag)
+	r.reg.tag, r.reg.pid, r.reg.since = r.o.Tag, r.pid, since
 	if !r.sys.strong() {
-		r.openRegistry()
+		r.reg.open(r.log)
 	}
-	undo.add(r.closeRegistry)
+	undo.add(func() { r.reg.close(r.daemons.spared(), r.log) })
 	r.track.TagOf, r.track.SidOf = track.TagReader(r.o.Tag), proc.SessionOf
-	if r.o.AllowDaemons {
-		r.track.Daemon = daemonVerdict()
-	}
+	r.daemons.judge(r.track)
 	r.told = map[proc.ID]bool{}
 	if pid := r.guard.PID(); pid != 0 {
 		r.track.Skip[pid] = true
@@ -294,10 +290,7 @@ func (r *runner) supervise() {
 		}()
 	}
 	stopWatch := r.watch()
-	if r.o.AllowDaemons {
-		stopClaims := r.sys.listenClaims()
-		defer stopClaims()
-	}
+	defer r.daemons.listen()()
 	stopEnforce := r.lim.enforce()
 	go func() {
 		r.waitMain()
@@ -490,7 +483,7 @@ func (r *runner) reap() {
 		case err != nil: // ECHILD
 			return
 		case wpid == 0: // WNOHANG: none has ended
-			if r.sys.onlySpared() {
+			if r.daemons.onlySpared() {
 				return
 			}
 			if poll == nil {

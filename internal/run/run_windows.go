@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/windows"
 
+	"github.com/contain-cli/contain/internal/daemon"
 	"github.com/contain-cli/contain/internal/hook"
 	"github.com/contain-cli/contain/internal/job"
 	"github.com/contain-cli/contain/internal/limit"
@@ -445,7 +446,7 @@ func (r *winRunner) noteDaemons() {
 	}
 	for _, l := range r.rec.left {
 		env, _, err := proc.ReadEnvironment(l.ref)
-		if v, _ := tag.Lookup(env, tag.DaemonVar); err != nil || v != "1" {
+		if err != nil || !daemon.Marked(env) {
 			continue
 		}
 		l.out.Daemon = true

@@ -4,7 +4,6 @@ package run
 
 import (
 	"os"
-	"slices"
 	"time"
 
 	"github.com/contain-cli/contain/internal/nosigpipe"
@@ -97,7 +96,7 @@ func (r *runner) scanUntold() ([]track.Untellable, bool, error) {
 	defer r.trackMu.Unlock()
 	skip := func(p proc.Entry) bool {
 		id := proc.ID{PID: p.PID, Start: p.Start}
-		return p.PID == r.self || r.track.Skip[p.PID] || r.track.IsMember(id) || r.track.Released(id) || slices.Contains(r.spared, id)
+		return p.PID == r.self || r.track.Skip[p.PID] || r.track.IsMember(id) || r.track.Released(id) || r.daemons.isSpared(id)
 	}
 	found, unsettled := track.Untold(procs, r.track.Since, os.Getuid(), skip, proc.UIDOf, proc.EnvUntellable)
 	return found, unsettled, nil

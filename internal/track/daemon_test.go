@@ -4,21 +4,22 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/contain-cli/contain/internal/daemon"
 	"github.com/contain-cli/contain/internal/proc"
 )
 
 // The daemon rules (--allow-daemons): Daemon's verdict when a process is
-// first found, Undecided asked again, NotDaemon final, and a spared
+// first found, daemon.Undecided asked again, daemon.No final, and a spared
 // daemon's descendants spared with it.
 func TestTrackDaemons(t *testing.T) {
-	verdicts := map[int]Verdict{}
+	verdicts := map[int]daemon.Verdict{}
 	asked := map[int]int{}
 	tr := newTestTracker(nil)
-	tr.Daemon = func(p proc.Entry, _ *proc.Entry) Verdict { asked[p.PID]++; return verdicts[p.PID] }
+	tr.Daemon = func(p proc.Entry, _ *proc.Entry) daemon.Verdict { asked[p.PID]++; return verdicts[p.PID] }
 
 	// 200: a daemon from its first sight; 300: first seen unmarked; 400:
 	// forked, not yet exec'd.
-	verdicts[200], verdicts[300], verdicts[400] = Daemon, NotDaemon, Undecided
+	verdicts[200], verdicts[300], verdicts[400] = daemon.Yes, daemon.No, daemon.Undecided
 	s1 := scan(
 		proc.Entry{PID: 200, PPID: tCmd, Pgrp: 200, Sid: 200, Start: 1001},
 		proc.Entry{PID: 300, PPID: tCmd, Pgrp: tCmd, Sid: 5, Start: 1002},
@@ -35,7 +36,7 @@ func TestTrackDaemons(t *testing.T) {
 	// Now 300 is marked (it exec'd with the mark): still a member, never
 	// asked again. 400 has exec'd, marked: it leaves. 200's child, and
 	// the child of 400, leave with their parents.
-	verdicts[300], verdicts[400] = Daemon, Daemon
+	verdicts[300], verdicts[400] = daemon.Yes, daemon.Yes
 	s2 := append(s1,
 		proc.Entry{PID: 201, PPID: 200, Pgrp: 200, Sid: 200, Start: 1004},
 		proc.Entry{PID: 401, PPID: 400, Pgrp: tCmd, Sid: 5, Start: 1005},
@@ -50,7 +51,7 @@ func TestTrackDaemons(t *testing.T) {
 		t.Fatalf("spared %v, want 201, 400, 401", spared)
 	}
 	if asked[300] != 1 {
-		t.Errorf("300 was asked %d times: a NotDaemon verdict is final", asked[300])
+		t.Errorf("300 was asked %d times: a daemon.No verdict is final", asked[300])
 	}
 	if asked[201] != 0 || asked[401] != 0 {
 		t.Errorf("a spared daemon's children were asked (%d, %d): they leave with it", asked[201], asked[401])

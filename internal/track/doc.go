@@ -4,7 +4,8 @@
 // keeps the members by PID and start time, admitting a process by its
 // member parent, its member-led process group or session, or the
 // session's tag (TagReader); with --allow-daemons it asks Daemon of each
-// new process and spares what that lets go (Verdict, Spared, Release).
+// new process and spares what that lets go (daemon.Verdict, Spared,
+// Release).
 // Untold, over one scan, lists what no tracking can tell: the user's
 // processes that started during a session, whose parent is gone and
 // whose environment cannot show a tag (Untellable; for contain run's

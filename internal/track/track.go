@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sort"
 
+	"github.com/contain-cli/contain/internal/daemon"
 	"github.com/contain-cli/contain/internal/proc"
 )
 
@@ -96,29 +97,21 @@ type Tracker struct {
 	scanned bool
 	before  map[proc.ID]bool
 
-	// Daemon, when set (contain run --allow-daemons), is asked of each
-	// process as the tracker first finds it, parent the process's parent
-	// in the same scan (nil: not in it). A Daemon leaves the session at
-	// once, with every descendant it has or will have: none is a member
-	// again. Undecided (its environment is still its parent's: forked,
-	// not yet exec'd) makes it a member that is asked again at each scan
-	// until it answers; NotDaemon is final, whatever it execs later.
-	Daemon    func(p proc.Entry, parent *proc.Entry) Verdict
+	// Daemon, when set (contain run --allow-daemons: daemon.Judge), is
+	// asked of each process as the tracker first finds it, parent the
+	// process's parent in the same scan (nil: not in it). A daemon.Yes
+	// leaves the session at once, with every descendant it has or will
+	// have: none is a member again. daemon.Undecided (its environment is
+	// still its parent's: forked, not yet exec'd) makes it a member that
+	// is asked again at each scan until it answers; daemon.No is final,
+	// whatever it execs later.
+	Daemon    func(p proc.Entry, parent *proc.Entry) daemon.Verdict
 	released  map[proc.ID]bool
 	undecided map[proc.ID]bool
 	spared    []proc.Entry // released by the last Update
 	// zombie: the last Update read a member as a zombie (ZombieSeen).
 	zombie bool
 }
-
-// Verdict is what Tracker.Daemon says of a process.
-type Verdict int
-
-const (
-	NotDaemon Verdict = iota
-	Daemon
-	Undecided
-)
 
 // tag is what a process's environment says of the session.
 type TagRead int
@@ -245,11 +238,11 @@ func (t *Tracker) Update(procs []proc.Entry) (live, added []proc.Entry) {
 			}
 			if t.Daemon != nil && !p.Zombie {
 				switch t.Daemon(*p, byPID[p.PPID]) {
-				case Daemon:
+				case daemon.Yes:
 					t.release(*p)
 					changed = true
 					continue
-				case Undecided:
+				case daemon.Undecided:
 					t.undecided[proc.ID{PID: p.PID, Start: p.Start}] = true
 				}
 			}
@@ -390,9 +383,9 @@ func (t *Tracker) recheck(byPID map[int]*proc.Entry) {
 			continue
 		}
 		switch t.Daemon(*p, byPID[p.PPID]) {
-		case Daemon:
+		case daemon.Yes:
 			t.release(*p)
-		case NotDaemon:
+		case daemon.No:
 			delete(t.undecided, id)
 		}
 	}

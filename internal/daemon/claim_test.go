@@ -1,4 +1,4 @@
-package claim
+package daemon
 
 import (
 	"strings"
@@ -37,9 +37,9 @@ func TestParseClaim(t *testing.T) {
 		{"123 456\r", proc.ID{}, false},
 		{"١٢٣ 456", proc.ID{}, false},
 	} {
-		id, err := Parse(c.line)
+		id, err := ParseClaim(c.line)
 		if (err == nil) != c.ok || id != c.want {
-			t.Errorf("Parse(%q) = %+v, %v; want %+v, ok %t", c.line, id, err, c.want, c.ok)
+			t.Errorf("ParseClaim(%q) = %+v, %v; want %+v, ok %t", c.line, id, err, c.want, c.ok)
 		}
 	}
 }
@@ -49,7 +49,7 @@ func FuzzParseClaim(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
-		id, err := Parse(line)
+		id, err := ParseClaim(line)
 		if err != nil {
 			if id != (proc.ID{}) {
 				t.Fatalf("%q: an error with an ID %+v", line, id)
@@ -60,7 +60,7 @@ func FuzzParseClaim(f *testing.F) {
 			t.Fatalf("%q: PID %d", line, id.PID)
 		}
 		// What is accepted is exactly what contain run -d writes.
-		if back := Format(id); back != line+"\n" {
+		if back := FormatClaim(id); back != line+"\n" {
 			t.Fatalf("%q read as %+v, written back as %q", line, id, back)
 		}
 	})
@@ -80,9 +80,9 @@ func TestClaimedEnv(t *testing.T) {
 		{"", false, false},
 		{"XRUNNING_PROCESS_IS_DAEMON=1\x00RUNNING_PROCESS_ORIGINATOR", false, false},
 	} {
-		tagged, marked := Env([]byte(c.env))
+		tagged, marked := ClaimedEnv([]byte(c.env))
 		if tagged != c.tagged || marked != c.marked {
-			t.Errorf("Env(%q) = %t, %t; want %t, %t", c.env, tagged, marked, c.tagged, c.marked)
+			t.Errorf("ClaimedEnv(%q) = %t, %t; want %t, %t", c.env, tagged, marked, c.tagged, c.marked)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package proc
+package daemon
 
 import (
 	"bytes"
@@ -56,4 +56,15 @@ func MarkOfEnv(env []string) Mark {
 			}
 		}
 	})
+}
+
+// Marked reports whether env, KEY=VALUE entries as a Windows process's
+// PEB holds them, carries RUNNING_PROCESS_IS_DAEMON=1: its first entry of
+// that name, read as tag.Lookup reads one (the name's case ignored on
+// Windows). It is how Windows judges a process: the job's breakaway watch
+// when one has left the job, and the run's last look at those left in
+// it.
+func Marked(env []string) bool {
+	v, _ := tag.Lookup(env, tag.DaemonVar)
+	return v == "1"
 }

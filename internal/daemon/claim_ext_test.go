@@ -1,9 +1,9 @@
-package claim_test
+package daemon_test
 
 import (
 	"testing"
 
-	"github.com/contain-cli/contain/internal/claim"
+	"github.com/contain-cli/contain/internal/daemon"
 	"github.com/contain-cli/contain/internal/runcmd"
 )
 
@@ -12,8 +12,8 @@ import (
 func TestDetachArgvKnowsRunsOptions(t *testing.T) {
 	for _, o := range runcmd.Options {
 		for _, n := range o.Names() {
-			if claim.RunBoolFlags[n] != o.Bool || claim.RunValueFlags[n] == o.Bool {
-				t.Errorf("option %q: bool %t in runcmd, %t in the claim's reading (takes a value there: %t)", n, o.Bool, claim.RunBoolFlags[n], claim.RunValueFlags[n])
+			if daemon.RunBoolFlags[n] != o.Bool || daemon.RunValueFlags[n] == o.Bool {
+				t.Errorf("option %q: bool %t in runcmd, %t in the claim's reading (takes a value there: %t)", n, o.Bool, daemon.RunBoolFlags[n], daemon.RunValueFlags[n])
 			}
 			dash := "--"
 			if len(n) == 1 {
@@ -24,7 +24,7 @@ func TestDetachArgvKnowsRunsOptions(t *testing.T) {
 				argv = append(argv, "VALUE")
 			}
 			argv = append(argv, "-d", "--", "x")
-			if !claim.DetachArgv(argv) {
+			if !daemon.DetachArgv(argv) {
 				t.Errorf("%q is not read as contain run -d", argv)
 			}
 		}

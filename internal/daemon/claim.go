@@ -1,4 +1,4 @@
-package claim
+package daemon
 
 import (
 	"errors"
@@ -14,24 +14,24 @@ import (
 // The words of the claim of contain run -d (claim_linux.go), apart from
 // the socket: pure, so that they are tested and fuzzed on every OS.
 //
-// The run, once it has checked who connected, asks (Prompt); contain
+// The run, once it has checked who connected, asks (ClaimPrompt); contain
 // run -d answers with one line, "PID START", the daemon it started; the
 // run answers "ok" or "no REASON".
 const (
-	Prompt  = "claim?"
-	MaxLine = 256
+	ClaimPrompt  = "claim?"
+	MaxClaimLine = 256
 )
 
-// Format is contain run -d's claim for the daemon id.
-func Format(id proc.ID) string {
+// FormatClaim is contain run -d's claim for the daemon id.
+func FormatClaim(id proc.ID) string {
 	return fmt.Sprintf("%d %d\n", id.PID, id.Start)
 }
 
-// Parse reads a claim line (without its newline): two decimal
+// ParseClaim reads a claim line (without its newline): two decimal
 // numbers, a PID above 1 and a start time, separated by one space.
 // Nothing else is accepted: no sign, no leading zero, no spaces around.
-func Parse(line string) (proc.ID, error) {
-	if len(line) > MaxLine {
+func ParseClaim(line string) (proc.ID, error) {
+	if len(line) > MaxClaimLine {
 		return proc.ID{}, errors.New("malformed claim: too long")
 	}
 	p, s, ok := strings.Cut(line, " ")
@@ -63,14 +63,14 @@ func plainDecimal(s string) bool {
 	return true
 }
 
-// Env reads a claimed process's environment (/proc/PID/environ:
+// ClaimedEnv reads a claimed process's environment (/proc/PID/environ:
 // NUL-terminated entries): tagged, whether it carries a tag at all (one
 // that wrote its title over its environment, or was started with none,
 // shows none: its word is all there is), and marked, whether it carries
 // RUNNING_PROCESS_IS_DAEMON=1.
-func Env(env []byte) (tagged, marked bool) {
+func ClaimedEnv(env []byte) (tagged, marked bool) {
 	_, tagged = procfs.Getenv(env, tag.Var)
-	return tagged, proc.MarkOfEnviron(env).Daemon
+	return tagged, MarkOfEnviron(env).Daemon
 }
 
 // RunBoolFlags are contain run's options that take no value (runcmd's

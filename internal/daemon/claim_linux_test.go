@@ -1,4 +1,4 @@
-package claim
+package daemon
 
 import (
 	"fmt"
@@ -39,7 +39,7 @@ func claimHelper(mode string) int {
 		c, _ := newConn(3)
 		c.f.SetDeadline(time.Now().Add(2 * time.Second))
 		c.readLine(0)
-		c.send([]byte(Format(proc.ID{PID: os.Getpid(), Start: proc.StartOf(os.Getpid())})))
+		c.send([]byte(FormatClaim(proc.ID{PID: os.Getpid(), Start: proc.StartOf(os.Getpid())})))
 		c.readLine(0)
 		return 0
 	}
@@ -61,7 +61,7 @@ func claimHelper(mode string) int {
 	var claimed int
 	switch mode {
 	case "early": // the line before the question
-		unix.SendmsgN(fd, []byte(Format(proc.ID{PID: 2, Start: 1})), nil, nil, unix.MSG_NOSIGNAL)
+		unix.SendmsgN(fd, []byte(FormatClaim(proc.ID{PID: 2, Start: 1})), nil, nil, unix.MSG_NOSIGNAL)
 	case "child": // it alone reads and writes
 		child("writer", nil, os.NewFile(uintptr(fd), "claim")).Wait()
 		return 0
@@ -75,7 +75,7 @@ func claimHelper(mode string) int {
 			time.Sleep(time.Millisecond)
 		}
 		c.readLine(0)
-		c.send([]byte(Format(proc.ID{PID: claimed, Start: proc.StartOf(claimed)})))
+		c.send([]byte(FormatClaim(proc.ID{PID: claimed, Start: proc.StartOf(claimed)})))
 	}
 	c.readLine(0)
 	if claimed != 0 {
@@ -135,7 +135,7 @@ func TestClaimChecks(t *testing.T) {
 			}
 			defer conn.f.Close()
 			conn.f.SetDeadline(time.Now().Add(3 * time.Second))
-			s := &Server{} // no grant: every case is refused before one is needed
+			s := &ClaimServer{} // no grant: every case is refused before one is needed
 			err = s.check(conn, helper.Process.Pid)
 			conn.send([]byte("no\n"))
 			if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -1,4 +1,4 @@
-package claim
+package daemon
 
 import (
 	"errors"
@@ -34,7 +34,7 @@ import (
 //
 //   - P runs the very executable contain runs, and its command line is
 //     contain run with -d or --detach (/proc/P/cmdline, as runcmd reads it).
-//   - P had sent nothing before the run asked (Prompt), after it had
+//   - P had sent nothing before the run asked (ClaimPrompt), after it had
 //     seen the two facts above; the claim line is then read with the
 //     sender of every byte of it (SCM_CREDENTIALS, which only root can
 //     forge): P itself. So the line was written by P after P became
@@ -133,7 +133,7 @@ func (c *conn) readLine(from int) (string, error) {
 	var b []byte
 	buf := make([]byte, 64)
 	oob := make([]byte, unix.CmsgSpace(unix.SizeofUcred))
-	for len(b) <= MaxLine {
+	for len(b) <= MaxClaimLine {
 		var n, oobn int
 		var err error
 		if rerr := c.rc.Read(func(fd uintptr) bool {
@@ -181,8 +181,8 @@ func sender(oob []byte) (int, bool) {
 	return 0, false
 }
 
-// Server is a run's listener and the connections it serves.
-type Server struct {
+// ClaimServer is a run's listener and the connections it serves.
+type ClaimServer struct {
 	l       *os.File
 	log     func(string, ...any)
 	grant   func(from int, e proc.Entry) error
@@ -198,14 +198,14 @@ type Server struct {
 	toldBusy bool
 }
 
-// Bind binds and listens on contain run pid's claim socket. contain run
-// binds it before COMMAND starts: a contain run -d that COMMAND runs at
-// once connects then, and its claim waits in the backlog until Serve
-// serves it. (Bound only once the run had started, the socket was not
-// there yet for a contain run -d that came first on a loaded machine,
-// about one run in a hundred of TestReapSpared: its daemon, unclaimed,
-// was ended with the group.)
-func Bind(pid int) (*os.File, error) {
+// BindClaims binds and listens on contain run pid's claim socket.
+// contain run binds it before COMMAND starts: a contain run -d that
+// COMMAND runs at once connects then, and its claim waits in the backlog
+// until ServeClaims serves it. (Bound only once the run had started, the
+// socket was not there yet for a contain run -d that came first on a
+// loaded machine, about one run in a hundred of TestReapSpared: its
+// daemon, unclaimed, was ended with the group.)
+func BindClaims(pid int) (*os.File, error) {
 	a := addr(pid)
 	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
 	if err != nil {
@@ -224,15 +224,15 @@ func Bind(pid int) (*os.File, error) {
 	return os.NewFile(uintptr(fd), a.Name), nil
 }
 
-// Name is the socket's name, for messages.
-func Name(pid int) string { return addr(pid).Name }
+// SocketName is the socket's name, for messages.
+func SocketName(pid int) string { return addr(pid).Name }
 
-// Serve takes claims on ln (Bind's) until Stop. A claim that passes the
-// checks above is handed to grant, with the peer that made it: the
-// session's own checks (the peer is a member) are grant's, and its
+// ServeClaims takes claims on ln (BindClaims's) until Stop. A claim that
+// passes the checks above is handed to grant, with the peer that made it:
+// the session's own checks (the peer is a member) are grant's, and its
 // error refuses the claim.
-func Serve(ln *os.File, log func(string, ...any), grant func(from int, e proc.Entry) error) (*Server, error) {
-	s := &Server{l: ln, log: log, grant: grant, done: make(chan struct{}),
+func ServeClaims(ln *os.File, log func(string, ...any), grant func(from int, e proc.Entry) error) (*ClaimServer, error) {
+	s := &ClaimServer{l: ln, log: log, grant: grant, done: make(chan struct{}),
 		conns: map[*conn]bool{}, byUser: map[uint32]int{}}
 	rc, err := s.l.SyscallConn()
 	if err != nil {
@@ -244,7 +244,7 @@ func Serve(ln *os.File, log func(string, ...any), grant func(from int, e proc.En
 }
 
 // accept takes connections until the listener is closed.
-func (s *Server) accept(rc syscall.RawConn) {
+func (s *ClaimServer) accept(rc syscall.RawConn) {
 	defer close(s.done)
 	for {
 		var c int
@@ -269,7 +269,7 @@ func (s *Server) accept(rc syscall.RawConn) {
 
 // serve admits a connection and answers it in a goroutine of its own, or
 // turns it away at once when too many are open (of its uid, or in all).
-func (s *Server) serve(fd int) {
+func (s *ClaimServer) serve(fd int) {
 	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
 	if err != nil {
 		unix.Close(fd)
@@ -328,7 +328,7 @@ func (s *Server) serve(fd int) {
 // Stop closes the listener and every connection; it waits for the accept
 // loop (which returns at once), and for a claim being granted, not for
 // any client.
-func (s *Server) Stop() {
+func (s *ClaimServer) Stop() {
 	s.stopped.Store(true)
 	s.l.Close()
 	<-s.done
@@ -342,7 +342,7 @@ func (s *Server) Stop() {
 }
 
 // check runs the checks of the comment above for a claim from peer from.
-func (s *Server) check(c *conn, from int) error {
+func (s *ClaimServer) check(c *conn, from int) error {
 	if from <= 0 {
 		return errors.New("who connected is not known")
 	}
@@ -362,14 +362,14 @@ func (s *Server) check(c *conn, from int) error {
 	case err == nil:
 		return fmt.Errorf("%d hung up", from)
 	}
-	if err := c.send([]byte(Prompt + "\n")); err != nil {
+	if err := c.send([]byte(ClaimPrompt + "\n")); err != nil {
 		return fmt.Errorf("%d: %v", from, err)
 	}
 	line, err := c.readLine(from)
 	if err != nil {
 		return err
 	}
-	id, err := Parse(line)
+	id, err := ParseClaim(line)
 	if err != nil {
 		return err
 	}
@@ -381,7 +381,7 @@ func (s *Server) check(c *conn, from int) error {
 		return fmt.Errorf("%d is not the child of %d", id.PID, from)
 	}
 	if env, err := proc.FS.Environ(id.PID, nil); err == nil {
-		if tagged, marked := Env(env); tagged && !marked {
+		if tagged, marked := ClaimedEnv(env); tagged && !marked {
 			return fmt.Errorf("%d is not marked %s=1", id.PID, tag.DaemonVar)
 		}
 	}
@@ -400,12 +400,12 @@ func (c *conn) fd() int {
 	return fd
 }
 
-// Daemon is contain run -d's side: when contain runs inside a
+// Claim is contain run -d's side: when contain runs inside a
 // session (the tag in its own environment), it tells that session's
 // contain run of the daemon it started. Nothing listens unless that run
 // allows daemons; what it answers is only said (-v), but a listener that
 // is not that run's contain is said on stderr, and told nothing.
-func Daemon(pid int, log func(string, ...any)) {
+func Claim(pid int, log func(string, ...any)) {
 	outer, ok := os.LookupEnv(tag.Var)
 	if !ok {
 		return
@@ -444,8 +444,8 @@ func Daemon(pid int, log func(string, ...any)) {
 	defer c.f.Close()
 	c.f.SetDeadline(began.Add(deadline))
 	answer, err := c.readLine(0)
-	if err == nil && answer == Prompt {
-		if err = c.send([]byte(Format(proc.ID{PID: pid, Start: proc.StartOf(pid)}))); err == nil {
+	if err == nil && answer == ClaimPrompt {
+		if err = c.send([]byte(FormatClaim(proc.ID{PID: pid, Start: proc.StartOf(pid)}))); err == nil {
 			answer, err = c.readLine(0)
 		}
 	}
