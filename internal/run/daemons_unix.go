@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/contain-cli/contain/internal/account"
 	"github.com/contain-cli/contain/internal/daemon"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/registry"
@@ -152,15 +153,15 @@ func (s *sparing) note(p proc.Entry) {
 	if r.rec == nil {
 		return
 	}
-	l := &leftover{id: proc.ID{PID: p.PID, Start: p.Start}, spared: true, done: true}
-	o := &l.out
+	l := &account.Leftover{ID: proc.ID{PID: p.PID, Start: p.Start}, Spared: true}
+	o := &l.Out
 	o.PID, o.Argv, o.FoundBy, o.Daemon, o.Spared = p.PID, proc.ArgvOf(p.PID), "tracked", true, true
 	if o.Argv == nil {
 		o.Argv = []string{}
 	}
-	o.Started = &report.Time{Time: proc.StartWall(p.Start, r.track.Since, r.rec.facts.Started)}
+	o.Started = &report.Time{Time: proc.StartWall(p.Start, r.track.Since, r.rec.StartedAt())}
 	o.LeftProcessGroup = report.Ptr(p.Pgrp != r.pid)
-	r.rec.addLeftover(l)
+	r.rec.AddLeftover(l)
 }
 
 func (s *sparing) isSpared(id proc.ID) bool { return slices.Contains(s.ids, id) }

@@ -15,17 +15,14 @@ import (
 // noteLeftovers records the processes alive after COMMAND ended, each
 // once: those there when the close began, and those found while closing.
 func (r *runner) noteLeftovers(ms []member) {
-	if r.rec == nil {
-		return
-	}
 	sid, _ := unix.Getsid(0) // COMMAND's session is contain's
 	for _, m := range ms {
 		id := proc.ID{PID: m.pid, Start: m.start}
-		if r.rec.knows(id) {
+		if r.rec.Knows(id) {
 			continue
 		}
-		l := &leftover{id: id}
-		o := &l.out
+		l := &account.Leftover{ID: id}
+		o := &l.Out
 		o.PID, o.Comm, o.Argv, o.FoundBy = m.pid, m.comm, proc.ArgvOf(m.pid), "cgroup"
 		if o.Argv == nil {
 			o.Argv = []string{}
@@ -37,7 +34,7 @@ func (r *runner) noteLeftovers(ms []member) {
 			r.trackMu.Lock()
 			o.FoundBy = r.track.FoundBy(m.pid)
 			r.trackMu.Unlock()
-			o.Started = &report.Time{Time: proc.StartWall(m.start, r.track.Since, r.rec.facts.Started)}
+			o.Started = &report.Time{Time: proc.StartWall(m.start, r.track.Since, r.rec.StartedAt())}
 			o.LeftProcessGroup = report.Ptr(m.entry.Pgrp != r.pid)
 			msid := m.entry.Sid
 			if msid == 0 {
@@ -54,7 +51,7 @@ func (r *runner) noteLeftovers(ms []member) {
 			}
 			o.Absent["held_stdout"], o.Absent["held_stderr"] = why, why
 		}
-		r.rec.addLeftover(l)
+		r.rec.AddLeftover(l)
 	}
 }
 
@@ -67,9 +64,9 @@ func (r *runner) noteEnding(m member, sig string) (undo func()) {
 	if r.phase == "" {
 		return func() {}
 	}
-	undo, _ = r.rec.addEnding(proc.ID{PID: m.pid, Start: m.start}, sig, func() *ending {
-		e := &ending{out: report.Ended{PID: m.pid, Comm: m.comm, Command: m.pid == r.pid, Phase: r.phase}}
-		o := &e.out
+	undo, _ = r.rec.AddEnding(proc.ID{PID: m.pid, Start: m.start}, sig, func() *account.Ending {
+		e := &account.Ending{Out: report.Ended{PID: m.pid, Comm: m.comm, Command: m.pid == r.pid, Phase: r.phase}}
+		o := &e.Out
 		o.Absent = map[string]string{}
 		if o.Comm == "" {
 			o.Absent["comm"] = "it ended before contain could read it"
@@ -80,7 +77,7 @@ func (r *runner) noteEnding(m member, sig string) (undo func()) {
 			o.Absent["argv"] = "it could not be read (it was ending)"
 		}
 		if m.start != 0 && r.track != nil {
-			o.Started = &report.Time{Time: proc.StartWall(m.start, r.track.Since, r.rec.facts.Started)}
+			o.Started = &report.Time{Time: proc.StartWall(m.start, r.track.Since, r.rec.StartedAt())}
 		} else {
 			o.Absent["started"] = "it ended before contain could read it"
 		}
@@ -92,7 +89,7 @@ func (r *runner) noteEnding(m member, sig string) (undo func()) {
 // noteSignal records the last signal sent to a leftover.
 // It returns what was recorded before, to be put back if the send fails.
 func (r *runner) noteSignal(m member, sig string) (before string) {
-	return r.rec.signalled(proc.ID{PID: m.pid, Start: m.start}, sig)
+	return r.rec.Signalled(proc.ID{PID: m.pid, Start: m.start}, sig)
 }
 
 // noteGone records the end of each leftover not among live (nil: none is
@@ -102,7 +99,7 @@ func (r *runner) noteGone(live []member) {
 	for _, m := range live {
 		alive[proc.ID{PID: m.pid, Start: m.start}] = true
 	}
-	r.rec.gone(func(l *leftover) bool { return !alive[l.id] })
+	r.rec.Gone(func(l *account.Leftover) bool { return !alive[l.ID] })
 }
 
 // finishFacts completes the facts once the group is closed: a process
@@ -110,33 +107,32 @@ func (r *runner) noteGone(live []member) {
 // signal contain sent it.
 func (r *runner) finishFacts() *account.Facts {
 	rec := r.rec
-	f := rec.finish(func(l *leftover) string {
-		ws, reaped := rec.reaped[l.id.PID]
-		return proc.EndedBy(l.signal, ws, reaped)
-	}, func(e *ending) string {
-		ws, reaped := rec.reaped[e.id.PID]
-		if e.out.Command {
+	f := rec.Finish(func(l *account.Leftover) string {
+		ws, reaped := rec.Reaped(l.ID.PID)
+		return proc.EndedBy(l.Signal, ws, reaped)
+	}, func(e *account.Ending) string {
+		ws, reaped := rec.Reaped(e.ID.PID)
+		if e.Out.Command {
 			ws, reaped = r.status, r.mainDone
 		}
-		if !reaped && proc.Lives(e.id) {
-			return stillRunning
+		if !reaped && proc.Lives(e.ID) {
+			return account.StillRunning
 		}
-		return proc.EndedBy(e.out.Signal, ws, reaped)
-	})
+		return proc.EndedBy(e.Out.Signal, ws, reaped)
+	}, nil)
 	if f == nil {
 		return nil
 	}
 	res := &f.Resources
 	res.Sources, res.Absent = map[string]string{}, map[string]string{}
 	cg := r.grp.resources(res)
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
+	u := rec.Usage()
 	if res.CPUUserSeconds == nil {
-		res.CPUUserSeconds, res.CPUSystemSeconds = report.Seconds(rec.usage.user), report.Seconds(rec.usage.system)
+		res.CPUUserSeconds, res.CPUSystemSeconds = report.Seconds(u.User), report.Seconds(u.System)
 		res.Sources["cpu"] = reapedSource(r.sys.complete())
 	}
-	if rec.usage.n > 0 {
-		res.MaxProcessRSSBytes = report.Ptr(rec.usage.maxRSS)
+	if u.N > 0 {
+		res.MaxProcessRSSBytes = report.Ptr(u.MaxRSS)
 		res.Sources["max_process_rss_bytes"] = reapedSource(r.sys.complete())
 	} else {
 		res.Absent["max_process_rss_bytes"] = "contain reaped no process"
@@ -157,7 +153,7 @@ func (r *runner) finishFacts() *account.Facts {
 		if cg {
 			res.Absent["peak_processes"] = "the pids controller is not enabled in contain's cgroup, and contain does not scan when it has a cgroup"
 		} else {
-			res.PeakProcesses = report.Ptr(max(rec.peak, 1))
+			res.PeakProcesses = report.Ptr(max(u.Peak, 1))
 			res.Sources["peak_processes"] = "contain's scans while COMMAND ran (sampled: a process that lived between two scans is not counted)"
 		}
 	}

@@ -434,7 +434,7 @@ func (r *runner) scanAll() (live, added []proc.Entry) {
 	if spared := r.track.Spared(); len(spared) > 0 {
 		r.daemons.spare(spared)
 	}
-	r.rec.sawLive(len(live))
+	r.rec.SawLive(len(live))
 	r.lim.count(live)
 	for _, p := range added {
 		if err := r.reg.Member(p.PID, p.Start); err != nil {

@@ -13,21 +13,6 @@ import (
 	"github.com/contain-cli/contain/report"
 )
 
-// recorderOS: Windows adds nothing to the recorder; the job accounts for
-// its processes.
-type recorderOS struct{}
-
-// procRef is the handle the recorder holds on a process until the report
-// is made: it keeps the PID from being reused, and tells the exit code.
-type procRef = windows.Handle
-
-func newRecorder(collect bool) *recorder {
-	if !collect {
-		return nil
-	}
-	return &recorder{}
-}
-
 // openProcess opens pid for the report: its name, command line, start and
 // exit code.
 func openProcess(pid int) (windows.Handle, error) {
@@ -49,31 +34,31 @@ func ended(h windows.Handle) bool {
 // noteLeftovers records the processes of the job when COMMAND has ended.
 func (r *winRunner) noteLeftovers() {
 	if r.rec == nil {
-		return
+		return // nothing to read for
 	}
 	for _, pid := range r.job.PIDs() {
 		h, err := openProcess(pid)
 		if err != nil {
 			continue // gone already
 		}
-		l := &leftover{id: idOf(pid, h), ref: h, out: report.Leftover{PID: pid, Comm: imageName(h), Argv: []string{}, FoundBy: "job",
+		l := &account.Leftover{ID: idOf(pid, h), Ref: h, Out: report.Leftover{PID: pid, Comm: imageName(h), Argv: []string{}, FoundBy: "job",
 			Absent: map[string]string{
 				"left_session": "Windows has no sessions of this kind",
 				"held_stdout":  "not read on Windows",
 				"held_stderr":  "not read on Windows",
 			}}}
-		if l.id.Start != 0 {
-			l.out.Started = &report.Time{Time: proc.FiletimeToTime(l.id.Start)}
+		if l.ID.Start != 0 {
+			l.Out.Started = &report.Time{Time: proc.FiletimeToTime(l.ID.Start)}
 		}
 		if _, cmdline, err := proc.ReadEnvironment(h); err == nil {
 			if argv, err := windows.DecomposeCommandLine(cmdline); err == nil {
-				l.out.Argv = argv
+				l.Out.Argv = argv
 			}
 		}
 		if g, err := proc.ProcessGroup(pid); err == nil {
-			l.out.LeftProcessGroup = report.Ptr(g != uint32(r.cmd.Process.Pid))
+			l.Out.LeftProcessGroup = report.Ptr(g != uint32(r.cmd.Process.Pid))
 		}
-		if !r.rec.addLeftover(l) {
+		if !r.rec.AddLeftover(l) {
 			windows.CloseHandle(h)
 		}
 	}
@@ -93,15 +78,15 @@ func (r *winRunner) noteEnding(pid int, how string) string {
 		return name
 	}
 	id := idOf(pid, h)
-	_, made := r.rec.addEnding(id, how, func() *ending {
-		e := &ending{ref: h, out: report.Ended{PID: pid, Comm: name, Command: pid == r.cmd.Process.Pid, Phase: r.phase}}
+	_, made := r.rec.AddEnding(id, how, func() *account.Ending {
+		e := &account.Ending{Ref: h, Out: report.Ended{PID: pid, Comm: name, Command: pid == r.cmd.Process.Pid, Phase: r.phase}}
 		if _, cmdline, err := proc.ReadEnvironment(h); err == nil {
 			if argv, err := windows.DecomposeCommandLine(cmdline); err == nil {
-				e.out.Argv = argv
+				e.Out.Argv = argv
 			}
 		}
 		if id.Start != 0 {
-			e.out.Started = &report.Time{Time: proc.FiletimeToTime(id.Start)}
+			e.Out.Started = &report.Time{Time: proc.FiletimeToTime(id.Start)}
 		}
 		return e
 	})
@@ -156,11 +141,11 @@ func imageName(h windows.Handle) string {
 // noteGone records the end of each leftover that has ended, by what
 // contain did last (how; "": nothing yet, it exited by itself).
 func (r *winRunner) noteGone(how string) {
-	r.rec.gone(func(l *leftover) bool {
-		if !ended(l.ref) {
+	r.rec.Gone(func(l *account.Leftover) bool {
+		if !ended(l.Ref) {
 			return false
 		}
-		l.signal = how
+		l.Signal = how
 		return true
 	})
 }
@@ -182,28 +167,21 @@ func (r *winRunner) finishFacts() *account.Facts {
 		return nil
 	}
 	r.noteGone("")
-	f := rec.finish(func(l *leftover) string {
-		if l.signal != "" {
-			return l.signal
+	f := rec.Finish(func(l *account.Leftover) string {
+		if l.Signal != "" {
+			return l.Signal
 		}
-		return fmt.Sprintf("exited %d", exitCode(l.ref))
-	}, func(e *ending) string {
+		return fmt.Sprintf("exited %d", exitCode(l.Ref))
+	}, func(e *account.Ending) string {
 		switch {
-		case !ended(e.ref):
-			return stillRunning
-		case e.out.Signal == "TerminateJobObject":
-			return e.out.Signal
+		case !ended(e.Ref):
+			return account.StillRunning
+		case e.Out.Signal == "TerminateJobObject":
+			return e.Out.Signal
 		default:
-			return fmt.Sprintf("%s, then exited %d", e.out.Signal, exitCode(e.ref))
+			return fmt.Sprintf("%s, then exited %d", e.Out.Signal, exitCode(e.Ref))
 		}
-	})
-	for _, l := range rec.left {
-		windows.CloseHandle(l.ref)
-	}
-	for _, e := range rec.ended {
-		windows.CloseHandle(e.ref)
-	}
-	rec.left, rec.ended = nil, nil
+	}, func(h windows.Handle) { windows.CloseHandle(h) })
 	res := &f.Resources
 	res.Sources, res.Absent = map[string]string{}, map[string]string{}
 	if acc, err := r.job.IOAccounting(); err != nil {

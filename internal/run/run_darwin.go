@@ -69,9 +69,6 @@ func detachAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: tru
 
 const detachedWhere = "in a new session"
 
-// maxRSSBytes: macOS gives ru_maxrss in bytes.
-func maxRSSBytes(ru *unix.Rusage) uint64 { return uint64(max(ru.Maxrss, 0)) }
-
 // ownNofile: macOS's children start through Go's ForkExec alone, which
 // gives them the user's RLIMIT_NOFILE.
 func ownNofile() {}

@@ -241,9 +241,6 @@ func detachAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: tru
 
 const detachedWhere = "in a new session"
 
-// maxRSSBytes: Linux gives ru_maxrss in KiB.
-func maxRSSBytes(ru *unix.Rusage) uint64 { return uint64(max(ru.Maxrss, 0)) * 1024 }
-
 // ownNofile gives contain run back the RLIMIT_NOFILE soft limit it was
 // started with, which the Go runtime raised at start-up (to the hard limit
 // less one), so that every child inherits the user's limit, however it

@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/contain-cli/contain/internal/account"
 	"github.com/contain-cli/contain/internal/guard"
 	"github.com/contain-cli/contain/internal/hook"
 	"github.com/contain-cli/contain/internal/limit"
@@ -93,66 +94,9 @@ type runner struct {
 	// test puts a fake.
 	sys osHooks
 
-	rec *recorder  // what the report says; nil: nothing is collected
-	lim treeLimits // the whole-tree limits: noLimits when none is asked
+	rec *account.Recorder // what the report says; nil: nothing is collected
+	lim treeLimits        // the whole-tree limits: noLimits when none is asked
 	runnerOS
-}
-
-// recorderOS is what Linux and macOS add to the recorder: the rusage
-// and wait statuses of what contain reaped, and the most live members one
-// scan saw.
-type recorderOS struct {
-	usage  usage                   // of every process contain reaped
-	peak   int                     // the most live members one scan saw
-	reaped map[int]unix.WaitStatus // processes other than COMMAND that contain reaped
-}
-
-// procRef: Linux and macOS hold no process while the report is made (a
-// pin's start time tells a recycled PID).
-type procRef struct{}
-
-func newRecorder(collect bool) *recorder {
-	if !collect {
-		return nil
-	}
-	return &recorder{recorderOS: recorderOS{reaped: map[int]unix.WaitStatus{}}}
-}
-
-// reapedOne counts a process contain reaped (command: COMMAND's PID).
-func (rec *recorder) reapedOne(pid, command int, ws unix.WaitStatus, ru *unix.Rusage) {
-	if rec == nil {
-		return
-	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	if ru != nil {
-		rec.usage.add(ru)
-	}
-	if pid != command {
-		rec.reaped[pid] = ws
-	}
-}
-
-// sawLive records how many members one scan saw alive.
-func (rec *recorder) sawLive(n int) {
-	if rec != nil {
-		rec.peak = max(rec.peak, n)
-	}
-}
-
-// usage adds up the rusage of the processes contain reaped: each includes
-// what that process reaped in turn.
-type usage struct {
-	user, system time.Duration
-	maxRSS       uint64 // bytes
-	n            int
-}
-
-func (u *usage) add(ru *unix.Rusage) {
-	u.user += time.Duration(ru.Utime.Nano())
-	u.system += time.Duration(ru.Stime.Nano())
-	u.maxRSS = max(u.maxRSS, maxRSSBytes(ru))
-	u.n++
 }
 
 // waitEvent is what the reaper reports about COMMAND.
@@ -210,7 +154,7 @@ func (r *runner) prepareLayers(undo *cleanups) []string {
 	// What needs no guard is done first, while it starts.
 	r.path, r.pathErr = lookPath(r.o.Args[0])
 	r.planLayers()
-	r.rec = newRecorder(r.o.Collect)
+	r.rec = account.New(r.o.Collect)
 	r.jc = &jobControl{own: r.ownPgrp, log: r.log, orphaned: func() bool { return orphanedPgrp(r.ownPgrp) },
 		stopSelf: func(sig syscall.Signal) { unix.Kill(r.self, sig) }, signalGroup: r.signalGroup}
 	if !r.o.NoTerminal {
@@ -271,7 +215,7 @@ func (r *runner) begin(layers []string, undo *cleanups) {
 	}
 	layers = append(layers, r.sys.started()...)
 	r.log("started %s as PID %d; containment: %s", r.o.Args[0], r.pid, strings.Join(layers, ", "))
-	r.rec.started(layers)
+	r.rec.Started(layers)
 }
 
 // supervise runs the run: the later signals subscribed (unless sigcatch
@@ -535,7 +479,7 @@ func (r *runner) endGuardEarly() {
 
 // reapedOne counts a process contain reaped, for the report.
 func (r *runner) reapedOne(pid int, ws unix.WaitStatus, ru *unix.Rusage) {
-	r.rec.reapedOne(pid, r.pid, ws, ru)
+	r.rec.ReapedOne(pid, r.pid, ws, ru)
 	r.lim.reaped(ru)
 }
 
@@ -569,7 +513,7 @@ func (r *runner) waitMain() {
 			}}
 		}))
 	r.timedOut = l.TimedOut
-	r.rec.loopEnded(l.ToldToStop, l.KilledAfterTimeout)
+	r.rec.LoopEnded(l.ToldToStop, l.KilledAfterTimeout)
 }
 
 // waitEvent is what the reaper says of COMMAND, for the loop: a stop
@@ -584,7 +528,7 @@ func (r *runner) waitEvent(ev waitEvent) supervise.Event[limit.Hit] {
 	}
 	return supervise.Event[limit.Hit]{Kind: supervise.Ended, Do: func() {
 		r.status, r.more, r.mainDone = ev.status, ev.more, true
-		r.rec.commandEnded()
+		r.rec.CommandEnded()
 	}}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/windows"
 
+	"github.com/contain-cli/contain/internal/account"
 	"github.com/contain-cli/contain/internal/daemon"
 	"github.com/contain-cli/contain/internal/hook"
 	"github.com/contain-cli/contain/internal/job"
@@ -60,7 +61,7 @@ type winRunner struct {
 	// the timeout signal when its event could not be delivered.
 	killedBy syscall.Signal
 
-	rec *recorder // with RunOptions.Collect
+	rec *account.Recorder // with RunOptions.Collect
 	// phase is why the main loop (and then the close) ends processes,
 	// for the report's ended_by_contain: report.PhaseTimeout, ...
 	phase  string
@@ -126,8 +127,8 @@ func (r *winRunner) begin(layers []string, _ *cleanups) {
 		r.breaks.Begin(r.cmd.Process.Pid)
 		r.log("--allow-daemons: the job lets processes leave it; every %v, one that left it without %s=1 is put back (or terminated), a marked one is spared", job.BreakawayEvery, tag.DaemonVar)
 	}
-	r.rec = newRecorder(r.o.Collect)
-	r.rec.started(layers)
+	r.rec = account.New(r.o.Collect)
+	r.rec.Started(layers)
 }
 
 // supervise runs the main loop until COMMAND has ended, then closes the
@@ -139,7 +140,7 @@ func (r *winRunner) supervise() {
 	r.timedOut = r.waitMain(waited, r.events)
 	r.job.Unforward() // every limit message the job posted reaches the limits' reader
 	stopLimits()
-	r.rec.commandEnded()
+	r.rec.CommandEnded()
 	r.lim.late()
 	r.closeGroup(r.events)
 	if r.breaks != nil {
@@ -198,7 +199,7 @@ func (r *winRunner) waitMain(waited <-chan error, events <-chan uint32) (timedOu
 			r.log("%s: %s", CloseRequest, r.deliver(signals.Break))
 		}}
 	}))
-	r.rec.loopEnded(l.ToldToStop, l.KilledAfterTimeout)
+	r.rec.LoopEnded(l.ToldToStop, l.KilledAfterTimeout)
 	return l.TimedOut
 }
 
@@ -441,25 +442,22 @@ func (c *closer) graceOver() {
 // could not take it out of the job; with it, it did not ask to leave,
 // or a job around contain's (nested jobs) refused it.
 func (r *winRunner) noteDaemons() {
-	if r.rec == nil {
-		return
-	}
-	for _, l := range r.rec.left {
-		env, _, err := proc.ReadEnvironment(l.ref)
+	r.rec.EachLeftover(func(l *account.Leftover) {
+		env, _, err := proc.ReadEnvironment(l.Ref)
 		if err != nil || !daemon.Marked(env) {
-			continue
+			return
 		}
-		l.out.Daemon = true
+		l.Out.Daemon = true
 		name := "?"
-		if len(l.out.Argv) > 0 {
-			name = filepath.Base(l.out.Argv[0])
+		if len(l.Out.Argv) > 0 {
+			name = filepath.Base(l.Out.Argv[0])
 		}
 		if r.o.AllowDaemons {
-			r.log("%d (%s) is marked as a daemon (%s=1) but did not leave the job (CREATE_BREAKAWAY_FROM_JOB was not asked for, or a job around contain's refused it): it ends with the group", l.out.PID, name, tag.DaemonVar)
+			r.log("%d (%s) is marked as a daemon (%s=1) but did not leave the job (CREATE_BREAKAWAY_FROM_JOB was not asked for, or a job around contain's refused it): it ends with the group", l.Out.PID, name, tag.DaemonVar)
 		} else {
-			r.log("%d (%s) is marked as a daemon (%s=1): it ends with the group; contain run --allow-daemons would have spared it", l.out.PID, name, tag.DaemonVar)
+			r.log("%d (%s) is marked as a daemon (%s=1): it ends with the group; contain run --allow-daemons would have spared it", l.Out.PID, name, tag.DaemonVar)
 		}
-	}
+	})
 }
 
 // detachAttr starts a detached COMMAND in its own console process group,

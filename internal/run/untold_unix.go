@@ -74,15 +74,11 @@ func (r *runner) noteUntold() {
 		}
 		ut := report.Untold{PID: u.PID, Comm: u.Comm, Argv: argv, Why: u.Why}
 		if r.rec != nil {
-			ut.Started = &report.Time{Time: proc.StartWall(u.Start, since, r.rec.facts.Started)}
+			ut.Started = &report.Time{Time: proc.StartWall(u.Start, since, r.rec.StartedAt())}
 		}
 		out = append(out, ut)
 	}
-	if r.rec != nil {
-		r.rec.mu.Lock()
-		r.rec.facts.Untold = out
-		r.rec.mu.Unlock()
-	}
+	r.rec.Untold(out)
 }
 
 // scanUntold is one scan for what noteUntold looks for, and whether it
@@ -110,9 +106,5 @@ func (r *runner) containmentFailed(what string) {
 	} else {
 		text.Line(nosigpipe.Stderr(), "contain: ", what)
 	}
-	if r.rec != nil {
-		r.rec.mu.Lock()
-		r.rec.facts.ContainmentFailure = what
-		r.rec.mu.Unlock()
-	}
+	r.rec.Failure(what)
 }
