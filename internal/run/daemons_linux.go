@@ -4,9 +4,9 @@ import "github.com/contain-cli/contain/internal/proc"
 
 // releaseFromShim tells the shim that p left the session: it no longer
 // waits for it, nor ends it should contain die.
-func (r *runner) releaseFromShim(p proc.Entry) {
-	if err := r.shim.Spare(p.PID, p.Start); err != nil {
-		r.log("cannot tell the shim to spare %d (%s): %v", p.PID, p.Comm, err)
+func (sys *linuxOS) releaseFromShim(p proc.Entry) {
+	if err := sys.r.shim.Spare(p.PID, p.Start); err != nil {
+		sys.r.log("cannot tell the shim to spare %d (%s): %v", p.PID, p.Comm, err)
 	}
 }
 

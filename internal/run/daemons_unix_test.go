@@ -42,7 +42,7 @@ func TestSpareEnded(t *testing.T) {
 	} {
 		var lines []string
 		r := &runner{grp: goneGroup{err: err}, guard: noGuard{}, shim: noShim{}, lim: noLimits{}, log: func(f string, a ...any) { lines = append(lines, fmt.Sprintf(f, a...)) }}
-		r.sys = r
+		r.sys = newOS(r)
 		s := &sparing{r: r}
 		s.spare([]proc.Entry{{PID: pid, Start: start, Comm: "true"}})
 		all := strings.Join(lines, "\n")

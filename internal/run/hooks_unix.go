@@ -13,14 +13,22 @@ import (
 )
 
 // osHooks is what each Unix supplies to the runner that run_unix.go,
-// members_unix.go and limits_unix.go share: the contract that Linux
-// (run_linux.go, limits_linux.go, names_linux.go, daemons_linux.go,
-// shim_linux.go) and macOS (run_darwin.go and the files
-// beside it) each fill, checked by the compiler below. What a hook does
-// where the OS has no such thing is said at its macOS definition.
+// members_unix.go and limits_unix.go share: the runner's OS part, a type
+// of its own per OS that holds the OS's state and reaches the run through
+// its r: linuxOS (run_linux.go, limits_linux.go, names_linux.go,
+// daemons_linux.go, shim_linux.go: the cgroup, the subreaper, how the
+// reaper waits, the shim's failure or loss, the kernel's limits and the
+// systemd scope) and darwinOS (run_darwin.go and the files beside it: no
+// state). newOS makes the one the OS has (runner.sys); each file that
+// defines a type checks it against this contract for the compiler. What
+// a hook does where the OS has no such thing is said at its macOS
+// definition.
 type osHooks interface {
 	// The layers.
 
+	// planLayers finds what setUp needs before the crash guard is told
+	// of the session (where the cgroup goes).
+	planLayers()
 	// setUp readies the OS's layers before COMMAND starts (subreaper,
 	// cgroup, Pdeathsig) and returns their names.
 	setUp() []string
@@ -86,5 +94,3 @@ type osHooks interface {
 	freeze(on bool) error
 	frozen() bool
 }
-
-var _ osHooks = (*runner)(nil)

@@ -10,18 +10,18 @@ import (
 // RLIMIT_AS and RLIMIT_DATA bound one process's virtual size, RLIMIT_CPU
 // sends one process a SIGXCPU, RLIMIT_NPROC counts a user's processes:
 // contain samples the tree instead, through the tracker's scans.
-func (r *runner) kernelLimits(*limit.Watch) {}
+func (sys *darwinOS) kernelLimits(*limit.Watch) {}
 
-func (r *runner) kernelWhy(limit.Kind) string {
+func (sys *darwinOS) kernelWhy(limit.Kind) string {
 	return "macOS has no whole-tree limits (its rlimits are per process or per user)"
 }
 
-func (r *runner) freezable() bool                          { return false }
-func (r *runner) freeze(bool) error                        { return nil }
-func (r *runner) frozen() bool                             { return false }
-func (r *runner) sampleGroup(*limiter, *limit.Sample) bool { return false }
-func (r *runner) shimReapedCPU() time.Duration             { return 0 }
-func (r *runner) kernelEvents() limit.Outcome              { return limit.Outcome{} }
+func (sys *darwinOS) freezable() bool                          { return false }
+func (sys *darwinOS) freeze(bool) error                        { return nil }
+func (sys *darwinOS) frozen() bool                             { return false }
+func (sys *darwinOS) sampleGroup(*limiter, *limit.Sample) bool { return false }
+func (sys *darwinOS) shimReapedCPU() time.Duration             { return 0 }
+func (sys *darwinOS) kernelEvents() limit.Outcome              { return limit.Outcome{} }
 
 // sampled: macOS has no kernel hold to give up.
-func (l *limiter) sampled(string) {}
+func (l *limiter) sampled() {}

@@ -34,17 +34,18 @@ func controllersOf(kinds []limit.Kind) []string {
 // parent holds other processes, or contain may make no cgroup at all), it
 // asks systemd for a scope to do the same in (intoScope). What neither
 // holds stays sampled, and kernelWhy says why, in one line each.
-func (r *runner) kernelLimits(w *limit.Watch) {
-	r.limitWhy = map[limit.Kind]string{}
+func (sys *linuxOS) kernelLimits(w *limit.Watch) {
+	r := sys.r
+	sys.limitWhy = map[limit.Kind]string{}
 	var kinds []limit.Kind // the limits a controller holds
 	for _, k := range w.Set.Asked() {
 		if _, ok := controllerOf[k]; ok {
 			kinds = append(kinds, k)
 		}
 	}
-	if r.cg != nil {
+	if sys.cg != nil {
 		w.Enforce(limit.CPUTime, fmt.Sprintf("cgroup cpu.stat, polled every %v", w.Every), true)
-		if r.holdLimits(w, kinds) {
+		if sys.holdLimits(w, kinds) {
 			return
 		}
 	} else {
@@ -53,16 +54,16 @@ func (r *runner) kernelLimits(w *limit.Watch) {
 			why = "the cgroup is turned off by CONTAIN_DISABLE"
 		}
 		for _, k := range w.Set.Asked() {
-			r.limitWhy[k] = why
+			sys.limitWhy[k] = why
 		}
 	}
-	if len(kinds) > 0 && !layers.Disabled("cgroup") && r.intoScope(w, kinds) {
+	if len(kinds) > 0 && !layers.Disabled("cgroup") && sys.intoScope(w, kinds) {
 		w.Enforce(limit.CPUTime, fmt.Sprintf("cgroup cpu.stat, polled every %v", w.Every), true)
-		delete(r.limitWhy, limit.CPUTime)
-		r.holdLimits(w, kinds)
+		delete(sys.limitWhy, limit.CPUTime)
+		sys.holdLimits(w, kinds)
 	}
 	for _, k := range w.Set.Asked() {
-		if why := r.limitWhy[k]; why != "" && !w.Kernel(k) {
+		if why := sys.limitWhy[k]; why != "" && !w.Kernel(k) {
 			r.log("%s: %s (contain enforces it by sampling)", k.Option(), why)
 		}
 	}
@@ -71,33 +72,33 @@ func (r *runner) kernelLimits(w *limit.Watch) {
 // holdLimits enables the controllers kinds need for the run's cgroup and
 // sets their limits there, and tells the crash guard what it changed. It
 // reports whether the kernel holds them all.
-func (r *runner) holdLimits(w *limit.Watch, kinds []limit.Kind) bool {
+func (sys *linuxOS) holdLimits(w *limit.Watch, kinds []limit.Kind) bool {
 	if len(kinds) == 0 {
-		r.tellGuardCgroup(nil)
+		sys.tellGuardCgroup(nil)
 		return true
 	}
-	d, why := r.cg.cg.Enable(controllersOf(kinds), r.ours)
-	r.cg.delegation = d
+	d, why := sys.cg.cg.Enable(controllersOf(kinds), sys.ours)
+	sys.cg.delegation = d
 	if leaf := d.Moved(); leaf != "" {
-		r.log("moved contain and its crash guard into cgroup %s, so that the kernel lets controllers be enabled for the run's group", leaf)
+		sys.r.log("moved contain and its crash guard into cgroup %s, so that the kernel lets controllers be enabled for the run's group", leaf)
 	}
-	r.tellGuardCgroup(d)
-	set, whyNot := r.cg.cg.SetLimits(cgroup.Limits{Memory: w.Set.Memory, Pids: w.Set.Pids, CPUs: w.Set.CPUs})
+	sys.tellGuardCgroup(d)
+	set, whyNot := sys.cg.cg.SetLimits(cgroup.Limits{Memory: w.Set.Memory, Pids: w.Set.Pids, CPUs: w.Set.CPUs})
 	all := true
 	for _, k := range kinds {
 		c := controllerOf[k]
 		if by, ok := set[c]; ok && why[c] == "" {
-			if r.scope != nil {
-				by = "systemd scope " + r.scope.Unit + " " + strings.TrimPrefix(by, "cgroup ")
+			if sys.scope != nil {
+				by = "systemd scope " + sys.scope.Unit + " " + strings.TrimPrefix(by, "cgroup ")
 			}
 			w.Enforce(k, by, true)
-			delete(r.limitWhy, k)
+			delete(sys.limitWhy, k)
 			continue
 		}
 		all = false
-		r.limitWhy[k] = why[c]
-		if r.limitWhy[k] == "" {
-			r.limitWhy[k] = whyNot[c]
+		sys.limitWhy[k] = why[c]
+		if sys.limitWhy[k] == "" {
+			sys.limitWhy[k] = whyNot[c]
 		}
 	}
 	return all
@@ -105,15 +106,15 @@ func (r *runner) holdLimits(w *limit.Watch, kinds []limit.Kind) bool {
 
 // tellGuardCgroup tells the crash guard the run's cgroup and what
 // enabling its controllers changed (d: nil, nothing).
-func (r *runner) tellGuardCgroup(d *cgroup.Delegation) {
+func (sys *linuxOS) tellGuardCgroup(d *cgroup.Delegation) {
 	// From contain's leaf, the guard would not find the run's group
 	// beside it; and what was changed is undone after a crash too.
-	o := guard.CgroupOrder{Dir: r.cg.cg.Dir}
+	o := guard.CgroupOrder{Dir: sys.cg.cg.Dir}
 	if d != nil {
 		o.Parent, o.Leaf, o.Enabled = d.Parent(), d.Moved(), d.Enabled()
 	}
-	if err := r.guard.Cgroup(o); err != nil {
-		r.log("cannot tell the crash guard the run's cgroup: %v", err)
+	if err := sys.r.guard.Cgroup(o); err != nil {
+		sys.r.log("cannot tell the crash guard the run's cgroup: %v", err)
 	}
 }
 
@@ -123,10 +124,11 @@ func (r *runner) tellGuardCgroup(d *cgroup.Delegation) {
 // again, in the scope. The group contain made before, if any, goes then,
 // with what enabling its controllers changed; without a scope it stays
 // the run's group. Why there is no scope is added to each limit's reason.
-func (r *runner) intoScope(w *limit.Watch, kinds []limit.Kind) bool {
+func (sys *linuxOS) intoScope(w *limit.Watch, kinds []limit.Kind) bool {
+	r := sys.r
 	fail := func(why string) bool {
 		for _, k := range kinds {
-			r.limitWhy[k] += "; and no systemd scope: " + why
+			sys.limitWhy[k] += "; and no systemd scope: " + why
 		}
 		return false
 	}
@@ -144,30 +146,31 @@ func (r *runner) intoScope(w *limit.Watch, kinds []limit.Kind) bool {
 		// cgroup namespace).
 		return fail(err.Error())
 	}
-	if r.cg != nil {
+	if sys.cg != nil {
 		// Empty, now that contain has left: it goes, with what enabling
 		// its controllers changed.
-		r.cg.remove()
-		r.cg, r.grp = nil, noGroup{}
+		sys.cg.remove()
+		sys.cg, r.grp = nil, noGroup{}
 	}
-	r.scope = s
+	sys.scope = s
 	r.log("systemd (%s) moved contain into %s, a cgroup delegated to it: %s", s.Manager, s.Unit, s.Dir)
 	cg, err := cgroup.New(r.self)
 	if err != nil {
 		return fail(err.Error())
 	}
-	r.cg = &cgroupGroup{cg: cg, log: r.log, collect: r.o.Collect}
-	r.grp = r.cg
+	sys.cg = &cgroupGroup{cg: cg, log: r.log, collect: r.o.Collect}
+	r.grp = sys.cg
 	return true
 }
 
 // kernelWhy says why the kernel does not hold limit k.
-func (r *runner) kernelWhy(k limit.Kind) string { return r.limitWhy[k] }
+func (sys *linuxOS) kernelWhy(k limit.Kind) string { return sys.limitWhy[k] }
 
 // ours reports whether pid is contain, its crash guard or its early shim:
 // the processes contain may move out of its parent cgroup. A child contain
 // did not start (one its shell forked before it executed contain) is not.
-func (r *runner) ours(pid int) bool {
+func (sys *linuxOS) ours(pid int) bool {
+	r := sys.r
 	switch {
 	case pid == r.self:
 		return true
@@ -180,27 +183,27 @@ func (r *runner) ours(pid int) bool {
 }
 
 // freezable reports whether the tree can be stopped by cgroup.freeze.
-func (r *runner) freezable() bool { return r.strong() }
+func (sys *linuxOS) freezable() bool { return sys.strong() }
 
 // freeze and frozen: a group the reaper removed as COMMAND ended holds
 // nothing to freeze (and no cgroup.freeze to read).
-func (r *runner) freeze(on bool) error {
-	if r.cg.early.Load() {
+func (sys *linuxOS) freeze(on bool) error {
+	if sys.cg.early.Load() {
 		return nil
 	}
-	return r.cg.cg.Freeze(on)
+	return sys.cg.cg.Freeze(on)
 }
 
-func (r *runner) frozen() bool { return r.cg.early.Load() || r.cg.cg.Frozen() }
+func (sys *linuxOS) frozen() bool { return sys.cg.early.Load() || sys.cg.cg.Frozen() }
 
 // sampleGroup measures the tree from its cgroup: its processes' resident
 // memory and count, and cpu.stat for the CPU time of everything that ever
 // ran in it. False: there is no cgroup.
-func (r *runner) sampleGroup(l *limiter, s *limit.Sample) bool {
-	if !r.strong() {
+func (sys *linuxOS) sampleGroup(l *limiter, s *limit.Sample) bool {
+	if !sys.strong() {
 		return false
 	}
-	pids := r.grp.procs() // the live ones: a zombie has left cgroup.procs
+	pids := sys.r.grp.procs() // the live ones: a zombie has left cgroup.procs
 	s.Procs = len(pids)
 	// Each process's resident memory only where contain holds --memory
 	// itself: a count of processes is one read of cgroup.procs.
@@ -215,9 +218,9 @@ func (r *runner) sampleGroup(l *limiter, s *limit.Sample) bool {
 	if l.Closing() {
 		return true // the group may be gone: CPU time is no longer held
 	}
-	cpu, err := r.cg.cg.CPUUsage()
+	cpu, err := sys.cg.cg.CPUUsage()
 	if err != nil {
-		r.log("%v", err)
+		sys.r.log("%v", err)
 	}
 	s.CPU = cpu
 	return true
@@ -225,17 +228,17 @@ func (r *runner) sampleGroup(l *limiter, s *limit.Sample) bool {
 
 // shimReapedCPU is the CPU time of the processes the shim reaped (its
 // children's, in its own stat).
-func (r *runner) shimReapedCPU() time.Duration { return r.shim.ReapedCPU() }
+func (sys *linuxOS) shimReapedCPU() time.Duration { return sys.r.shim.ReapedCPU() }
 
 // kernelEvents reads, once COMMAND has ended and before the cgroup goes,
 // what the kernel did of the limits it held: the peaks, OOM kills for the
 // run's memory.max (memory.events.local counts them) or for a limit above
 // it, forks that pids.max refused, throttling by cpu.max.
-func (r *runner) kernelEvents() limit.Outcome {
-	if !r.strong() {
+func (sys *linuxOS) kernelEvents() limit.Outcome {
+	if !sys.strong() {
 		return limit.Outcome{}
 	}
-	e := r.cg.cg.Events()
+	e := sys.cg.cg.Events()
 	o := limit.Outcome{MemoryPeak: e.MemoryPeak, PidsPeak: e.PidsPeak,
 		Refused: e.ForksRefused, RefusedWhat: "fork(s) (pids.events max)",
 		Throttled: e.Throttled, ThrottledTime: e.ThrottledTime}
@@ -248,10 +251,17 @@ func (r *runner) kernelEvents() limit.Outcome {
 }
 
 // sampled gives up what the kernel held (the run's cgroup refused
-// COMMAND): contain samples every limit asked for, --cpus too.
-func (l *limiter) sampled(why string) {
+// COMMAND, for why): contain samples every limit asked for, --cpus too.
+func (sys *linuxOS) sampled(why string) {
+	sys.r.lim.sampled()
+	for _, k := range sys.r.o.Limits.Asked() {
+		sys.limitWhy[k] = why
+	}
+}
+
+// sampled: contain samples every limit asked for, --cpus too.
+func (l *limiter) sampled() {
 	for _, k := range l.r.o.Limits.Asked() {
 		l.Watch().Sampled(k)
-		l.r.limitWhy[k] = why
 	}
 }

@@ -79,8 +79,8 @@ type treeLimits interface {
 	// holds the process limit itself.
 	sampledProcs() (int, bool)
 	// sampled gives up what the kernel held: contain samples every
-	// limit, for why.
-	sampled(why string)
+	// limit (the OS's sampled says why).
+	sampled()
 }
 
 // setLimits readies the limits before COMMAND starts: what the kernel
@@ -102,7 +102,7 @@ func (r *runner) setLimits() error {
 	for _, k := range r.o.Limits.Asked() {
 		r.log("%s %s: enforced by %s", k.Option(), r.o.Limits.Show(k), w.By(k))
 	}
-	return l.Refuse(r.kernelWhy)
+	return l.Refuse(r.sys.kernelWhy)
 }
 
 func (l *limiter) enforce() (commandEnded func()) {
@@ -294,7 +294,7 @@ func sleepOr(d time.Duration, done <-chan struct{}) bool {
 
 // Outcome is what the kernel did of the limits it held (the OS's
 // kernelEvents).
-func (l *limiter) Outcome() limit.Outcome { return l.r.kernelEvents() }
+func (l *limiter) Outcome() limit.Outcome { return l.r.sys.kernelEvents() }
 
 func (l *limiter) kernelOutcome() { l.KernelOutcome() }
 

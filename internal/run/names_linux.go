@@ -12,12 +12,12 @@ import (
 // child is first looked at without being reaped (waitid with WNOWAIT),
 // while /proc still shows it (a zombie keeps its name), then reaped by
 // its PID. Without -v it is wait, and the name is "".
-func (r *runner) reapWait(ws *unix.WaitStatus, flags int, ru *unix.Rusage) (int, string, error) {
-	if r.o.Log == nil {
-		pid, err := r.wait(ws, flags, ru)
+func (sys *linuxOS) reapWait(ws *unix.WaitStatus, flags int, ru *unix.Rusage) (int, string, error) {
+	if sys.r.o.Log == nil {
+		pid, err := sys.wait(ws, flags, ru)
 		return pid, "", err
 	}
-	opts := unix.WEXITED | unix.WNOWAIT | r.waitFlags | flags&unix.WNOHANG
+	opts := unix.WEXITED | unix.WNOWAIT | sys.waitFlags | flags&unix.WNOHANG
 	if flags&unix.WUNTRACED != 0 {
 		opts |= unix.WSTOPPED
 	}
@@ -33,7 +33,7 @@ func (r *runner) reapWait(ws *unix.WaitStatus, flags int, ru *unix.Rusage) (int,
 		name := proc.CommOf(pid)
 		// WNOHANG: a stopped child continued since it was looked at has
 		// nothing to report any more; then look again.
-		wpid, err := unix.Wait4(pid, ws, flags|unix.WNOHANG|r.waitFlags, ru)
+		wpid, err := unix.Wait4(pid, ws, flags|unix.WNOHANG|sys.waitFlags, ru)
 		if err == unix.EINTR || err == nil && wpid == 0 {
 			continue
 		}

@@ -24,4 +24,4 @@ func (noLimits) exceeded(limit.Hit, func(string) string) bool { return false }
 func (noLimits) reaped(*unix.Rusage)                          {}
 func (noLimits) finish(*Result)                               {}
 func (noLimits) sampledProcs() (int, bool)                    { return 0, false }
-func (noLimits) sampled(string)                               {}
+func (noLimits) sampled()                                     {}

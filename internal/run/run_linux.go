@@ -15,9 +15,12 @@ import (
 	"github.com/contain-cli/contain/internal/shim"
 )
 
-// runnerOS is what a run holds on Linux: the cgroup, and how the reaper
-// waits.
-type runnerOS struct {
+// linuxOS is the runner's OS part on Linux (osHooks): the layers beyond
+// the process group and the tracking (subreaper, cgroup, Pdeathsig, the
+// shim), how the reaper waits, and the limits the cgroup holds. r is the
+// run it serves.
+type linuxOS struct {
+	r          *runner
 	cg         *cgroupGroup // also the run's group; nil: none
 	cgPlan     *cgroup.Plan // where it is made (planLayers)
 	cgPlanErr  error
@@ -29,6 +32,11 @@ type runnerOS struct {
 	scope      *scope.Scope          // the systemd scope contain moved into for the limits; nil: none
 }
 
+var _ osHooks = (*linuxOS)(nil)
+
+// newOS is the OS part of run r.
+func newOS(r *runner) osHooks { return &linuxOS{r: r} }
+
 // guardSignalsCommand reports whether the crash guard, not the kernel
 // (Pdeathsig) nor the shim, sends COMMAND its -s signal when contain
 // dies: where Pdeathsig is turned off.
@@ -37,15 +45,16 @@ func guardSignalsCommand() bool { return layers.Disabled("pdeathsig") }
 // planLayers finds what setUp needs before the crash guard is told of the
 // session: where the cgroup goes (reading /proc and the mounts takes
 // longer than making it).
-func (r *runner) planLayers() {
+func (sys *linuxOS) planLayers() {
 	if !layers.Disabled("cgroup") {
-		r.cgPlan, r.cgPlanErr = cgroup.NewPlan(r.self)
+		sys.cgPlan, sys.cgPlanErr = cgroup.NewPlan(sys.r.self)
 	}
 }
 
 // setUp adds the layers Linux has beyond the process group and the
 // tracking: subreaper, cgroup, and Pdeathsig (set at the start).
-func (r *runner) setUp() []string {
+func (sys *linuxOS) setUp() []string {
+	r := sys.r
 	var on []string
 	if layers.Disabled("pdeathsig") {
 		r.log("pdeathsig turned off by CONTAIN_DISABLE")
@@ -59,7 +68,7 @@ func (r *runner) setUp() []string {
 		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 			r.log("cannot become a child subreaper: %v (tracking descendants by scans)", err)
 		} else {
-			r.subreaper = true
+			sys.subreaper = true
 			on = append(on, "subreaper")
 		}
 	}
@@ -68,9 +77,9 @@ func (r *runner) setUp() []string {
 		r.log("cgroup turned off by CONTAIN_DISABLE")
 	default:
 		var cg *cgroup.Group
-		err := r.cgPlanErr
+		err := sys.cgPlanErr
 		if err == nil {
-			cg, err = r.cgPlan.Make()
+			cg, err = sys.cgPlan.Make()
 		}
 		if err != nil {
 			if r.o.Limits.Memory > 0 || r.o.Limits.Pids > 0 || r.o.Limits.CPUs > 0 {
@@ -79,8 +88,8 @@ func (r *runner) setUp() []string {
 				r.log("%v (falling back to the shim, a subreaper above COMMAND, and tracking)", err)
 			}
 		} else {
-			r.cg = &cgroupGroup{cg: cg, log: r.log, collect: r.o.Collect}
-			r.grp = r.cg
+			sys.cg = &cgroupGroup{cg: cg, log: r.log, collect: r.o.Collect}
+			r.grp = sys.cg
 		}
 	}
 	return on
@@ -90,25 +99,26 @@ func (r *runner) setUp() []string {
 // sight by itself (the cgroup), so that contain need not scan while
 // COMMAND runs. A subreaper does that only while contain lives; the
 // guard, after a crash, needs what scans remember.
-func (r *runner) strong() bool { return r.cg != nil && !r.cg.gone }
+func (sys *linuxOS) strong() bool { return sys.cg != nil && !sys.cg.gone }
 
 // complete reports whether contain's children and the cgroup alone hold
 // every process of the group: with a cgroup, or as subreaper.
-func (r *runner) complete() bool {
-	return r.strong() || r.subreaper || r.shim.PID() != 0 && !r.shimLost
+func (sys *linuxOS) complete() bool {
+	return sys.strong() || sys.subreaper || sys.r.shim.PID() != 0 && !sys.shimLost
 }
 
 // useShim reports whether COMMAND is to be started under the shim: where
 // no cgroup holds the session, and contain's main runs (only contain's
 // binary can be the shim).
-func (r *runner) useShim() bool {
-	return r.cg == nil && r.o.Prepared != nil && !r.shimFailed && !layers.Disabled("shim")
+func (sys *linuxOS) useShim() bool {
+	return sys.cg == nil && sys.r.o.Prepared != nil && !sys.shimFailed && !layers.Disabled("shim")
 }
 
 // started finishes what the start began: the shim is adopted by the
 // tracker (its children are members, never it), and its reports are
 // relayed. It returns the layers it adds.
-func (r *runner) started() []string {
+func (sys *linuxOS) started() []string {
+	r := sys.r
 	s := r.shim.ID()
 	if s.PID == 0 {
 		return nil // no shim
@@ -122,7 +132,7 @@ func (r *runner) started() []string {
 		Exited:  func(ws unix.WaitStatus, more bool) { r.events <- waitEvent{status: ws, more: more} },
 		Reaped:  func(pid int, ws unix.WaitStatus) { r.reapedOne(pid, ws, nil) },
 	})
-	go r.shim.Watch(r.pid, r.adopted)
+	go r.shim.Watch(r.pid, sys.adopted)
 	r.log("shim: PID %d, a subreaper above COMMAND that outlives contain", s.PID)
 	return []string{"shim"}
 }
@@ -135,25 +145,25 @@ func (r *runner) started() []string {
 // contain run's). What reads or writes the group by its path from then on
 // (the main loop, acting on a signal that came as COMMAND ended) finds it
 // removed (cgroupGroup.early), and the close finds it gone (emptied).
-func (r *runner) removeEmptyGroup() bool {
-	if !r.strong() || cgroup.IsScope(r.cg.cg.Dir) {
+func (sys *linuxOS) removeEmptyGroup() bool {
+	if !sys.strong() || cgroup.IsScope(sys.cg.cg.Dir) {
 		return false
 	}
-	if unix.Rmdir(r.cg.cg.Dir) != nil {
+	if unix.Rmdir(sys.cg.cg.Dir) != nil {
 		return false
 	}
-	r.cg.early.Store(true)
+	sys.cg.early.Store(true)
 	return true
 }
 
 // guardable checks what the guard needs of this run: the reaper on the
 // main thread, so that it can wait with __WNOTHREAD and never take the
 // guard, a child of another thread, for one of its own.
-func (r *runner) guardable() error {
-	if unix.Gettid() != r.self {
+func (sys *linuxOS) guardable() error {
+	if unix.Gettid() != sys.r.self {
 		return errors.New("not on the main thread")
 	}
-	r.waitFlags = unix.WNOTHREAD
+	sys.waitFlags = unix.WNOTHREAD
 	return nil
 }
 
@@ -161,10 +171,11 @@ func (r *runner) guardable() error {
 // with the start's outcome). A shim that cannot be started is said and
 // dropped, and COMMAND starts without it: still contained while contain
 // lives; only the crash promise rests on the scans again.
-func (r *runner) startUnder(path string, foreground bool) (done bool, err error) {
-	if r.useShim() {
+func (sys *linuxOS) startUnder(path string, foreground bool) (done bool, err error) {
+	r := sys.r
+	if sys.useShim() {
 		r.guardReady()
-		err := r.startShim(path, foreground)
+		err := sys.startShim(path, foreground)
 		if err == nil || errors.As(err, new(*StartError)) {
 			return true, err
 		}
@@ -177,7 +188,7 @@ func (r *runner) startUnder(path string, foreground bool) (done bool, err error)
 				r.log("cannot tell the crash guard of the shim: %v", err)
 			}
 		}
-		r.shim, r.shimFailed = noShim{}, true
+		r.shim, sys.shimFailed = noShim{}, true
 	}
 	r.o.Prepared.dropShim() // started early for nothing: there is a cgroup
 	return false, nil
@@ -187,30 +198,31 @@ func (r *runner) startUnder(path string, foreground bool) (done bool, err error)
 // dies, COMMAND first gets the timeout signal, as from GNU timeout, so
 // that it can clean up; the guard ends the rest. Without a guard there is
 // no second chance: SIGKILL.
-func (r *runner) startAttr(attr *syscall.SysProcAttr) {
+func (sys *linuxOS) startAttr(attr *syscall.SysProcAttr) {
 	switch {
 	case layers.Disabled("pdeathsig"):
-	case r.guard.guarding():
-		attr.Pdeathsig = r.o.Signal
+	case sys.r.guard.guarding():
+		attr.Pdeathsig = sys.r.o.Signal
 	default:
 		attr.Pdeathsig = syscall.SIGKILL
 	}
-	if r.cg != nil {
-		attr.UseCgroupFD, attr.CgroupFD = true, r.cg.cg.FD
+	if sys.cg != nil {
+		attr.UseCgroupFD, attr.CgroupFD = true, sys.cg.cg.FD
 	}
 }
 
 // startRefused handles a clone into the cgroup that the kernel refuses (no
 // permission on a common ancestor, a threaded or busy group): the cgroup
 // goes, and the start is tried again without it (true).
-func (r *runner) startRefused(err error) bool {
-	if r.cg == nil || !cgroupRefusal(err) {
+func (sys *linuxOS) startRefused(err error) bool {
+	r := sys.r
+	if sys.cg == nil || !cgroupRefusal(err) {
 		return false
 	}
-	r.log("cannot start inside cgroup %s: %v (retrying without it)", r.cg.cg.Dir, err)
-	r.cg.remove()
-	r.cg, r.grp = nil, noGroup{}
-	r.lim.sampled("the kernel refused to start COMMAND in the run's cgroup")
+	r.log("cannot start inside cgroup %s: %v (retrying without it)", sys.cg.cg.Dir, err)
+	sys.cg.remove()
+	sys.cg, r.grp = nil, noGroup{}
+	sys.sampled("the kernel refused to start COMMAND in the run's cgroup")
 	return true
 }
 
@@ -232,8 +244,8 @@ func cgroupRefusal(err error) bool {
 
 // wait waits for any child of contain (the orphans it adopts as subreaper
 // included), not the guard.
-func (r *runner) wait(ws *unix.WaitStatus, flags int, ru *unix.Rusage) (int, error) {
-	return unix.Wait4(-1, ws, flags|r.waitFlags, ru)
+func (sys *linuxOS) wait(ws *unix.WaitStatus, flags int, ru *unix.Rusage) (int, error) {
+	return unix.Wait4(-1, ws, flags|sys.waitFlags, ru)
 }
 
 // detachAttr starts a detached COMMAND in a new session.
@@ -267,7 +279,8 @@ func ownNofile() {
 // os.StartProcess first probes whether clone can return a pidfd by
 // starting a throwaway child, a tenth of contain run -- true). execErr:
 // the error is the exec's, not the clone's (never a cgroup's refusal).
-func (r *runner) forkCommand(path string, argv []string, attr *syscall.SysProcAttr) (pid int, err error, execErr bool) {
+func (sys *linuxOS) forkCommand(path string, argv []string, attr *syscall.SysProcAttr) (pid int, err error, execErr bool) {
+	r := sys.r
 	// A Run of another program (a test's) has no Prepared, and so no
 	// ownNofile: Go's fork gives its COMMAND the user's RLIMIT_NOFILE.
 	if r.o.Prepared != nil && !layers.Disabled("spawn") {

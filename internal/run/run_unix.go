@@ -41,7 +41,7 @@ func Run(o Options) (Result, error) {
 	}
 	r := &runner{o: o, log: o.logger(), grp: noGroup{}, lim: noLimits{}, guard: noGuard{}, shim: noShim{}, self: os.Getpid(), ownPgrp: unix.Getpgrp(),
 		events: make(chan waitEvent, 4), noKids: make(chan struct{})}
-	r.sys = r
+	r.sys = newOS(r)
 	r.daemons = newDaemons(r)
 	return lifecycle(r, o.Limits.Any(), o.Started)
 }
@@ -90,13 +90,12 @@ type runner struct {
 	events    chan waitEvent // from the reaper: COMMAND stopped or ended
 	noKids    chan struct{}  // closed by the reaper once contain has no child left
 
-	// sys is what the OS supplies (osHooks): the runner itself, where a
-	// test puts a fake.
+	// sys is what the OS supplies (osHooks), with the OS's own state:
+	// linuxOS or darwinOS (newOS), where a test puts a fake.
 	sys osHooks
 
 	rec *account.Recorder // what the report says; nil: nothing is collected
 	lim treeLimits        // the whole-tree limits: noLimits when none is asked
-	runnerOS
 }
 
 // waitEvent is what the reaper reports about COMMAND.
@@ -153,7 +152,7 @@ func (r *runner) prepareLayers(undo *cleanups) []string {
 	r.sigs, r.caughtAll = sigs, all
 	// What needs no guard is done first, while it starts.
 	r.path, r.pathErr = lookPath(r.o.Args[0])
-	r.planLayers()
+	r.sys.planLayers()
 	r.rec = account.New(r.o.Collect)
 	r.jc = &jobControl{own: r.ownPgrp, log: r.log, orphaned: func() bool { return orphanedPgrp(r.ownPgrp) },
 		stopSelf: func(sig syscall.Signal) { unix.Kill(r.self, sig) }, signalGroup: r.signalGroup}

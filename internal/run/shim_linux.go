@@ -93,7 +93,8 @@ func (p *Prepared) shimPID() int {
 // startShim has a shim start COMMAND (shim.Start: the built-in keeper,
 // or else the early shim or one started now). It returns once COMMAND
 // runs, or with its start error.
-func (r *runner) startShim(path string, foreground bool) error {
+func (sys *linuxOS) startShim(path string, foreground bool) error {
+	r := sys.r
 	var pdeath syscall.Signal
 	switch {
 	case layers.Disabled("pdeathsig"):
@@ -148,16 +149,17 @@ func (r *runner) startShim(path string, foreground bool) error {
 // contain holds the session as on macOS: its tracking (what its scans
 // saw, COMMAND's process group, the tag) finds what can still be found,
 // and the close ends that; it says so on stderr, in -v and in the report.
-func (r *runner) shimEnded(wpid int, ws unix.WaitStatus) bool {
+func (sys *linuxOS) shimEnded(wpid int, ws unix.WaitStatus) bool {
+	r := sys.r
 	if wpid != r.shim.PID() {
 		return false
 	}
 	if r.shim.CommandEnded() {
 		return true
 	}
-	r.shimLost = true
+	sys.shimLost = true
 	what := fmt.Sprintf("the shim (PID %d) ended (%s) before COMMAND did: containment is broken; ending what contain's tracking, the tag and COMMAND's process group still find", wpid, describeStatus(ws))
-	if r.subreaper {
+	if sys.subreaper {
 		what = fmt.Sprintf("the shim (PID %d) ended (%s) before COMMAND did: contain, a subreaper, holds its orphans while it lives, but should contain be killed only the crash guard's scans find them", wpid, describeStatus(ws))
 	}
 	r.containmentFailed(what)
@@ -184,7 +186,8 @@ func describeStatus(ws unix.WaitStatus) string {
 // registry. With --allow-daemons it is only written: the tracker judges
 // a process when it first finds it, and a daemon it spares is written
 // again as spared, which reap takes for a daemon.
-func (r *runner) adopted(e proc.Entry) {
+func (sys *linuxOS) adopted(e proc.Entry) {
+	r := sys.r
 	id := proc.ID{PID: e.PID, Start: e.Start}
 	r.trackMu.Lock()
 	defer r.trackMu.Unlock()
