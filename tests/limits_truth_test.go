@@ -76,13 +76,16 @@ func TestLimitPidsTruth(t *testing.T) {
 }
 
 // TestLimitCPUsDoneLine: a share that held the tree is said as such on the
-// done line, "held to 0.5 CPUs", never as a limit exceeded.
+// done line, "held to 0.1 CPUs", never as a limit exceeded. A tenth of a
+// CPU, so that the spinner reaches it however busy the machine is: at
+// half a CPU, beside two CPU hogs on two cores, it got a third of one,
+// was never held, and the line rightly said nothing of it.
 func TestLimitCPUsDoneLine(t *testing.T) {
-	res := run(t, runOpts{}, "run", "-v", "--cpus", "0.5", "-t", "1.5", "--", hog, "spin")
+	res := run(t, runOpts{}, "run", "-v", "--cpus", "0.1", "-t", "1.5", "--", hog, "spin")
 	wantCode(t, res, 124)
 	done := finalLine(res.stderr)
-	if !strings.Contains(done, "done: killed by SIGTERM (timed out) (held to 0.5 CPUs),") || strings.Contains(done, "exceeded") {
-		t.Errorf("done line %q; want (held to 0.5 CPUs) and no 'exceeded'", done)
+	if !strings.Contains(done, "done: killed by SIGTERM (timed out) (held to 0.1 CPUs),") || strings.Contains(done, "exceeded") {
+		t.Errorf("done line %q; want (held to 0.1 CPUs) and no 'exceeded'", done)
 	}
 }
 
