@@ -23,7 +23,7 @@ func (r *runner) noteLeftovers(ms []member) {
 		}
 		l := &account.Leftover{ID: id}
 		o := &l.Out
-		o.PID, o.Comm, o.Argv, o.FoundBy = m.pid, m.comm, proc.ArgvOf(m.pid), "cgroup"
+		o.PID, o.Comm, o.Argv, o.FoundBy = m.pid, m.comm, r.procs.argvOf(m.pid), "cgroup"
 		if o.Argv == nil {
 			o.Argv = []string{}
 		}
@@ -44,7 +44,7 @@ func (r *runner) noteLeftovers(ms []member) {
 		}
 		r.daemons.ended(m, o)
 		var why string
-		o.HeldStdout, o.HeldStderr, why = proc.HeldStdio(m.pid)
+		o.HeldStdout, o.HeldStderr, why = r.procs.heldStdio(m.pid)
 		if why != "" {
 			if o.Absent == nil {
 				o.Absent = map[string]string{}
@@ -73,7 +73,7 @@ func (r *runner) noteEnding(m member, sig string) (undo func()) {
 		}
 		if r.phase == report.PhaseLimit {
 			o.Absent["argv"] = "not read: a limit's kill does not wait for it"
-		} else if o.Argv = proc.ArgvOf(m.pid); o.Argv == nil {
+		} else if o.Argv = r.procs.argvOf(m.pid); o.Argv == nil {
 			o.Absent["argv"] = "it could not be read (it was ending)"
 		}
 		if m.start != 0 && r.track != nil {
@@ -115,7 +115,7 @@ func (r *runner) finishFacts() *account.Facts {
 		if e.Out.Command {
 			ws, reaped = r.status, r.mainDone
 		}
-		if !reaped && proc.Lives(e.ID) {
+		if !reaped && r.procs.lives(e.ID) {
 			return account.StillRunning
 		}
 		return proc.EndedBy(e.Out.Signal, ws, reaped)

@@ -36,10 +36,7 @@ func cpuTime() time.Duration {
 // signal sends sig to m, after checking that the PID still names the
 // process that was seen (through a pidfd on Linux).
 func (r *runner) signal(m member, sig syscall.Signal) error {
-	if m.start == 0 {
-		return proc.SignalMember(m.pid, 0, sig, func() error { return r.grp.holds(m.pid) })
-	}
-	return proc.SignalMember(m.pid, m.start, sig, nil)
+	return r.procs.signal(m.pid, m.start, sig, r.grp)
 }
 
 // signalGroup sends sig to every process of the group, once each, except
@@ -185,10 +182,9 @@ func (r *runner) notNested(members []member) []member {
 	for _, m := range members {
 		in[m.pid] = true
 	}
-	buf := make([]byte, 0, 4096)
 	out := members[:0:0]
 	for _, m := range members {
-		if v, ok, err := proc.ReadTag(m.pid, buf); err == nil && ok && v != r.o.Tag {
+		if v, ok, err := r.procs.readTag(m.pid); err == nil && ok && v != r.o.Tag {
 			if _, pid, err := tag.Parse(v); err == nil && pid != m.pid && in[pid] {
 				continue
 			}
@@ -423,7 +419,7 @@ func (r *runner) watch() (stop func()) {
 // COMMAND's process group, once each: those in it the guard finds by the
 // group.
 func (r *runner) scanAll() (live, added []proc.Entry) {
-	procs, err := proc.Scan()
+	procs, err := r.procs.scan()
 	if err != nil {
 		r.log("cannot list processes: %v", err)
 	}
@@ -477,7 +473,7 @@ func (r *runner) members() []member {
 		// tracker keeps it, so that the next scan does not take it for
 		// gone nor the close signal it twice.
 		m := member{pid: pid}
-		if e, ok := proc.EntryOf(pid); ok {
+		if e, ok := r.procs.entryOf(pid); ok {
 			m = member{pid: pid, comm: e.Comm, start: e.Start, entry: e}
 			r.trackMu.Lock()
 			r.track.RememberAs(pid, e.Start, "cgroup")

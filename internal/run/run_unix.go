@@ -39,7 +39,7 @@ func Run(o Options) (Result, error) {
 	if o.Detach {
 		return runDetached(o)
 	}
-	r := &runner{o: o, log: o.logger(), grp: noGroup{}, lim: noLimits{}, guard: noGuard{}, shim: noShim{}, self: os.Getpid(), ownPgrp: unix.Getpgrp(),
+	r := &runner{o: o, log: o.logger(), grp: noGroup{}, lim: noLimits{}, guard: noGuard{}, shim: noShim{}, procs: osProcs{}, self: os.Getpid(), ownPgrp: unix.Getpgrp(),
 		events: make(chan waitEvent, 4), noKids: make(chan struct{})}
 	r.sys = newOS(r)
 	r.daemons = newDaemons(r)
@@ -93,6 +93,9 @@ type runner struct {
 	// sys is what the OS supplies (osHooks), with the OS's own state:
 	// linuxOS or darwinOS (newOS), where a test puts a fake.
 	sys osHooks
+	// procs is the process table the group is read from and signalled
+	// through (procs_unix.go): osProcs, where a test puts a fake.
+	procs procTable
 
 	rec *account.Recorder // what the report says; nil: nothing is collected
 	lim treeLimits        // the whole-tree limits: noLimits when none is asked

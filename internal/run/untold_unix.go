@@ -68,7 +68,7 @@ func (r *runner) noteUntold() {
 	var out []report.Untold
 	for _, u := range found {
 		r.log("could not tell %d (%s): %s", u.PID, u.Comm, u.Why)
-		argv := proc.ArgvOf(u.PID)
+		argv := r.procs.argvOf(u.PID)
 		if argv == nil {
 			argv = []string{}
 		}
@@ -84,7 +84,7 @@ func (r *runner) noteUntold() {
 // scanUntold is one scan for what noteUntold looks for, and whether it
 // caught a lineage mid-change (track.Untold).
 func (r *runner) scanUntold() ([]track.Untellable, bool, error) {
-	procs, err := proc.Scan()
+	procs, err := r.procs.scan()
 	if err != nil {
 		return nil, false, err
 	}
