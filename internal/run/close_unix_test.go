@@ -342,21 +342,18 @@ func closeWithin(t *testing.T, r *runner, l *lines) {
 
 // leftover and ending find the report's entry of pid, and how many it has.
 func leftover(f *account.Facts, pid int) (report.Leftover, int) {
-	var out report.Leftover
-	n := 0
-	for _, l := range f.Leftovers {
-		if l.PID == pid {
-			out, n = l, n+1
-		}
-	}
-	return out, n
+	return entryOf(f.Leftovers, pid, func(l report.Leftover) int { return l.PID })
 }
 
 func ending(f *account.Facts, pid int) (report.Ended, int) {
-	var out report.Ended
+	return entryOf(f.EndedByContain, pid, func(e report.Ended) int { return e.PID })
+}
+
+func entryOf[E any](list []E, pid int, pidOf func(E) int) (E, int) {
+	var out E
 	n := 0
-	for _, e := range f.EndedByContain {
-		if e.PID == pid {
+	for _, e := range list {
+		if pidOf(e) == pid {
 			out, n = e, n+1
 		}
 	}

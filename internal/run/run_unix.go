@@ -82,7 +82,6 @@ type runner struct {
 	trackMu sync.Mutex
 	track   *track.Tracker   // every process COMMAND started, as scans see them
 	told    map[proc.ID]bool // members the guard was told of
-	watched chan struct{}    // closed when the watcher, if any, has stopped
 
 	sigs      chan os.Signal
 	laterDone chan struct{}  // closed once signals.ForwardedLater is subscribed too
