@@ -45,6 +45,7 @@ const (
 	tagAllowDaemons
 	tagOnTimeout
 	tagNoTerminal
+	tagHold
 )
 
 // The Outcome's fields.
@@ -160,6 +161,7 @@ func marshalSpec(s run.Spec) []byte {
 	f.flag(tagAllowDaemons, s.AllowDaemons)
 	f.str(tagOnTimeout, s.OnTimeout)
 	f.flag(tagNoTerminal, s.NoTerminal)
+	f.flag(tagHold, s.Hold)
 	return f
 }
 
@@ -193,6 +195,8 @@ func unmarshalSpec(b []byte) (run.Spec, error) {
 			s.AllowDaemons = true
 		case tagNoTerminal:
 			s.NoTerminal = true
+		case tagHold:
+			s.Hold = true
 		case tagTimeout, tagSignal, tagKillAfter, tagGrace, tagMemory, tagPids, tagCPUTime, tagCPUs:
 			if n, err = varint(v); err != nil {
 				return err

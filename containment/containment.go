@@ -97,8 +97,17 @@ type Group struct {
 	mu      sync.Mutex
 	closed  bool
 	members []*heldCopy             // those whose copy still runs
-	byCmd   map[*exec.Cmd]*heldCopy // every command started, until Wait
+	byCmd   map[*exec.Cmd]*heldCopy // every command a copy holds, until Wait (Windows)
 	reports []*heldCopy             // with Options.Reports, in the order of Start
+
+	// The holder (Linux, macOS): the one copy that holds the Group's
+	// session, started with the first command (holding serializes that);
+	// cmds are the commands started in it, until Wait.
+	holding  sync.Mutex
+	starting sync.RWMutex // held by each start, taken by Close
+	hold     *heldCopy
+	cmds     map[*exec.Cmd]*command
+	held     heldAttrs // what each command's start adds (held_*.go)
 }
 
 // heldCopy is one command started: the copy that holds it, the pipe
@@ -112,6 +121,10 @@ type heldCopy struct {
 	done    chan struct{}
 	pid     int
 	outcome *run.Outcome
+	// A holder's: the cgroup its commands start in ("": none), said
+	// with frameHeld (held: it holds its session).
+	cgroup string
+	held   bool
 }
 
 // held keeps every copy's stop pipe reachable until Close, whatever the
@@ -124,7 +137,7 @@ func NewGroup(o Options) (*Group, error) {
 	if !supported {
 		return nil, fmt.Errorf("containment on this OS: %w", ErrUnsupported)
 	}
-	g := &Group{o: o, byCmd: map[*exec.Cmd]*heldCopy{}}
+	g := &Group{o: o, byCmd: map[*exec.Cmd]*heldCopy{}, cmds: map[*exec.Cmd]*command{}}
 	var err error
 	if g.spec, err = specOf(o); err != nil {
 		return nil, err
@@ -137,6 +150,19 @@ func NewGroup(o Options) (*Group, error) {
 
 // Originator is the TOOL of the group's tags.
 func (g *Group) Originator() string { return g.spec.ToolOf() }
+
+// Tag is the tag of the Group's session, TOOL:PID (the PID of the copy
+// of the program that holds it), as contain ps, stop, wait and reap name
+// it; "" before the first command starts, and on Windows, where each
+// command is a session of its own (tagged with its copy's PID).
+func (g *Group) Tag() string {
+	g.holding.Lock()
+	defer g.holding.Unlock()
+	if g.hold == nil {
+		return ""
+	}
+	return g.held.tag
+}
 
 // specOf is the run.Spec that o asks of every command, checked as
 // contain run checks its flags (run.Spec.Check), its faults named by the
@@ -210,6 +236,9 @@ func (g *Group) start(cmd *exec.Cmd, detached bool) (int, error) {
 	if closed {
 		return 0, ErrClosed
 	}
+	if !detached && holdSupported {
+		return 0, g.startHeld(cmd)
+	}
 
 	s := g.spec
 	s.Args = append([]string{cmd.Path}, cmd.Args[min(1, len(cmd.Args)):]...)
@@ -221,70 +250,11 @@ func (g *Group) start(cmd *exec.Cmd, detached bool) (int, error) {
 	if detached {
 		s.Keep = false
 	}
-	spec := encodeSpec(s)
-
-	stopR, stopW, err := os.Pipe()
+	path := cmd.Path
+	m, err := g.startCopy(cmd, s, !detached)
 	if err != nil {
-		return 0, fmt.Errorf("containment: %w", err)
-	}
-	doneR, doneW, err := os.Pipe()
-	if err != nil {
-		stopR.Close()
-		stopW.Close()
-		return 0, fmt.Errorf("containment: %w", err)
-	}
-	restore, pipes, err := passPipes(cmd, stopR, doneW)
-	if err != nil {
-		stopR.Close()
-		stopW.Close()
-		doneR.Close()
-		doneW.Close()
 		return 0, err
 	}
-	path, args, env := cmd.Path, cmd.Args, cmd.Env
-	cmd.Path = g.exe
-	// ps shows the copy with its tool and command.
-	cmd.Args = append([]string{filepath.Base(g.exe), supervisorCommand, s.ToolOf(), "--"}, s.Args...)
-	cmd.Env = copyEnv(pipes)
-	// The Spec goes before anything else on the pipe (its end, from
-	// Close). Where it fits in the pipe it is there before the copy
-	// starts, which then never waits for it; else it is written once it
-	// runs, so that Start cannot block.
-	early := len(spec) <= specEarly
-	if early {
-		nosigpipe.Pipe(stopW).Write(spec)
-	}
-	err = cmd.Start()
-	restore()
-	cmd.Path, cmd.Args, cmd.Env = path, args, env
-	stopR.Close()
-	doneW.Close()
-	if err != nil {
-		stopW.Close()
-		doneR.Close()
-		return 0, fmt.Errorf("containment: cannot run this program again to hold the command: %w", err)
-	}
-	if !early {
-		// A copy that has died already leaves the write an error, and
-		// its end says the rest.
-		nosigpipe.Pipe(stopW).Write(spec)
-	}
-	m := &heldCopy{stop: stopW, started: make(chan struct{}), done: make(chan struct{})}
-	held.Store(m, true)
-	if !detached {
-		g.mu.Lock()
-		g.members = append(g.members, m)
-		g.byCmd[cmd] = m
-		if g.o.Reports {
-			g.reports = append(g.reports, m)
-		}
-		if g.closed {
-			// Close ran while this one started: it is closed at once.
-			stopW.Close()
-		}
-		g.mu.Unlock()
-	}
-	go g.listen(m, doneR)
 	if !detached {
 		<-m.started
 		return 0, nil
@@ -302,6 +272,83 @@ func (g *Group) start(cmd *exec.Cmd, detached bool) (int, error) {
 		return 0, fmt.Errorf("containment: cannot start %s detached: %w", path, werr)
 	}
 	return m.outcome.Pid, nil
+}
+
+// startCopy starts cmd as a copy of this program that runs s, and
+// returns once it runs: cmd.Path, cmd.Args and cmd.Env are the copy's
+// while it starts, cmd's own again after. member: the copy belongs to
+// the Group (Close closes it, Wait finds it, its report is kept).
+func (g *Group) startCopy(cmd *exec.Cmd, s run.Spec, member bool) (*heldCopy, error) {
+	spec := encodeSpec(s)
+	stopR, stopW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("containment: %w", err)
+	}
+	doneR, doneW, err := os.Pipe()
+	if err != nil {
+		stopR.Close()
+		stopW.Close()
+		return nil, fmt.Errorf("containment: %w", err)
+	}
+	restore, pipes, err := passPipes(cmd, stopR, doneW)
+	if err != nil {
+		stopR.Close()
+		stopW.Close()
+		doneR.Close()
+		doneW.Close()
+		return nil, err
+	}
+	path, args, env := cmd.Path, cmd.Args, cmd.Env
+	cmd.Path = g.exe
+	// ps shows the copy with its tool and command (a holder: --hold).
+	if s.Hold {
+		cmd.Args = []string{filepath.Base(g.exe), supervisorCommand, s.ToolOf(), "--hold"}
+	} else {
+		cmd.Args = append([]string{filepath.Base(g.exe), supervisorCommand, s.ToolOf(), "--"}, s.Args...)
+	}
+	cmd.Env = copyEnv(pipes)
+	// The Spec goes before anything else on the pipe (its end, from
+	// Close). Where it fits in the pipe it is there before the copy
+	// starts, which then never waits for it; else it is written once it
+	// runs, so that Start cannot block.
+	early := len(spec) <= specEarly
+	if early {
+		nosigpipe.Pipe(stopW).Write(spec)
+	}
+	err = cmd.Start()
+	restore()
+	cmd.Path, cmd.Args, cmd.Env = path, args, env
+	stopR.Close()
+	doneW.Close()
+	if err != nil {
+		stopW.Close()
+		doneR.Close()
+		return nil, fmt.Errorf("containment: cannot run this program again to hold the command: %w", err)
+	}
+	if !early {
+		// A copy that has died already leaves the write an error, and
+		// its end says the rest.
+		nosigpipe.Pipe(stopW).Write(spec)
+	}
+	m := &heldCopy{stop: stopW, started: make(chan struct{}), done: make(chan struct{})}
+	held.Store(m, true)
+	if member {
+		g.mu.Lock()
+		g.members = append(g.members, m)
+		if s.Args != nil {
+			g.byCmd[cmd] = m
+		}
+		if g.o.Reports {
+			g.reports = append(g.reports, m)
+		}
+		if g.closed {
+			// Close ran while this one started: it is closed at once.
+			stopW.Close()
+		}
+		g.mu.Unlock()
+	}
+	go g.listen(m, doneR)
+	return m, nil
 }
 
 // listen reads what m's copy says until its pipe ends.
@@ -325,6 +372,9 @@ func (g *Group) listen(m *heldCopy, r *os.File) {
 		switch kind {
 		case frameStarted:
 			m.pid, _ = strconv.Atoi(string(b))
+			started()
+		case frameHeld:
+			m.cgroup, m.held = string(b), true
 			started()
 		case frameLog:
 			if g.o.Log != nil {
@@ -357,8 +407,11 @@ func (g *Group) forget(m *heldCopy) {
 // not the copy's (cmd.Process.Pid); 0 when it did not start.
 func (g *Group) Pid(cmd *exec.Cmd) int {
 	g.mu.Lock()
-	m := g.byCmd[cmd]
+	m, c := g.byCmd[cmd], g.cmds[cmd]
 	g.mu.Unlock()
+	if c != nil {
+		return c.pid
+	}
 	if m == nil {
 		return 0
 	}
@@ -374,9 +427,13 @@ func (g *Group) Pid(cmd *exec.Cmd) int {
 // of the command's group is left.
 func (g *Group) Wait(cmd *exec.Cmd) error {
 	g.mu.Lock()
-	m := g.byCmd[cmd]
+	m, c := g.byCmd[cmd], g.cmds[cmd]
 	delete(g.byCmd, cmd)
+	delete(g.cmds, cmd)
 	g.mu.Unlock()
+	if c != nil {
+		return g.waitHeld(cmd, c)
+	}
 	if m == nil {
 		return ErrUnknownCommand
 	}
@@ -482,11 +539,15 @@ func copyEnv(pipes string) []string {
 // started (one whose copy was killed, which could not say it, is left
 // out).
 func (g *Group) Close(ctx context.Context) ([]*report.Report, error) {
+	// A start under way ends first: what it starts is then in the
+	// session the holder closes.
+	g.starting.Lock()
 	g.mu.Lock()
 	g.closed = true
 	members := slices.Clone(g.members)
 	reports := g.reports
 	g.mu.Unlock()
+	g.starting.Unlock()
 	for _, m := range members {
 		m.stop.Close()
 	}
@@ -497,6 +558,11 @@ func (g *Group) Close(ctx context.Context) ([]*report.Report, error) {
 			return nil, ctx.Err()
 		}
 	}
+	g.holding.Lock()
+	if g.hold != nil {
+		g.held.close()
+	}
+	g.holding.Unlock()
 	var out []*report.Report
 	for _, m := range reports {
 		<-m.done

@@ -92,7 +92,7 @@ func TestWire(t *testing.T) {
 	spec := run.Spec{Args: []string{"sh", "-c", "echo 'x\ny'", "", "caf\xe9\xff"}, Env: []string{"A=1", "CONTAIN_REPORT=/tmp/r", "L=\x80"},
 		Tool: "T", Timeout: time.Second, Signal: syscall.SIGINT, KillAfter: 3, Grace: -4, PreserveStatus: true, Detach: true,
 		Verbose: true, Report: "/tmp/r", Keep: true, Limits: limit.Set{Memory: 1 << 40, Pids: 3, CPUTime: time.Minute, CPUs: 1.5, Strict: true},
-		AllowDaemons: true, OnTimeout: "echo", NoTerminal: true}
+		AllowDaemons: true, OnTimeout: "echo", NoTerminal: true, Hold: true}
 	// Every field the wire carries is set above: a field added to
 	// run.Spec without its tag fails here.
 	v := reflect.ValueOf(spec)
@@ -105,6 +105,9 @@ func TestWire(t *testing.T) {
 	got, err := decodeSpec(bytes.NewReader(good))
 	if err != nil || !reflect.DeepEqual(got, spec) {
 		t.Fatalf("decoded %+v, %v; want %+v", got, err, spec)
+	}
+	if got, err := decodeSpec(bytes.NewReader(encodeSpec(run.Spec{Tool: "T", Hold: true}))); err != nil || !got.Hold {
+		t.Errorf("a holder's Spec, which names no command: %+v, %v", got, err)
 	}
 	other := bytes.Replace(good, []byte(specVersion), []byte("contain-spec-0"), 1)
 	noCommand := encodeSpec(run.Spec{Tool: "T"})

@@ -13,8 +13,9 @@ import (
 	"github.com/contain-cli/contain/containment"
 )
 
-// A command that leaves a background job behind: when it ends, its group
-// is closed, and the job with it, before cmd.Wait returns.
+// A command that leaves a background job behind: the job is the Group's
+// session's, ended by Close at the latest (Group.Wait ends what the
+// command left in its process group as it ends).
 func ExampleGroup_Start() {
 	g, err := containment.NewGroup(containment.Options{Originator: "EXAMPLE", Grace: 500 * time.Millisecond})
 	if err != nil {
@@ -36,9 +37,8 @@ func ExampleGroup_Start() {
 	// wait: <nil>
 }
 
-// Wait says how a command ended, and which ended: the command (its code,
-// its signal, a timeout, a limit) or the copy that held it. Pid is the
-// command's own PID; cmd.Process is the copy.
+// Wait says how a command ended: its code, its signal, a timeout. The
+// command is the program's own child: cmd.Process, Pid.
 func ExampleGroup_Wait() {
 	g, err := containment.NewGroup(containment.Options{Originator: "EXAMPLE", Timeout: 200 * time.Millisecond})
 	if err != nil {
@@ -51,7 +51,7 @@ func ExampleGroup_Wait() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("the command's own PID:", g.Pid(cmd) != cmd.Process.Pid)
+	fmt.Println("the command's own PID:", g.Pid(cmd) == cmd.Process.Pid)
 	var ee *containment.ExitError
 	if err := g.Wait(cmd); errors.As(err, &ee) {
 		fmt.Println("timed out:", ee.TimedOut, "status:", ee.Status, "signal:", ee.Signal, "holder ended:", ee.HolderEnded)
@@ -89,8 +89,8 @@ func ExampleGroup_Close() {
 	// ended by contain: 2
 }
 
-// Wait, from anywhere, for a session to end: here one of this program's
-// own, by its tag.
+// Wait, from anywhere, for a session to end: here this program's own
+// Group's, by its tag, while the Group is closed.
 func ExampleWait() {
 	g, err := containment.NewGroup(containment.Options{Originator: "EXAMPLE"})
 	if err != nil {
@@ -102,14 +102,13 @@ func ExampleWait() {
 		fmt.Println(err)
 		return
 	}
-	tag := fmt.Sprintf("EXAMPLE:%d", cmd.Process.Pid)
-	time.Sleep(50 * time.Millisecond)
+	tag := g.Tag()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	go g.Close(ctx)
 	left, err := containment.Wait(ctx, []string{tag}, nil, false)
 	fmt.Println(len(left), err)
 	cmd.Wait()
-	g.Close(ctx)
 	// Output:
 	// 0 <nil>
 }

@@ -35,10 +35,11 @@ func readInt(t *testing.T, path string) int {
 	}
 }
 
-// TestPidAndWait: Pid is the command's own PID, not the copy's, and its
-// tag names the copy; cmd.Path, cmd.Args and cmd.String() are the
-// command's again after Start; Wait says how the command ended, in
-// every way a command ends.
+// TestPidAndWait: every command of a Group is the program's own child
+// (cmd.Process, Pid), tagged with the session's tag, which names the
+// Group's holder (Tag); cmd.Path, cmd.Args and cmd.String() are untouched;
+// Wait says how the command ended, in every way a command ends, and a
+// command that cannot be started is Start's error, as with os/exec.
 func TestPidAndWait(t *testing.T) {
 	dir := t.TempDir()
 	g, err := containment.NewGroup(containment.Options{Originator: "PIDTEST", Grace: 200 * time.Millisecond})
@@ -46,24 +47,32 @@ func TestPidAndWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Close(context.Background())
+	if g.Tag() != "" {
+		t.Errorf("Tag before the first command: %q, want \"\"", g.Tag())
+	}
 	out := filepath.Join(dir, "out")
 	cmd := exec.Command("/bin/sh", "-c", `echo "$$ $RUNNING_PROCESS_ORIGINATOR" > "$0"; exit 3`, out)
 	before := cmd.String()
 	if err := g.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
-	if cmd.String() != before || cmd.Path != "/bin/sh" || cmd.Args[0] != "/bin/sh" {
-		t.Errorf("after Start cmd shows %q (Path %q), want the command's %q", cmd.String(), cmd.Path, before)
+	if cmd.String() != before || cmd.Path != "/bin/sh" || cmd.Args[0] != "/bin/sh" || cmd.Env != nil || cmd.SysProcAttr != nil {
+		t.Errorf("after Start cmd shows %q (Path %q, Env %v, SysProcAttr %v), want the command's %q as it was", cmd.String(), cmd.Path, cmd.Env, cmd.SysProcAttr, before)
 	}
 	pid := g.Pid(cmd)
 	err = g.Wait(cmd)
 	b, _ := os.ReadFile(out)
-	want := fmt.Sprintf("%d PIDTEST:%d\n", pid, cmd.Process.Pid)
-	if pid <= 0 || pid == cmd.Process.Pid || string(b) != want {
-		t.Errorf("Pid %d, copy %d; the command said %q, want %q", pid, cmd.Process.Pid, b, want)
+	holder := 0
+	if tool, p, ok := strings.Cut(g.Tag(), ":"); ok && tool == "PIDTEST" {
+		holder, _ = strconv.Atoi(p)
+	}
+	want := fmt.Sprintf("%d %s\n", pid, g.Tag())
+	if pid <= 0 || pid != cmd.Process.Pid || holder <= 1 || holder == pid || holder == os.Getpid() || string(b) != want {
+		t.Errorf("Pid %d, cmd.Process %d, Tag %q; the command said %q, want %q", pid, cmd.Process.Pid, g.Tag(), b, want)
 	}
 	var ee *containment.ExitError
-	if !errors.As(err, &ee) || !ee.Exited || ee.Code != 3 || ee.Status != 3 || ee.Pid != pid || ee.HolderEnded {
+	if !errors.As(err, &ee) || !ee.Exited || ee.Code != 3 || ee.Status != 3 || ee.Pid != pid || ee.HolderEnded || ee.Err != nil ||
+		ee.ProcessState != cmd.ProcessState || ee.Error() != "containment: the command exited with 3" {
 		t.Errorf("Wait of exit 3: %#v", err)
 	}
 	if err := g.Wait(cmd); !errors.Is(err, containment.ErrUnknownCommand) {
@@ -83,9 +92,10 @@ func TestPidAndWait(t *testing.T) {
 		{"timeout", containment.Options{Timeout: 100 * time.Millisecond}, exec.Command("/bin/sleep", "10"), func(e *containment.ExitError) bool {
 			return e.TimedOut && e.Status == 124 && e.Signal == syscall.SIGTERM
 		}},
-		{"not found", containment.Options{}, exec.Command("/nonexistent/contain-test"), func(e *containment.ExitError) bool {
-			return e.Status == 127 && e.Err != nil && e.Pid == 0 && strings.Contains(e.Err.Error(), "/nonexistent/contain-test")
-		}},
+		{"timeout, killed after", containment.Options{Timeout: 100 * time.Millisecond, KillAfter: 100 * time.Millisecond},
+			exec.Command("/bin/sh", "-c", "trap '' TERM; sleep 10"), func(e *containment.ExitError) bool {
+				return e.TimedOut && e.Status == 137 && e.Signal == syscall.SIGKILL
+			}},
 	} {
 		g, err := containment.NewGroup(c.o)
 		if err != nil {
@@ -104,13 +114,60 @@ func TestPidAndWait(t *testing.T) {
 		}
 		g.Close(context.Background())
 	}
+
+	nf := exec.Command("/nonexistent/contain-test")
+	if err := g.Start(nf); !errors.Is(err, os.ErrNotExist) || g.Pid(nf) != 0 {
+		t.Errorf("Start of a command that is not there: %v (Pid %d), want os/exec's error", err, g.Pid(nf))
+	}
 }
 
-// TestWaitHolderKilled: when the copy that holds a command is killed
-// (cmd.Process.Kill, as exec.CommandContext's cancel does), Wait says
-// so (HolderEnded, not the command's end) and returns only once the
-// crash guard has ended every process of the session: the guard ran as
-// a guard in this test binary, which has no Main.
+// TestWaitLeftInGroup: Wait ends what the command left in its process
+// group (SIGTERM, SIGKILL after the grace period for one that ignores
+// it) before it returns, so that a background job holding the command's
+// output does not hold cmd.Wait; what left the process group (setsid) is
+// the session's, ended by Close.
+func TestWaitLeftInGroup(t *testing.T) {
+	dir := t.TempDir()
+	g, err := containment.NewGroup(containment.Options{Originator: "LEFTTEST", Grace: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close(context.Background())
+	bg, deaf, away := filepath.Join(dir, "bg"), filepath.Join(dir, "deaf"), filepath.Join(dir, "away")
+	cmd := exec.Command("/bin/sh", "-c", `sleep 300 & echo $! > "$0"
+sh -c 'trap "" TERM; echo $$ > "$0"; while :; do sleep 1; done' "$1" &
+setsid sh -c 'echo $$ > "$0"; exec sleep 300' "$2" &
+while [ ! -s "$1" ] || [ ! -s "$2" ]; do sleep 0.01; done`, bg, deaf, away)
+	var stdout strings.Builder
+	cmd.Stdout = &stdout // a pipe, which the jobs hold
+	if err := g.Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	err = g.Wait(cmd)
+	if err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	pb, pd, pa := readInt(t, bg), readInt(t, deaf), readInt(t, away)
+	for _, p := range []int{pb, pd} {
+		if testtool.Alive(p) {
+			t.Errorf("Wait returned with %d of the command's process group still running", p)
+			syscall.Kill(p, syscall.SIGKILL)
+		}
+	}
+	if !testtool.Alive(pa) {
+		t.Fatalf("the setsid one (%d) ended with the command: it is the session's, ended by Close", pa)
+	}
+	g.Close(context.Background())
+	if testtool.Alive(pa) {
+		t.Errorf("Close returned with the setsid one (%d) running", pa)
+		syscall.Kill(pa, syscall.SIGKILL)
+	}
+}
+
+// TestWaitHolderKilled: when the copy that holds the Group's session is
+// killed, its crash guard ends the session (the guard ran as a guard in
+// this test binary, which has no Main); Wait says so (HolderEnded, with
+// how the command ended), and the Group starts nothing more.
 func TestWaitHolderKilled(t *testing.T) {
 	dir := t.TempDir()
 	g, err := containment.NewGroup(containment.Options{Originator: "HOLDERTEST", Grace: 300 * time.Millisecond})
@@ -119,27 +176,36 @@ func TestWaitHolderKilled(t *testing.T) {
 	}
 	defer g.Close(context.Background())
 	bg := filepath.Join(dir, "bg")
-	cmd := exec.Command("/bin/sh", "-c", `sleep 300 & echo $! > "$0"; exec sleep 301`, bg)
+	cmd := exec.Command("/bin/sh", "-c", `setsid sleep 300 & echo $! > "$0"; exec sleep 301`, bg)
 	if err := g.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	pid, sleeper := g.Pid(cmd), readInt(t, bg)
-	cmd.Process.Kill()
+	_, p, _ := strings.Cut(g.Tag(), ":")
+	holder, _ := strconv.Atoi(p)
+	if holder <= 1 {
+		t.Fatalf("Tag %q names no holder", g.Tag())
+	}
+	syscall.Kill(holder, syscall.SIGKILL)
 	err = g.Wait(cmd)
 	var ee *containment.ExitError
-	if !errors.As(err, &ee) || !ee.HolderEnded || ee.Status != -1 || ee.Pid != pid {
-		t.Fatalf("Wait after the copy was killed: %#v", err)
+	if !errors.As(err, &ee) || !ee.HolderEnded || ee.Pid != pid || ee.Signal == 0 {
+		t.Fatalf("Wait after the holder was killed: %#v", err)
 	}
-	for _, p := range []int{pid, sleeper} {
-		if testtool.Alive(p) {
-			t.Errorf("Wait returned with PID %d of the session still there", p)
-			syscall.Kill(p, syscall.SIGKILL)
-		}
+	for deadline := time.Now().Add(10 * time.Second); testtool.Alive(sleeper) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if testtool.Alive(sleeper) {
+		t.Errorf("the session's %d outlived its holder's crash guard", sleeper)
+		syscall.Kill(sleeper, syscall.SIGKILL)
+	}
+	if err := g.Start(exec.Command("/bin/true")); !errors.Is(err, containment.ErrClosed) {
+		t.Errorf("Start after the holder was killed: %v, want ErrClosed", err)
 	}
 }
 
-// TestCloseReports: the reports come back from the copies themselves, and
-// one that Close ended says so: told to stop by its program.
+// TestCloseReports: the session's report comes back from the holder, and
+// says what Close ended and that the program closed it.
 func TestCloseReports(t *testing.T) {
 	g, err := containment.NewGroup(containment.Options{Originator: "REPORTTEST", Grace: 200 * time.Millisecond, Reports: true})
 	if err != nil {
@@ -154,17 +220,23 @@ func TestCloseReports(t *testing.T) {
 	if err := g.Wait(done); err != nil {
 		t.Fatal(err)
 	}
+	tag := g.Tag()
 	reports, err := g.Close(context.Background())
-	if err != nil || len(reports) != 2 {
+	if err != nil || len(reports) != 1 {
 		t.Fatalf("Close: %d reports, %v", len(reports), err)
 	}
-	if r := reports[0]; r.Ending.ExitCode == nil || *r.Ending.ExitCode != 0 || r.Ending.ToldToStop != "" || r.Tag != fmt.Sprintf("REPORTTEST:%d", done.Process.Pid) {
-		t.Errorf("the first report: %+v", r.Ending)
+	r := reports[0]
+	ended := false
+	for _, e := range r.EndedByContain {
+		ended = ended || e.PID == running.Process.Pid && e.Signal == "SIGTERM"
 	}
-	if r := reports[1]; r.Ending.Signal != "SIGTERM" || r.Ending.ToldToStop != run.CloseRequest {
-		t.Errorf("the report of the command Close ended: signal %q, told to stop %q; want SIGTERM and %q", r.Ending.Signal, r.Ending.ToldToStop, run.CloseRequest)
+	if r.Tag != tag || r.Ending.ToldToStop != run.CloseRequest || !ended {
+		t.Errorf("the report: tag %q (want %q), told to stop %q (want %q), ended by contain %+v (want %d by SIGTERM)",
+			r.Tag, tag, r.Ending.ToldToStop, run.CloseRequest, r.EndedByContain, running.Process.Pid)
 	}
-	running.Wait()
+	if err := running.Wait(); err == nil || err.Error() != "signal: terminated" {
+		t.Errorf("the running command's Wait: %v, want signal: terminated", err)
+	}
 }
 
 func init() { helpers["terminal"] = terminalHost }

@@ -90,6 +90,10 @@ func supervise(inInit bool) {
 		drop()
 		w.send(frameStarted, strconv.AppendInt(nil, int64(pid), 10))
 	}
+	spec.Held = func(cgroup string) {
+		drop()
+		w.send(frameHeld, []byte(cgroup))
+	}
 	o := run.Execute(spec, io.Discard, w.lines())
 	w.send(frameOutcome, marshalOutcome(o))
 	run.Exit(o)

@@ -5,7 +5,6 @@ package containment_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os/exec"
 	"testing"
 	"time"
@@ -27,7 +26,7 @@ func TestWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Close(context.Background())
-	tag := fmt.Sprintf("WAITTEST:%d", cmd.Process.Pid)
+	tag := g.Tag()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		l, err := containment.Sessions(session.Filter{Values: []string{tag}})
 		if err != nil {
@@ -58,8 +57,9 @@ func TestWait(t *testing.T) {
 	cmd.Wait()
 }
 
-// TestStop: Stop asks a live session's originator (here a copy of this
-// test binary) to close its group, and returns once nothing of it runs.
+// TestStop: Stop asks a live session's originator (here the Group's
+// holder, a copy of this test binary) to close it, and returns once
+// nothing of it runs.
 func TestStop(t *testing.T) {
 	g, err := containment.NewGroup(containment.Options{Originator: "STOPTEST", Grace: 200 * time.Millisecond})
 	if err != nil {
@@ -70,7 +70,7 @@ func TestStop(t *testing.T) {
 	if err := g.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
-	tag := fmt.Sprintf("STOPTEST:%d", cmd.Process.Pid)
+	tag := g.Tag()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if l, _ := containment.Sessions(session.Filter{Values: []string{tag}}); len(l.Sessions) == 1 && len(l.Sessions[0].Processes) == 2 {
 			break

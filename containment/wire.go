@@ -23,18 +23,21 @@ import (
 // pipe is Group.Close.
 //
 // On the out pipe the copy writes: COMMAND's PID once it runs (frameStarted),
+// or, for a Group's holder, that it holds the session and the cgroup its
+// commands start in (frameHeld),
 // contain's own lines (frameLog), and, last, how the run ended
 // (frameOutcome, a run.Outcome, field by field). A copy that ends
 // without an Outcome was killed.
 const (
 	frameSpec    = 'C'
 	frameStarted = 'S'
+	frameHeld    = 'H'
 	frameLog     = 'L'
 	frameOutcome = 'O'
 )
 
 // specVersion is the Spec's version.
-const specVersion = "contain-spec-3"
+const specVersion = "contain-spec-4"
 
 // maxFrame bounds what either side reads: more than any argument list
 // and environment the system would pass.
@@ -85,7 +88,7 @@ func decodeSpec(r io.Reader) (run.Spec, error) {
 	if err != nil {
 		return run.Spec{}, fmt.Errorf("the spec on the pipe is not this program's (%v)", err)
 	}
-	if len(s.Args) == 0 {
+	if len(s.Args) == 0 && !s.Hold {
 		return run.Spec{}, errors.New("the spec on the pipe names no command")
 	}
 	return s, nil

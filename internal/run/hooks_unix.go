@@ -56,6 +56,9 @@ type osHooks interface {
 	// started finishes what the start began and returns the layers it
 	// adds.
 	started() []string
+	// heldIn is the cgroup a held session's processes are to start in
+	// ("": none).
+	heldIn() string
 
 	// The reaper.
 

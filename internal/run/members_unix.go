@@ -340,6 +340,12 @@ func (r *runner) pause(d time.Duration) (stop bool) {
 		if !r.othersLeft() {
 			return false
 		}
+		if r.o.Hold {
+			// A held session's processes are no children of the holder:
+			// none of them ends where a wait would see it. Looked at
+			// again, sooner at first, until the period is over.
+			return r.pollLeft(t.C)
+		}
 		// Something outside contain's tree is still there: only the
 		// timer tells when to look again.
 		<-t.C
@@ -356,6 +362,32 @@ func (r *runner) pause(d time.Duration) (stop bool) {
 		}
 	}
 	return false
+}
+
+// pollLeft looks again for what is left of a held session, 5 ms after
+// the last look at first and at most 100 ms, until nothing is (false),
+// a stop request comes (true) or over fires.
+func (r *runner) pollLeft(over <-chan time.Time) (stop bool) {
+	d := 5 * time.Millisecond
+	for {
+		t := time.NewTimer(d)
+		select {
+		case <-over:
+			t.Stop()
+			return false
+		case s := <-r.sigs:
+			t.Stop()
+			if sig := s.(syscall.Signal); stopRequest(sig) {
+				r.log("received %s while closing: killing the group", signals.Name(sig))
+				return true
+			}
+		case <-t.C:
+			if !r.othersLeft() {
+				return false
+			}
+			d = min(d*2, 100*time.Millisecond)
+		}
+	}
 }
 
 // trackEvery is how often contain scans for new processes while COMMAND
@@ -379,7 +411,9 @@ func (r *runner) watch() (stop func()) {
 	}
 	done, stopped := make(chan struct{}), make(chan struct{})
 	w := proc.NewWaker(r.log)
-	w.Follow(r.pid)
+	if r.pid > 0 {
+		w.Follow(r.pid)
+	}
 	go func() {
 		defer close(stopped)
 		defer w.Close()

@@ -53,6 +53,11 @@ type Options struct {
 	// Started is told COMMAND's PID once it runs. nil: neither.
 	Close   <-chan struct{}
 	Started func(pid int)
+	// Hold runs no COMMAND: the session holds what another process
+	// starts with Tag (Spec.Hold), until a request to stop; Held is told
+	// the cgroup they are to start in ("": none) once it holds.
+	Hold bool
+	Held func(cgroup string)
 	// Prepared is what PrepareRun started for this run: contain's own
 	// main passes it; nil (a test binary's Run) means no crash guard and
 	// no shim.

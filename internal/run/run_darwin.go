@@ -44,6 +44,9 @@ type noShim struct{}
 // start: XNU re-parents every orphan to launchd, whatever its ancestors.
 func (sys *darwinOS) started() []string { return nil }
 
+// heldIn: macOS has no cgroup to start a held session's processes in.
+func (sys *darwinOS) heldIn() string { return "" }
+
 // shimEnded: there is no shim on macOS.
 func (sys *darwinOS) shimEnded(int, unix.WaitStatus) bool { return false }
 

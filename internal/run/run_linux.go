@@ -62,6 +62,8 @@ func (sys *linuxOS) setUp() []string {
 		on = append(on, "pdeathsig")
 	}
 	switch {
+	case r.o.Hold:
+		// What a held session holds are no descendants of the holder.
 	case layers.Disabled("subreaper"):
 		r.log("subreaper turned off by CONTAIN_DISABLE")
 	default:
@@ -111,7 +113,16 @@ func (sys *linuxOS) complete() bool {
 // no cgroup holds the session, and contain's main runs (only contain's
 // binary can be the shim).
 func (sys *linuxOS) useShim() bool {
-	return sys.cg == nil && sys.r.o.Prepared != nil && !sys.shimFailed && !layers.Disabled("shim")
+	return sys.cg == nil && sys.r.o.Prepared != nil && !sys.shimFailed && !layers.Disabled("shim") && !sys.r.o.Hold
+}
+
+// heldIn is the cgroup a held session's processes are to start in: the
+// run's own ("": none).
+func (sys *linuxOS) heldIn() string {
+	if sys.cg == nil {
+		return ""
+	}
+	return sys.cg.cg.Dir
 }
 
 // started finishes what the start began: the shim is adopted by the

@@ -133,9 +133,16 @@ func (r *runner) prepare(undo *cleanups) ([]string, error) {
 }
 
 // start binds the claim socket for --allow-daemons (before COMMAND can
-// run contain run -d), then starts COMMAND.
+// run contain run -d), then starts COMMAND; a held session (Hold) starts
+// nothing and says where its processes are to start.
 func (r *runner) start(*cleanups) (int, error) {
 	r.daemons.bind()
+	if r.o.Hold {
+		if r.o.Held != nil {
+			r.o.Held(r.sys.heldIn())
+		}
+		return 0, nil
+	}
 	if err := r.startCommand(); err != nil {
 		return 0, err
 	}
@@ -153,7 +160,9 @@ func (r *runner) prepareLayers(undo *cleanups) []string {
 	sigs, subscribed, all := takeSubscription()
 	r.sigs, r.caughtAll = sigs, all
 	// What needs no guard is done first, while it starts.
-	r.path, r.pathErr = lookPath(r.o.Args[0])
+	if !r.o.Hold {
+		r.path, r.pathErr = lookPath(r.o.Args[0])
+	}
 	r.sys.planLayers()
 	r.rec = account.New(r.o.Collect)
 	r.jc = &jobControl{own: r.ownPgrp, log: r.log, orphaned: func() bool { return orphanedPgrp(r.ownPgrp) },
@@ -185,9 +194,12 @@ func (r *runner) prepareLayers(undo *cleanups) []string {
 // and the tracker start from it, and -v says what holds it.
 func (r *runner) begin(layers []string, undo *cleanups) {
 	since := proc.StartOf(r.pid)
-	// The guard learns COMMAND first: should contain die now, COMMAND is
-	// the one the guard leaves its -s signal to act on.
-	if err := r.guard.Command(r.pid, since); err != nil {
+	if r.o.Hold {
+		// No COMMAND: the session's processes start after the holder.
+		since = proc.StartOf(r.self)
+	} else if err := r.guard.Command(r.pid, since); err != nil {
+		// The guard learns COMMAND first: should contain die now,
+		// COMMAND is the one the guard leaves its -s signal to act on.
 		r.log("cannot tell the crash guard COMMAND's process group: %v", err)
 	}
 	// Without a cgroup, what the scans find is also written where contain
@@ -215,7 +227,11 @@ func (r *runner) begin(layers []string, undo *cleanups) {
 		layers = append(layers, "tracking")
 	}
 	layers = append(layers, r.sys.started()...)
-	r.log("started %s as PID %d; containment: %s", r.o.Args[0], r.pid, strings.Join(layers, ", "))
+	if r.o.Hold {
+		r.log("holding session %s; containment: %s", r.o.Tag, strings.Join(layers, ", "))
+	} else {
+		r.log("started %s as PID %d; containment: %s", r.o.Args[0], r.pid, strings.Join(layers, ", "))
+	}
 	r.rec.Started(layers)
 }
 
@@ -247,7 +263,13 @@ func (r *runner) supervise() {
 		r.noteUntold()
 		close(closed)
 	}()
-	r.reap()
+	if r.o.Hold {
+		// What the session holds are no children of this process: there
+		// is nothing to reap.
+		close(r.noKids)
+	} else {
+		r.reap()
+	}
 	<-closed
 	// A limit holds until the last process is gone: where the shim holds
 	// the tree, its end (not the close) says that nothing is left.
@@ -509,6 +531,10 @@ func (r *runner) waitMain() {
 			return supervise.Event[limit.Hit]{Kind: supervise.Limit, CPUTime: o.Kind == limit.CPUTime, Hit: o}
 		}), supervise.From(r.o.Close, func(struct{}) supervise.Event[limit.Hit] {
 			return supervise.Event[limit.Hit]{Kind: supervise.Stop, Name: CloseRequest, Do: func() {
+				if r.o.Hold {
+					r.holdEnds(CloseRequest)
+					return
+				}
 				r.log("%s: sending SIGTERM to the group", CloseRequest)
 				r.endGroup(unix.SIGTERM)
 			}}
@@ -542,6 +568,10 @@ func (r *runner) signalEvent(s os.Signal) supervise.Event[limit.Hit] {
 	switch {
 	case stopRequest(sig):
 		return supervise.Event[limit.Hit]{Kind: supervise.Stop, Name: name, Do: func() {
+			if r.o.Hold {
+				r.holdEnds("received " + name)
+				return
+			}
 			r.log("received %s: forwarding it to the group", name)
 			r.endGroup(sig)
 		}}
@@ -557,6 +587,22 @@ func (r *runner) signalEvent(s os.Signal) supervise.Event[limit.Hit] {
 	}
 }
 
+// holdEnds ends a held session's main loop (Hold): there is no COMMAND
+// to wait for, so what ends the loop is the request to stop itself, and
+// the close that follows ends every process of the session, SIGTERM
+// first, SIGKILL after the grace period, as it does a run's leftovers.
+// Once only: a second request finds the loop ended.
+func (r *runner) holdEnds(why string) {
+	if r.mainDone {
+		return
+	}
+	r.log("%s: closing the session", why)
+	select {
+	case r.events <- waitEvent{more: true}:
+	default:
+	}
+}
+
 // loopSys carries out what the loop decides, on the group.
 type loopSys struct{ r *runner }
 
@@ -569,6 +615,9 @@ func (s loopSys) Kill(why string) {
 		s.r.log("%s: sending SIGKILL to the group", why)
 	}
 	s.r.killGroup()
+	if s.r.o.Hold {
+		s.r.holdEnds("killed")
+	}
 }
 
 // Hook runs the --on-timeout command: contain's child, yet no member of
@@ -605,6 +654,9 @@ func (s loopSys) Signal(why string) string {
 	r.endGroup(r.o.Signal)
 	if r.o.Signal != unix.SIGKILL && r.o.Signal != unix.SIGCONT {
 		r.signalGroup(unix.SIGCONT)
+	}
+	if r.o.Hold {
+		r.holdEnds(why) // a limit's: the session ends
 	}
 	return "sent the timeout signal " + name
 }

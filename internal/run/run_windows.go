@@ -27,12 +27,21 @@ import (
 	"github.com/contain-cli/contain/tag"
 )
 
+// ErrHoldUnsupported: a held session (Options.Hold), whose processes
+// another process starts, is not written for Windows, where a Job
+// Object would have to be handed to that process; package containment
+// starts a copy per command there.
+var ErrHoldUnsupported = errors.New("run: a held session is not written for Windows")
+
 // Run starts COMMAND inside a new kill-on-close Job Object, waits for it,
 // then closes the group: CTRL_BREAK_EVENT to COMMAND's process group, and
 // after the grace period the job is terminated. It returns only when the
 // job is empty. If contain itself is ended however hard, the kernel closes
 // its handle to the job and ends every process in it: no guard is needed.
 func Run(o Options) (Result, error) {
+	if o.Hold {
+		return Result{}, ErrHoldUnsupported
+	}
 	if !o.Detach {
 		hook.WarnSkipped(o.hook(), nosigpipe.Stderr())
 	}

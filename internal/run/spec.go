@@ -58,6 +58,12 @@ type Spec struct {
 	// controlling terminal to COMMAND's group; a library does not unless
 	// asked (containment.Options.Terminal).
 	NoTerminal bool
+	// Hold runs no COMMAND (Args nil): the run holds a session whose
+	// processes another process starts, tagged with this run's tag (a
+	// library Group's holder), and closes it when told to stop. Timeout,
+	// KillAfter, OnTimeout and PreserveStatus are the starter's, per
+	// process, and refused here.
+	Hold bool
 
 	// What only the process that runs the Spec can hand it, never sent.
 
@@ -69,6 +75,9 @@ type Spec struct {
 	Close <-chan struct{} `wire:"-"`
 	// Started is told COMMAND's PID once it runs (nil: nobody).
 	Started func(pid int) `wire:"-"`
+	// Held, with Hold, is told once the session is held, with the cgroup
+	// its processes are to start in ("": none).
+	Held func(cgroup string) `wire:"-"`
 	// Log receives the lines -v says, each ended by a newline (nil:
 	// stderr).
 	Log io.Writer `wire:"-"`
@@ -115,7 +124,7 @@ func (s *Spec) ToolOf() string {
 // It checks no COMMAND when Args is nil (a library Group checks its
 // Options before it has one).
 func (s *Spec) Check() error {
-	if s.Args != nil && len(s.Args) == 0 {
+	if s.Args != nil && len(s.Args) == 0 && !s.Hold {
 		return errors.New("run: missing COMMAND (usage: contain run [OPTIONS] [--] COMMAND [ARG...])")
 	}
 	if err := tag.ValidateTool(s.ToolOf()); err != nil {
@@ -141,6 +150,14 @@ func (s *Spec) Check() error {
 	if s.Report != "" {
 		if err := report.CheckPath(s.Report); err != nil {
 			return &SpecError{Option: "report", Err: err}
+		}
+	}
+	if s.Hold {
+		switch {
+		case len(s.Args) > 0:
+			return errors.New("a held session runs no COMMAND")
+		case s.Detach || s.Timeout > 0 || s.KillAfter > 0 || s.PreserveStatus || s.OnTimeout != "":
+			return errors.New("a held session cannot be detached nor timed out: the timeout is each process's starter's")
 		}
 	}
 	if !s.Detach {

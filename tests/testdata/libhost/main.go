@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,7 +26,7 @@ import (
 )
 
 type started struct {
-	Copy   int    `json:"copy"`   // the copy that holds the group
+	Copy   int    `json:"copy"`   // the copy that holds the group's session
 	Tag    string `json:"tag"`    // the group's session
 	Daemon int    `json:"daemon"` // the detached daemon
 	Own    int    `json:"own"`    // the host's own child, outside the library
@@ -89,7 +90,15 @@ func main() {
 			fail(err)
 		}
 	}
-	s := started{Copy: cmd.Process.Pid, Tag: fmt.Sprintf("%s:%d", tool, cmd.Process.Pid), Daemon: daemon, Own: own.Process.Pid}
+	// The session: the Group's holder's (Linux, macOS), or on Windows the
+	// command's copy's, which is cmd.Process there.
+	tag := g.Tag()
+	if tag == "" {
+		tag = fmt.Sprintf("%s:%d", tool, cmd.Process.Pid)
+	}
+	_, holder, _ := strings.Cut(tag, ":")
+	copyPID, _ := strconv.Atoi(holder)
+	s := started{Copy: copyPID, Tag: tag, Daemon: daemon, Own: own.Process.Pid}
 	for deadline := time.Now().Add(10 * time.Second); s.Listed < 3 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		l, err := containment.Sessions(session.Filter{Values: []string{s.Tag}})
 		if err != nil {

@@ -1,0 +1,338 @@
+//go:build linux || darwin
+
+package containment
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/tag"
+)
+
+// holdSupported: on Linux and macOS one copy of the program holds the
+// Group's session (the holder), and the program starts each command
+// itself, tagged with the holder's tag (held_unix.go).
+const holdSupported = true
+
+// command is one command a Group started in its holder's session: its
+// PID (also its process group), and its timeout's state. mu guards the
+// timers' acts against Wait: once Wait has seen the command end (ended),
+// they send nothing, since its process group may then be anyone's.
+type command struct {
+	pid      int
+	terminal bool // it was given the terminal, taken back at its end
+
+	mu          sync.Mutex
+	ended       bool
+	timedOut    bool
+	killedAfter bool
+	timer       *time.Timer
+	killer      *time.Timer
+}
+
+// holder returns the Group's holder, started with its first command: a
+// copy of the program that runs contain's engine on a session of no
+// COMMAND (run.Spec.Hold), guarded as contain run is, and closes it when
+// the Group is closed or the program ends. Every command of the Group is
+// of that session, tagged TOOL:PID with the holder's PID.
+func (g *Group) holder() (*heldCopy, error) {
+	g.holding.Lock()
+	defer g.holding.Unlock()
+	g.mu.Lock()
+	h, closed := g.hold, g.closed
+	g.mu.Unlock()
+	if h != nil {
+		select {
+		case <-h.done:
+			return nil, fmt.Errorf("%w: the copy that held its session ended (%s)", ErrClosed, endedHow(h))
+		default:
+			return h, nil
+		}
+	}
+	if closed {
+		return nil, ErrClosed
+	}
+	s := g.spec
+	// The timeout is each command's, the program's to keep (timeOut).
+	s.Hold, s.Env, s.Timeout, s.KillAfter = true, []string{}, 0, 0
+	hc := exec.Command(g.exe)
+	m, err := g.startCopy(hc, s, true)
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		<-m.done
+		hc.Wait()
+	}()
+	<-m.started
+	if !m.held {
+		<-m.done
+		return nil, fmt.Errorf("containment: the copy that holds the group's session could not start (%s)", endedHow(m))
+	}
+	g.held.open(tag.Format(s.ToolOf(), hc.Process.Pid), m.cgroup, g.o.Terminal)
+	g.mu.Lock()
+	g.hold = m
+	g.mu.Unlock()
+	return m, nil
+}
+
+// endedHow says how a copy ended, for an error.
+func endedHow(m *heldCopy) string {
+	switch {
+	case m.outcome == nil:
+		return "killed before it could say how"
+	case m.outcome.Error != "":
+		return m.outcome.Error
+	}
+	return "it closed the session"
+}
+
+// startHeld starts cmd in the Group's session: the holder's tag in its
+// environment, in a process group of its own (outside the terminal's
+// foreground unless Options.Terminal), born in the session's cgroup
+// where there is one, and on Linux with Pdeathsig from a thread that
+// never ends, so that it is told at once should the program die. It is
+// cmd.Start itself: cmd.Process is the command, cmd.Wait its own.
+func (g *Group) startHeld(cmd *exec.Cmd) error {
+	// Close waits for a start under way: what it starts is then in the
+	// session when the holder closes it.
+	g.starting.RLock()
+	defer g.starting.RUnlock()
+	h, err := g.holder()
+	if err != nil {
+		return err
+	}
+	env := cmd.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	env = tag.SetEnv(tag.SetEnv(env, tag.Var, g.held.tag), tag.DaemonVar, "")
+	attr := &syscall.SysProcAttr{}
+	if cmd.SysProcAttr != nil {
+		*attr = *cmd.SysProcAttr
+	}
+	if !attr.Setsid {
+		attr.Setpgid, attr.Pgid = true, 0
+	}
+	terminal := g.o.Terminal && !attr.Setsid && g.held.giveTerminal(attr)
+	g.held.add(attr)
+	env0, attr0 := cmd.Env, cmd.SysProcAttr
+	cmd.Env, cmd.SysProcAttr = env, attr
+	err = g.held.start(cmd)
+	cmd.Env, cmd.SysProcAttr = env0, attr0
+	if err != nil {
+		if terminal {
+			g.held.takeTerminal()
+		}
+		return err
+	}
+	c := &command{pid: cmd.Process.Pid, terminal: terminal}
+	select {
+	case <-h.done:
+		// The holder ended while this one started: its session is
+		// closed, and this one would outlive it.
+		cmd.Process.Kill()
+		cmd.Wait()
+		return fmt.Errorf("%w: the copy that held its session ended (%s)", ErrClosed, endedHow(h))
+	default:
+	}
+	if g.o.Timeout > 0 {
+		c.timer = time.AfterFunc(g.o.Timeout, func() { g.timeOut(cmd, c) })
+	}
+	g.mu.Lock()
+	g.cmds[cmd] = c
+	g.mu.Unlock()
+	return nil
+}
+
+// timeOut is Options.Timeout for one command, as GNU timeout's: Signal
+// to the command and its process group (and SIGCONT, so that a stopped
+// one acts on it), SIGKILL KillAfter later.
+func (g *Group) timeOut(cmd *exec.Cmd, c *command) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended {
+		return
+	}
+	c.timedOut = true
+	if sig := g.spec.Signal; sig != 0 {
+		signalCommand(cmd, c, sig)
+		if sig != syscall.SIGKILL && sig != syscall.SIGCONT {
+			signalCommand(cmd, c, syscall.SIGCONT)
+		}
+	}
+	if g.o.KillAfter > 0 {
+		c.killer = time.AfterFunc(g.o.KillAfter, func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if !c.ended {
+				c.killedAfter = true
+				signalCommand(cmd, c, syscall.SIGKILL)
+			}
+		})
+	}
+}
+
+// signalCommand sends sig to the command and its process group while
+// it is not reaped (its process group is its own until then); c.mu is
+// held. The command itself goes through cmd.Process, which knows whether
+// it was reaped (cmd.Wait called by the program, not Group.Wait): then
+// nothing is sent.
+func signalCommand(cmd *exec.Cmd, c *command, sig syscall.Signal) {
+	if cmd.Process.Signal(sig) != nil {
+		return
+	}
+	unix.Kill(-c.pid, sig)
+}
+
+// waitHeld is Group.Wait of a command started in the holder's session:
+// once the command has ended, and while its end, not yet reaped, keeps
+// its process group its own, SIGTERM (and SIGCONT) to what it left in
+// its process group; then cmd.Wait; then what is still in that group gets
+// SIGKILL after the grace period. What the command started outside its
+// process group (setsid, a double fork) is the session's, ended when the
+// Group is closed or the program ends.
+func (g *Group) waitHeld(cmd *exec.Cmd, c *command) error {
+	ended := waitEnded(c.pid)
+	end := startNow()
+	c.mu.Lock()
+	c.ended = true
+	for _, t := range []*time.Timer{c.timer, c.killer} {
+		if t != nil {
+			t.Stop()
+		}
+	}
+	c.mu.Unlock()
+	if c.terminal {
+		g.held.takeTerminal()
+	}
+	if ended {
+		unix.Kill(-c.pid, syscall.SIGTERM)
+		unix.Kill(-c.pid, syscall.SIGCONT)
+	}
+	if cmd.WaitDelay == 0 {
+		// A process that left the command's process group (setsid) and
+		// holds its output would hold cmd.Wait until Close: it is let go
+		// of a grace period after the command ended.
+		cmd.WaitDelay = max(g.spec.Grace, time.Millisecond)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	werr := g.endLeftInGroup(c.pid, end, ended, waited)
+	if errors.Is(werr, exec.ErrWaitDelay) {
+		werr = nil // the command's output was held by the session after it ended: not the command's fault
+	}
+	st := cmd.ProcessState
+	if st == nil {
+		return werr
+	}
+	if _, ok := werr.(*exec.ExitError); ok {
+		werr = nil // the status says it
+	}
+	e := &ExitError{Pid: c.pid, Status: st.ExitCode(), ProcessState: st, TimedOut: c.timedOut, Err: werr}
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok {
+		switch {
+		case ws.Exited():
+			e.Exited, e.Code, e.Status = true, ws.ExitStatus(), ws.ExitStatus()
+		case ws.Signaled():
+			e.Signal, e.Status = ws.Signal(), 128+int(ws.Signal())
+		}
+	}
+	switch {
+	case c.timedOut && (c.killedAfter || e.Signal == syscall.SIGKILL):
+		e.Status = 128 + int(syscall.SIGKILL)
+	case c.timedOut:
+		e.Status = timedOutStatus
+	}
+	select {
+	case <-g.hold.done:
+		// The holder was killed: its crash guard ended the session.
+		e.HolderEnded = g.hold.outcome == nil
+	default:
+	}
+	if e.Status == 0 && !e.TimedOut && !e.HolderEnded && werr == nil {
+		return nil
+	}
+	return e
+}
+
+// timedOutStatus is GNU timeout's status when the timeout fired.
+const timedOutStatus = 124
+
+// endLeftInGroup waits for cmd.Wait (waited) and for the command's
+// process group (pgrp, the command ended at end, in start-time units) to
+// be empty, and SIGKILLs what is left of it after the grace period. Once
+// the command is reaped a process group of its PID may be a stranger's
+// (the PID taken again, which takes the whole PID space going round);
+// what is signalled then is read from a scan, by process group and by a
+// start no later than the command's end. ended: the command's end was
+// seen here (else the program reaped it first, and nothing is sent).
+// It returns cmd.Wait's error.
+func (g *Group) endLeftInGroup(pgrp int, end uint64, ended bool, waited <-chan error) error {
+	var werr error
+	got := false
+	// Most commands leave nothing: cmd.Wait returns as soon as the
+	// output is read to its end.
+	t := time.NewTimer(5 * time.Millisecond)
+	select {
+	case werr = <-waited:
+		got = true
+		t.Stop()
+	case <-t.C:
+	}
+	if !ended || got && unix.Kill(-pgrp, 0) == unix.ESRCH {
+		if !got {
+			werr = <-waited
+		}
+		return werr
+	}
+	deadline := time.Now().Add(g.spec.Grace)
+	for d := time.Millisecond; ; d = min(d*2, 50*time.Millisecond) {
+		left := leftInGroup(pgrp, end)
+		if len(left) == 0 {
+			break
+		}
+		if !time.Now().Before(deadline) {
+			// Each pass: one forked meanwhile is killed at the next.
+			for _, p := range left {
+				proc.SignalMember(p.PID, p.Start, syscall.SIGKILL, nil)
+			}
+		}
+		t := time.NewTimer(d)
+		select {
+		case werr = <-waited:
+			got = true
+			waited = nil
+			t.Stop()
+		case <-t.C:
+		}
+	}
+	if !got {
+		werr = <-waited
+	}
+	return werr
+}
+
+// leftInGroup lists the live processes of process group pgrp that
+// started no later than end.
+func leftInGroup(pgrp int, end uint64) []proc.Entry {
+	all, err := proc.Scan()
+	if err != nil {
+		return nil
+	}
+	var out []proc.Entry
+	for _, p := range all {
+		if p.Pgrp == pgrp && !p.Zombie && p.Start <= end {
+			out = append(out, p)
+		}
+	}
+	return out
+}
