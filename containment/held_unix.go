@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/tag"
 )
@@ -135,6 +136,13 @@ func (g *Group) startHeld(cmd *exec.Cmd) error {
 		return err
 	}
 	c := &command{pid: cmd.Process.Pid, terminal: terminal}
+	// The holder keeps it whatever its environment shows from now on
+	// (a title written over it, an env -i): read before anything can
+	// reap it, its start time names it. One frame is one write, whole
+	// in the pipe whoever else writes.
+	if start := proc.StartOf(c.pid); start != 0 {
+		nosigpipe.Pipe(h.stop).Write(memberFrame(proc.ID{PID: c.pid, Start: start}))
+	}
 	select {
 	case <-h.done:
 		// The holder ended while this one started: its session is

@@ -1,6 +1,7 @@
 package containment
 
 import (
+	"bufio"
 	"io"
 	"os"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"github.com/contain-cli/contain/internal/entry"
 	"github.com/contain-cli/contain/internal/layers"
 	"github.com/contain-cli/contain/internal/nosigpipe"
+	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/run"
 	"github.com/contain-cli/contain/internal/status"
 	"github.com/contain-cli/contain/internal/text"
@@ -79,13 +81,26 @@ func supervise(inInit bool) {
 	// host this copy had ended.
 	pipes = []*os.File{stop, out}
 	closed := make(chan struct{}, 1)
+	members := make(chan proc.ID, 64)
 	go func() {
-		io.Copy(io.Discard, stop)
+		// After the Spec, a holder hears of each command the program
+		// started in its session (frameMember); the pipe's end is the
+		// program's Close, or its end.
+		br := bufio.NewReader(stop)
+		for {
+			kind, b, err := readFrame(br)
+			if err != nil {
+				break
+			}
+			if id, ok := parseMember(b); kind == frameMember && ok {
+				members <- id
+			}
+		}
 		closed <- struct{}{}
 	}()
 	handOn()
 	w := &frameWriter{w: nosigpipe.Pipe(out)}
-	spec.Prepared, spec.Close, spec.Log = prepared, closed, w.lines()
+	spec.Prepared, spec.Close, spec.Log, spec.Members = prepared, closed, w.lines(), members
 	spec.Started = func(pid int) {
 		drop()
 		w.send(frameStarted, strconv.AppendInt(nil, int64(pid), 10))

@@ -8,6 +8,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/run"
 )
 
@@ -22,6 +23,10 @@ import (
 // variables; COMMAND gets cmd.Env, inside the Spec). The host closing the
 // pipe is Group.Close.
 //
+// After the Spec, the program tells a Group's holder of each command it
+// started in the session (frameMember: PID and start time), so that the
+// holder keeps it whatever its environment shows later.
+//
 // On the out pipe the copy writes: COMMAND's PID once it runs (frameStarted),
 // or, for a Group's holder, that it holds the session and the cgroup its
 // commands start in (frameHeld),
@@ -32,6 +37,7 @@ const (
 	frameSpec    = 'C'
 	frameStarted = 'S'
 	frameHeld    = 'H'
+	frameMember  = 'M'
 	frameLog     = 'L'
 	frameOutcome = 'O'
 )
@@ -136,4 +142,16 @@ func splitLines(b []byte) [][]byte {
 		b = b[i:]
 	}
 	return out
+}
+
+// memberFrame tells the holder of process id, started in its session.
+func memberFrame(id proc.ID) []byte {
+	return frame(frameMember, fmt.Appendf(nil, "%d %d", id.PID, id.Start))
+}
+
+// parseMember reads a frameMember's payload.
+func parseMember(b []byte) (proc.ID, bool) {
+	var id proc.ID
+	n, err := fmt.Sscanf(string(b), "%d %d", &id.PID, &id.Start)
+	return id, err == nil && n == 2 && id.PID > 1 && id.Start > 0
 }

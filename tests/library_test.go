@@ -44,6 +44,7 @@ type hostStarted struct {
 	Tag    string `json:"tag"`
 	Daemon int    `json:"daemon"`
 	Own    int    `json:"own"`
+	Cmd    int    `json:"command"`
 	Listed int    `json:"listed"`
 	State  string `json:"state"`
 }
@@ -72,6 +73,12 @@ type host struct {
 // kills) it, whatever becomes of the tag.
 func startHost(t *testing.T, tool string, nobody, daemon bool, xdg string, command ...string) *host {
 	t.Helper()
+	return startHostEnv(t, nil, tool, nobody, daemon, xdg, command...)
+}
+
+// startHostEnv is startHost with env added to the host's environment.
+func startHostEnv(t *testing.T, env []string, tool string, nobody, daemon bool, xdg string, command ...string) *host {
+	t.Helper()
 	argv := append([]string{needLibhost(t), tool, "--"}, command...)
 	if nobody {
 		testtool.Need(t, "setpriv", "util-linux")
@@ -82,7 +89,7 @@ func startHost(t *testing.T, tool string, nobody, daemon bool, xdg string, comma
 	// GOGC=1: the garbage collector runs all the time in the host and its
 	// copies, so that nothing the library holds is left to it by mistake
 	// (a copy's pipe, collected and closed, once closed a group early).
-	h.cmd.Env = append(os.Environ(), h.marker, "GOGC=1")
+	h.cmd.Env = append(append(os.Environ(), h.marker, "GOGC=1"), env...)
 	if xdg != "" {
 		h.cmd.Env = append(h.cmd.Env, "XDG_RUNTIME_DIR="+xdg)
 	}
@@ -278,6 +285,44 @@ func TestLibraryGroup(t *testing.T) {
 			}
 			if !alive(s.Daemon) {
 				t.Errorf("the detached daemon %d did not outlive the group", s.Daemon)
+			}
+		})
+	}
+}
+
+// TestLibraryUntaggedCommand: a command whose environment shows no tag
+// from its start (env -i, as a program that writes its title over its
+// environment would show) is still the session's: the program tells the
+// holder of each command it starts, and Close ends it. As nobody no
+// cgroup holds it: only that word does.
+func TestLibraryUntaggedCommand(t *testing.T) {
+	t.Parallel()
+	for _, nobody := range libraryUsers(t) {
+		t.Run(userName(nobody), func(t *testing.T) {
+			t.Parallel()
+			tool := "LIBU" + strings.ToUpper(userName(nobody))
+			// It shows no tag: Sessions lists none.
+			h := startHostEnv(t, []string{"LIBHOST_LISTED=0"}, tool, nobody, false, "", "env", "-i", "sleep", "305")
+			var s hostStarted
+			h.line(t, &s)
+			if s.Cmd <= 0 || !alive(s.Cmd) {
+				t.Fatalf("the command %d is not running", s.Cmd)
+			}
+			waitFor(t, "the command's exec of sleep", 10*time.Second, func() bool {
+				return len(procArgv(s.Cmd)) > 0 && procArgv(s.Cmd)[0] == "sleep"
+			})
+			if env := environOf(t, s.Cmd); env["RUNNING_PROCESS_ORIGINATOR"] != "" {
+				t.Fatalf("env -i left the tag: %v", env)
+			}
+			t.Cleanup(func() { syscall.Kill(s.Cmd, syscall.SIGKILL) })
+			fmt.Fprintln(h.stdin, "close")
+			var c hostClosed
+			h.line(t, &c)
+			if alive(s.Cmd) {
+				t.Errorf("Close returned with the untagged command %d running", s.Cmd)
+			}
+			if c.Wait != "signal: terminated" {
+				t.Errorf("the command's cmd.Wait: %q, want signal: terminated", c.Wait)
 			}
 		})
 	}

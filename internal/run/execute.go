@@ -115,7 +115,7 @@ func (s *Spec) options(stderr io.Writer) (Options, error) {
 	}
 	o := Options{Args: s.Args, Detach: s.Detach, Prepared: s.Prepared, Timeout: s.Timeout, KillAfter: s.KillAfter,
 		Grace: s.Grace, Signal: s.Signal, Limits: s.Limits, AllowDaemons: s.AllowDaemons, OnTimeout: s.OnTimeout,
-		NoTerminal: s.NoTerminal || s.Hold, Close: s.Close, Started: s.Started, Hold: s.Hold, Held: s.Held}
+		NoTerminal: s.NoTerminal || s.Hold, Close: s.Close, Started: s.Started, Hold: s.Hold, Held: s.Held, Members: s.Members}
 	o.Report = s.Report
 	if o.Report != "" && o.Report != "-" {
 		// The crash guard may write it: from the same directory, but made

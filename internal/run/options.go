@@ -15,6 +15,7 @@ import (
 	"github.com/contain-cli/contain/internal/account"
 	"github.com/contain-cli/contain/internal/hook"
 	"github.com/contain-cli/contain/internal/limit"
+	"github.com/contain-cli/contain/internal/proc"
 )
 
 // Logger receives what --verbose prints; it is never nil inside Run.
@@ -56,8 +57,9 @@ type Options struct {
 	// Hold runs no COMMAND: the session holds what another process
 	// starts with Tag (Spec.Hold), until a request to stop; Held is told
 	// the cgroup they are to start in ("": none) once it holds.
-	Hold bool
-	Held func(cgroup string)
+	Hold    bool
+	Held    func(cgroup string)
+	Members <-chan proc.ID
 	// Prepared is what PrepareRun started for this run: contain's own
 	// main passes it; nil (a test binary's Run) means no crash guard and
 	// no shim.

@@ -529,6 +529,8 @@ func (r *runner) waitMain() {
 	l.Run(supervise.From(r.events, r.waitEvent), supervise.From(r.sigs, r.signalEvent),
 		supervise.From(r.lim.hits(), func(o limit.Hit) supervise.Event[limit.Hit] {
 			return supervise.Event[limit.Hit]{Kind: supervise.Limit, CPUTime: o.Kind == limit.CPUTime, Hit: o}
+		}), supervise.From(r.o.Members, func(id proc.ID) supervise.Event[limit.Hit] {
+			return supervise.Event[limit.Hit]{Kind: supervise.Other, Do: func() { r.adopt(id) }}
 		}), supervise.From(r.o.Close, func(struct{}) supervise.Event[limit.Hit] {
 			return supervise.Event[limit.Hit]{Kind: supervise.Stop, Name: CloseRequest, Do: func() {
 				if r.o.Hold {
@@ -584,6 +586,29 @@ func (r *runner) signalEvent(s os.Signal) supervise.Event[limit.Hit] {
 			r.log("received %s: forwarding it to the group", name)
 			r.signalGroup(sig)
 		}}
+	}
+}
+
+// adopt makes a process its starter says it started in a held session a
+// member (Hold): the tracker keeps it, and its descendants, whatever its
+// environment shows from then on, and the crash guard and the registry
+// learn of it.
+func (r *runner) adopt(id proc.ID) {
+	if id.PID <= 1 || id.Start == 0 {
+		return
+	}
+	r.trackMu.Lock()
+	defer r.trackMu.Unlock()
+	r.track.RememberAs(id.PID, id.Start, "started in the session")
+	r.log("started in the session: %d", id.PID)
+	if err := r.reg.Member(id.PID, id.Start); err != nil {
+		r.log("cannot write %d to the registry: %v", id.PID, err)
+	}
+	if r.guard.guarding() && !r.told[id] {
+		r.told[id] = true
+		if err := r.guard.Member(id.PID, id.Start); err != nil {
+			r.log("cannot tell the crash guard of %d: %v", id.PID, err)
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/contain-cli/contain/internal/limit"
+	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/report"
 	"github.com/contain-cli/contain/tag"
 )
@@ -76,8 +77,11 @@ type Spec struct {
 	// Started is told COMMAND's PID once it runs (nil: nobody).
 	Started func(pid int) `wire:"-"`
 	// Held, with Hold, is told once the session is held, with the cgroup
-	// its processes are to start in ("": none).
-	Held func(cgroup string) `wire:"-"`
+	// its processes are to start in ("": none); Members are the
+	// processes started in it, as their starter says, members from then
+	// on whatever their environment shows (a title written over it).
+	Held    func(cgroup string) `wire:"-"`
+	Members <-chan proc.ID      `wire:"-"`
 	// Log receives the lines -v says, each ended by a newline (nil:
 	// stderr).
 	Log io.Writer `wire:"-"`

@@ -30,6 +30,8 @@ type started struct {
 	Tag    string `json:"tag"`    // the group's session
 	Daemon int    `json:"daemon"` // the detached daemon
 	Own    int    `json:"own"`    // the host's own child, outside the library
+	// Command is the command's PID (Group.Pid).
+	Command int `json:"command"`
 	// Listed: how many processes containment.Sessions lists in the
 	// group's session, and its state (waiting up to 10 s for 3).
 	Listed int    `json:"listed"`
@@ -98,8 +100,12 @@ func main() {
 	}
 	_, holder, _ := strings.Cut(tag, ":")
 	copyPID, _ := strconv.Atoi(holder)
-	s := started{Copy: copyPID, Tag: tag, Daemon: daemon, Own: own.Process.Pid}
-	for deadline := time.Now().Add(10 * time.Second); s.Listed < 3 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	s := started{Copy: copyPID, Tag: tag, Daemon: daemon, Own: own.Process.Pid, Command: g.Pid(cmd)}
+	want := 3
+	if v, err := strconv.Atoi(os.Getenv("LIBHOST_LISTED")); err == nil {
+		want = v
+	}
+	for deadline := time.Now().Add(10 * time.Second); s.Listed < want && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		l, err := containment.Sessions(session.Filter{Values: []string{s.Tag}})
 		if err != nil {
 			fail(err)
