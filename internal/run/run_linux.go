@@ -56,9 +56,11 @@ func (sys *linuxOS) planLayers() {
 func (sys *linuxOS) setUp() []string {
 	r := sys.r
 	var on []string
-	if layers.Disabled("pdeathsig") {
+	switch {
+	case r.o.Hold: // no COMMAND: the starter's to set on each
+	case layers.Disabled("pdeathsig"):
 		r.log("pdeathsig turned off by CONTAIN_DISABLE")
-	} else {
+	default:
 		on = append(on, "pdeathsig")
 	}
 	switch {

@@ -215,6 +215,9 @@ func (r *runner) begin(layers []string, undo *cleanups) {
 	}
 	undo.add(func() { r.reg.close(r.daemons.spared(), r.log) })
 	r.track.TagOf, r.track.SidOf = track.TagReader(r.o.Tag), proc.SessionOf
+	if r.o.Hold {
+		r.track.NoAdopter(r.self)
+	}
 	r.daemons.judge(r.track)
 	r.told = map[proc.ID]bool{}
 	if pid := r.guard.PID(); pid != 0 {

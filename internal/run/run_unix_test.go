@@ -5,6 +5,7 @@ package run
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -75,5 +76,85 @@ sleep 0.5 # scans see every escapee while COMMAND is their ancestor
 	}
 	if !strings.Contains(log.String(), "containment: process group") || !strings.Contains(log.String(), "tracking") {
 		t.Errorf("the log does not name the tracking as the containment")
+	}
+}
+
+// TestRunHold runs a held session (Options.Hold) in this process, on the
+// tracking alone: what this test starts with the session's tag, and what
+// it starts without it but names on Members, are the session's, and the
+// request to close ends them all, one that ignores SIGTERM by SIGKILL
+// after the grace period; what carries no tag and is not named is left.
+func TestRunHold(t *testing.T) {
+	t.Setenv("CONTAIN_DISABLE", "cgroup,subreaper")
+	value := "HOLDTEST:" + strconv.Itoa(os.Getpid())
+	env := append(os.Environ(), "RUNNING_PROCESS_ORIGINATOR="+value)
+	start := func(env []string, argv ...string) *exec.Cmd {
+		c := exec.Command(argv[0], argv[1:]...)
+		c.Env = env
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+		return c
+	}
+	closeIt, members := make(chan struct{}, 1), make(chan proc.ID, 1)
+	held := make(chan string, 1)
+	var log strings.Builder
+	done := make(chan Result, 1)
+	go func() {
+		res, err := Run(Options{Hold: true, Tag: value, Signal: syscall.SIGTERM, Grace: 300 * time.Millisecond,
+			Close: closeIt, Members: members, Held: func(cg string) { held <- cg },
+			Log: func(format string, a ...any) { fmt.Fprintf(&log, format+"\n", a...) }})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	if cg := <-held; cg != "" {
+		t.Errorf("Held told of cgroup %q with the cgroup turned off", cg)
+	}
+	tagged := start(env, "/bin/sh", "-c", "trap '' TERM; sleep 300 & exec sleep 301")
+	named := start(os.Environ(), "/bin/sleep", "302")
+	stranger := start(os.Environ(), "/bin/sleep", "303")
+	members <- proc.ID{PID: named.Process.Pid, Start: proc.StartOf(named.Process.Pid)}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if s := proc.StartOf(tagged.Process.Pid); s != 0 && strings.Contains(log.String(), "started in the session") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the session never took the named process")
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // the tracking's scans see the tagged tree
+	closeIt <- struct{}{}
+	res := <-done
+	t.Logf("the run's log:\n%s", log.String())
+	if !res.Exited || res.Code != 0 || res.Pid != 0 {
+		t.Errorf("a held session's result %+v, want exit 0 and no PID", res)
+	}
+	for name, c := range map[string]*exec.Cmd{"tagged": tagged, "named": named} {
+		if err := c.Wait(); err == nil {
+			t.Errorf("the %s process exited 0: it was not ended", name)
+		}
+	}
+	if ws, ok := tagged.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+		t.Errorf("the tagged process that ignores SIGTERM: %v, want killed by SIGKILL after the grace period", tagged.ProcessState)
+	}
+	if !testtool.Alive(stranger.Process.Pid) {
+		t.Errorf("a process neither tagged nor named was ended")
+	}
+}
+
+// TestSpecHold: a held session runs no COMMAND and is timed out by no
+// one but its starter.
+func TestSpecHold(t *testing.T) {
+	for _, s := range []Spec{{Hold: true, Args: []string{"x"}}, {Hold: true, Timeout: time.Second}, {Hold: true, Detach: true},
+		{Hold: true, OnTimeout: "echo"}, {Hold: true, PreserveStatus: true}} {
+		if err := s.Check(); err == nil {
+			t.Errorf("Check accepted %+v", s)
+		}
+	}
+	if s := (Spec{Hold: true, Args: []string{}}); s.Check() != nil {
+		t.Errorf("Check refused a held session: %v", s.Check())
 	}
 }

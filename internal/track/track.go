@@ -149,6 +149,11 @@ func (t *Tracker) Adopt(pid int, start uint64) {
 	}
 }
 
+// NoAdopter: the children of process pid are members only by the other
+// rules (a held session's holder, whose children are its own: the
+// session's processes are no descendants of it).
+func (t *Tracker) NoAdopter(pid int) { delete(t.adopters, pid) }
+
 // Remember adds a process known to be a member (the guard learns them
 // from contain).
 func (t *Tracker) Remember(pid int, start uint64) { t.RememberAs(pid, start, "tracked") }
