@@ -19,6 +19,7 @@ import (
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/run"
+	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/internal/text"
 	"github.com/contain-cli/contain/report"
 	"github.com/contain-cli/contain/tag"
@@ -46,8 +47,9 @@ type Options struct {
 	// Originator is the TOOL part of the tag (1-64 of A-Z a-z 0-9 _ . -);
 	// "" is CONTAIN.
 	Originator string
-	// Grace is the time between SIGTERM and SIGKILL when a group is
-	// closed; 0 is contain run's 2 s.
+	// Grace is the time between SIGTERM and SIGKILL when the session is
+	// closed, and when Wait ends what a command left in its process
+	// group; 0 is contain run's 2 s.
 	Grace time.Duration
 	// Timeout sends Signal (SIGTERM when 0) to the command after this
 	// long, as GNU timeout does; KillAfter sends SIGKILL that long after
@@ -55,14 +57,16 @@ type Options struct {
 	Timeout   time.Duration
 	Signal    syscall.Signal
 	KillAfter time.Duration
-	// Limits hold for each command's whole tree.
+	// Limits hold for the whole session: every command together, and
+	// what they started (on Windows, each command's tree). A limit
+	// exceeded ends the session, and the Group with it.
 	Limits Limits
 	// AllowDaemons lets processes that carry RUNNING_PROCESS_IS_DAEMON=1
 	// (contain run -d inside) leave the group and outlive it.
 	AllowDaemons bool
-	// Reports asks for each command's report (contain run --report), as
-	// Close returns them. Without it nothing is measured that costs
-	// anything.
+	// Reports asks for the session's report (contain run --report), as
+	// Close returns it (on Windows, each command's). Without it nothing
+	// is measured that costs anything.
 	Reports bool
 	// Log receives contain's own lines ("contain: ..."): its errors, and
 	// with Verbose what contain run -v says. nil: none are kept.
@@ -87,8 +91,10 @@ type Limits struct {
 	Strict bool
 }
 
-// Group starts commands, each held in a kill-on-close group of its own,
-// under one TOOL. Its methods may be called from several goroutines.
+// Group starts commands in one kill-on-close group, a session of contain
+// tagged TOOL:PID (Tag), held by a copy of the program (on Windows, each
+// command in a group of its own). Its methods may be called from several
+// goroutines.
 type Group struct {
 	o    Options
 	spec run.Spec // every command's, but the command itself
@@ -197,14 +203,16 @@ var fieldOf = map[string]string{
 	"cpus": "Limits.CPUs", "strict-limits": "Limits.Strict",
 }
 
-// Start starts cmd in a kill-on-close group of its own, tagged TOOL:PID,
-// and returns once the command runs (Pid gives its PID) or could not be
-// started. The command runs until it ends, until the copy is signalled,
-// until Close, or until the program ends; then the copy closes its group,
-// and cmd.Wait returns the command's exit status (see the package doc),
-// Group.Wait how it ended. A command that cannot be started gives 127 or
-// 126, as contain run does. cmd.Path, cmd.Args and cmd.Env are the
-// command's again when Start returns; cmd.Process is the copy.
+// Start starts cmd in the Group's session, tagged with its tag, as
+// cmd.Start does (the first Start starts the copy that holds the session
+// too). The command runs until it ends, until Close, or until the
+// program ends; Group.Wait says how it ended. Its errors are cmd.Start's,
+// or ErrClosed. cmd.Env and cmd.SysProcAttr are put back as they were
+// when Start returns; cmd.Process is the command.
+//
+// On Windows the command is held by a copy of the program of its own,
+// which cmd.Process is; a command that cannot be started gives 127 or
+// 126 in Wait, as contain run does.
 func (g *Group) Start(cmd *exec.Cmd) error {
 	_, err := g.start(cmd, false)
 	return err
@@ -403,8 +411,9 @@ func (g *Group) forget(m *heldCopy) {
 	close(m.done)
 }
 
-// Pid is the PID of cmd's command, started by g.Start: COMMAND's own,
-// not the copy's (cmd.Process.Pid); 0 when it did not start.
+// Pid is the PID of cmd's command, started by g.Start (cmd.Process.Pid,
+// but on Windows, where cmd.Process is the copy that holds it); 0 when it
+// did not start.
 func (g *Group) Pid(cmd *exec.Cmd) int {
 	g.mu.Lock()
 	m, c := g.byCmd[cmd], g.cmds[cmd]
@@ -421,10 +430,12 @@ func (g *Group) Pid(cmd *exec.Cmd) int {
 
 // Wait waits for cmd, started by g.Start, in place of cmd.Wait (which it
 // calls), and says how its command ended: nil when it exited 0, else an
-// *ExitError that says which ended and how: the command (its code or
-// signal, a timeout, a limit, a start that failed) or the copy that held
-// it (HolderEnded: killed before it could say). It returns once nothing
-// of the command's group is left.
+// *ExitError (its code or signal, a timeout; HolderEnded when the copy
+// that held the session was killed). Before it returns it ends what the
+// command left in its process group: SIGTERM, and SIGKILL after the
+// grace period (see the package doc); what left it is the session's,
+// ended by Close. On Windows it returns once nothing of the command's
+// own group is left.
 func (g *Group) Wait(cmd *exec.Cmd) error {
 	g.mu.Lock()
 	m, c := g.byCmd[cmd], g.cmds[cmd]
@@ -473,8 +484,8 @@ type ExitError struct {
 	Pid int
 	// Status is what contain run would have exited with: the command's
 	// code, 128+N for signal N, 124 on a timeout, 137 when killed after
-	// the timeout or by a limit, 125-127 when it could not start; -1 when
-	// the copy that held it ended first (HolderEnded).
+	// the timeout or by a limit; on Windows 125-127 when it could not
+	// start, and -1 when the copy that held it ended first (HolderEnded).
 	Status int
 	// Exited: the command exited with Code. Signal: the signal that ended
 	// it, whoever sent it (0: none).
@@ -482,24 +493,31 @@ type ExitError struct {
 	Code   int
 	Signal syscall.Signal
 	// TimedOut: the timeout, or the CPU time limit, fired. Limit names
-	// the limit that ended it ("memory", "pids", "cpu-time"; "": none).
+	// the limit that ended it ("memory", "pids", "cpu-time"; "": none),
+	// where the session had ended by a limit by the time Wait returned.
 	TimedOut bool
 	Limit    string
-	// Err is why the command could not start, or, with HolderEnded, what
-	// cmd.Wait said of the copy.
+	// Err: on Windows why the command could not start, or, with
+	// HolderEnded, what cmd.Wait said of the copy; elsewhere an error of
+	// cmd.Wait's other than the command's status (copying its output).
 	Err error
-	// HolderEnded: the copy of the program that held the command ended
-	// before it could say how the command ended: it was killed
-	// (cmd.Process.Kill, exec.CommandContext's cancel, SIGKILL). Its
-	// crash guard closed the group; Wait returned once no process of the
-	// session was left, or a grace period and 5 s after.
+	// HolderEnded: the copy of the program that held the session was
+	// killed, and its crash guard closed the session (the command's
+	// signal says how it ended). On Windows: the copy that held the
+	// command ended before it could say how the command ended
+	// (cmd.Process.Kill, exec.CommandContext's cancel): Wait returned
+	// once no process of its session was left, or a grace period and 5 s
+	// after.
 	HolderEnded bool
-	// ProcessState is the copy's (cmd.ProcessState).
+	// ProcessState is cmd.ProcessState: the command's (on Windows the
+	// copy's).
 	ProcessState *os.ProcessState
 }
 
 func (e *ExitError) Error() string {
 	switch {
+	case e.HolderEnded && e.Err == nil:
+		return fmt.Sprintf("containment: the copy that held the session was killed, and its crash guard closed it (status %d)", e.Status)
 	case e.HolderEnded:
 		return fmt.Sprintf("containment: the copy that held the command ended first (%v): its group was closed by the crash guard", e.Err)
 	case e.Err != nil:
@@ -509,7 +527,7 @@ func (e *ExitError) Error() string {
 	case e.TimedOut:
 		return fmt.Sprintf("containment: the command timed out (status %d)", e.Status)
 	case e.Signal != 0:
-		return fmt.Sprintf("containment: the command was killed by %v (status %d)", e.Signal, e.Status)
+		return fmt.Sprintf("containment: the command was killed by %s (status %d)", signals.Name(e.Signal), e.Status)
 	}
 	return fmt.Sprintf("containment: the command exited with %d", e.Code)
 }
@@ -530,14 +548,15 @@ func copyEnv(pipes string) []string {
 	return env
 }
 
-// Close closes every group still open: each copy's command gets SIGTERM
-// and what is left of its tree SIGKILL after the grace period, as when
-// contain run is told to stop (the report's told_to_stop says so). It
-// returns once every copy has ended, so once nothing of the groups is
-// left, or when ctx is done (the closing goes on). With Options.Reports,
-// the reports of every command the Group started, in the order they were
-// started (one whose copy was killed, which could not say it, is left
-// out).
+// Close closes the session: every process of it gets SIGTERM, and what
+// is left SIGKILL after the grace period, as contain run's leftovers do
+// (the report's told_to_stop says the program closed it); the Group
+// starts nothing more. It returns once the holder has ended, so once
+// nothing of the session is left, or when ctx is done (the closing goes
+// on). With Options.Reports, the session's report (on Windows, the
+// reports of every command, in the order they were started; one whose
+// copy was killed, which could not say it, is left out). The commands
+// are still to be waited for (Wait, or cmd.Wait).
 func (g *Group) Close(ctx context.Context) ([]*report.Report, error) {
 	// A start under way ends first: what it starts is then in the
 	// session the holder closes.

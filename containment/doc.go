@@ -12,58 +12,84 @@
 //		...
 //		cmd := exec.Command("make", "-j8")
 //		if err := g.Start(cmd); err != nil { ... }
-//		pid := g.Pid(cmd) // make's PID (cmd.Process is the copy that holds it)
-//		err = g.Wait(cmd) // nil, or an *ExitError: which ended, and how
+//		pid := g.Pid(cmd) // make's PID, as cmd.Process.Pid
+//		err = g.Wait(cmd) // nil, or an *ExitError: how it ended
 //		reports, err := g.Close(ctx)
 //	}
 //
 // Nothing else is asked of main: the package's init function runs the
-// copies (below) before the program's own, so a test binary is a host
-// as it is, with or without a TestMain. Calling Main first in main, as
-// programs written before did, is harmless.
+// copy of the program that holds the Group (below) before the program's
+// own init functions, so a test binary is a host as it is, with or
+// without a TestMain. Calling Main first in main, as programs written
+// before did, is harmless.
 //
 // # How it works
 //
-// Each command started is one session of `contain run`, run by a copy of
-// the program itself: Start re-executes the program's own executable
-// (os.Executable), and the copy, from this package's init function,
-// runs the command as contain run does: the same engine (internal/run's
-// Spec and Outcome), sent to the copy on its own pipe field by field, with no
-// flags, no temporary files and nothing read from the environment. The copy puts the command in a kill-on-close group (a cgroup,
-// a subreaper shim and the process group on Linux; tracking and the
-// process group on macOS; a Job Object on Windows), injects
-// RUNNING_PROCESS_ORIGINATOR=TOOL:PID (PID being the copy's) into every
-// process of it, starts the crash guard, and closes the group when the
-// command ends: SIGTERM to everything left, SIGKILL after the grace
-// period. `contain ps -o TOOL` lists the session while it runs, `contain
-// stop TOOL:PID` ends it, and `contain reap --session TOOL:PID` ends what
-// is left should the copy, its guard and its shim all be killed. Every
-// promise of contain run holds, as the README says per OS.
+// A Group is one kill-on-close group, one session of contain, held by a
+// copy of the program itself, the holder: the first Start re-executes
+// the program's own executable (os.Executable), and the copy, from this
+// package's init function, runs contain's engine (internal/run, the
+// engine of contain run) on a session of no command of its own
+// (run.Spec.Hold), sent to it on its own pipe field by field, with no
+// flags, no temporary files and nothing read from the environment. It
+// starts the crash guard and, on Linux, the session's cgroup where it
+// can make one, as contain run does.
 //
-// The program and each copy are tied by a pair of pipes: when the program
-// ends, however it ends (SIGKILL included), the copy sees its pipe close
-// and closes the group; Close does the same on purpose (the report's
-// told_to_stop says so), and returns once every copy has ended, that is
-// once nothing of the groups is left. On the other pipe the copy tells
-// the program the command's PID once it runs, contain's own lines, and
-// how the run ended (the Outcome Wait reads, with the report).
+// Each command is then started by the program itself, as os/exec starts
+// it (cmd.Start), with what puts it in the session: RUNNING_PROCESS_ORIGINATOR=
+// TOOL:PID in its environment, PID being the holder's (Tag); a process
+// group of its own; on Linux, born in the session's cgroup
+// (CLONE_INTO_CGROUP, where the kernel lets the program start a process
+// there: as root, in a delegated subtree) and with Pdeathsig SIGTERM,
+// forked from a thread that lives as long as the program. The program
+// tells the holder of each command it starts (PID and start time), so
+// that a command is the session's whatever its environment shows later
+// (a title written over it, env -i). What the commands start is the
+// session's as contain run's leftovers are: by the cgroup, by the tag,
+// and by its lineage as the holder's scans see it.
 //
-// # One session per command
+// The program and the holder are tied by a pair of pipes: when the
+// program ends, however it ends (SIGKILL included), the holder sees its
+// pipe close and closes the session: SIGTERM to every process of it,
+// SIGKILL after the grace period; Close does the same on purpose (the
+// report's told_to_stop says so), and returns once nothing of the
+// session is left. Should the holder be killed, its crash guard closes
+// the session; should the holder and its guard both be killed, `contain
+// reap --session TOOL:PID` (Reap) ends what is left. Every promise of
+// contain run holds for the session, as the README says per OS.
 //
-// Each command is a session of its own, tagged TOOL:PID with its copy's
-// PID: the copy is the process that made the group and holds it (the
-// originator of the RUNNING_PROCESS_ORIGINATOR contract), and lives
-// exactly as long as the group. So `contain stop TOOL:PID` ends one
-// command and leaves the program and its other commands running; a copy
-// killed on its own leaves its session orphaned, and `contain reap
-// --session TOOL:PID` may end it while the program runs on. Were the
-// program's own PID the tag, the program would be every session's
-// originator: a live program would keep a killed copy's leftovers
-// "alive" (never reapable) until it ended, and contain stop would
-// signal the program itself. After the program crashes, the copies see
-// their pipes close and close every group; should they be killed too,
-// `contain reap -o TOOL` ends every session of the program's TOOL at
-// once.
+// A command's own end: Group.Wait, once the command has ended and while
+// its end, not yet reaped, keeps its process group its own, sends
+// SIGTERM (and SIGCONT) to what it left in its process group, reaps it
+// (cmd.Wait), and SIGKILLs what is still there after the grace period.
+// What left the command's process group (setsid, a double fork) is the
+// session's, ended by Close or the program's end. What a command costs
+// is a start of os/exec and a few system calls (bench/README.md in the
+// repository measures it); the holder's start is paid once per Group.
+//
+// On Windows each command is still held by a copy of its own (a
+// session per command, tagged with that copy's PID, Tag ""): a held
+// session there would need its Job Object handed to the program, which
+// is not written yet.
+//
+// # One session per Group
+//
+// The tag's contract (the Rust crate running_process_core, whose
+// ContainedProcessGroup defined RUNNING_PROCESS_ORIGINATOR) tags every
+// process of a group with the PID of the process that spawned the group.
+// Here that is the holder: it made the session, holds it, and lives
+// exactly as long as the Group. What a program's users get from it after
+// a crash: `contain ps -o TOOL` lists one session per Group, and
+// `contain reap --session TOOL:PID` ends it all, or `contain reap -o
+// TOOL` every Group of the program's TOOL; `contain stop TOOL:PID` ends
+// the Group (the holder closes it) and leaves the program running. Were
+// the program's own PID the tag, a live program would keep a killed
+// holder's leftovers "alive" (never reapable) until it ended, and contain
+// stop would signal the program. A session per command, as the first
+// version had, cost a copy of the program, a crash guard and its start
+// per command (5.8 times os/exec's start), and told contain ps nothing a
+// program's users need: which command a process came from is its
+// lineage, which contain ps shows.
 //
 // # Sessions, wait and reap
 //
@@ -75,13 +101,20 @@
 //
 // # What the host must allow
 //
-// Nothing of contain runs in the program's own process but this package's
-// bookkeeping: the program's other children are never waited for or
-// signalled, its signal handlers are untouched, and no thread is locked.
+// What runs in the program's own process is the start of each command,
+// the timers of Options.Timeout, Wait's end of a command's process group
+// and this package's bookkeeping: the program's other children are
+// never waited for or signalled, and its signal handlers are untouched
+// (but on macOS, where Options.Terminal gives the terminal back with
+// SIGTTOU ignored for that moment, and a SIGTTOU subscription reset). On
+// Linux one thread is locked for the program's life: the one every
+// command is forked from, so that their Pdeathsig fires only when the
+// program ends.
 // What the program must allow:
 //
-//   - The copy, the crash guard and the shim are recognised by the first
-//     argument (__contain_group, __guard, __shim), which the program's
+//   - The holder (a copy of the program), the crash guard and the shim
+//     are recognised by the first argument (__contain_group, __guard,
+//     __shim), which the program's
 //     own command line must never begin with. They run from this
 //     package's init function and exit there, so the program's init
 //     functions that Go runs after this package's, and its main (its
@@ -90,34 +123,42 @@
 //     no Ctrl-C of its console; the program does.
 //   - The program's executable must still be there to be re-executed
 //     while it runs (os.Executable).
-//   - cmd.Process is the copy that holds the command, not the command
-//     itself; Group.Pid gives the command's PID. Group.Wait (in place of
-//     cmd.Wait, which it calls) says how the command ended: nil, or an
-//     *ExitError with its code or the signal that killed it, a timeout, a
-//     limit, a start that failed, or HolderEnded when the copy itself was
-//     killed first (cmd.Process.Kill, exec.CommandContext's cancel), in
-//     which case it returns once the crash guard has ended the session's
-//     processes. cmd.Wait alone gives the command's exit status as
-//     contain run gives its own (the code, or the signal that killed it;
-//     124 on a timeout, 137 when a limit killed the tree) but cannot tell
-//     the copy's end from the command's. A signal sent with
-//     cmd.Process.Signal reaches the copy, which forwards it to the whole
-//     group as contain run does (after SIGTERM, SIGKILL follows the grace
-//     period). The command's argv[0] is cmd.Path; cmd.Path, cmd.Args,
-//     cmd.Env and cmd.String() are the command's again once Start
-//     returns.
+//   - cmd.Process is the command, the program's own child: Start is
+//     cmd.Start with the session's attributes (cmd.Env and
+//     cmd.SysProcAttr are put back as they were once it returns), and
+//     its errors are os/exec's (a command not found among them). Wait
+//     (in place of cmd.Wait, which it calls) says how the command ended:
+//     nil, or an *ExitError with its code or the signal that killed it,
+//     a timeout (124; 137 when KillAfter's SIGKILL ended it), or
+//     HolderEnded when the holder was killed and its crash guard ended
+//     the session; it sets cmd.WaitDelay to the grace period where it is
+//     0, so that a process of the session that left the command's
+//     process group and holds its output does not hold Wait. cmd.Wait
+//     alone works as with os/exec, without Wait's end of the command's
+//     process group. cmd.Process.Signal and exec.CommandContext's cancel
+//     reach the command itself.
+//   - The holder's Options.Timeout is the program's own: a timer per
+//     command sends Signal to the command and its process group, SIGKILL
+//     KillAfter later, as GNU timeout does. Options.Limits hold for the
+//     whole session (every command together): a limit exceeded ends the
+//     session, as it ends contain run's group, and the Group with it.
 //   - The terminal stays the program's: a command runs in a process
 //     group of its own, outside the terminal's foreground, unless
-//     Options.Terminal hands it the terminal as contain run does.
-//   - cmd.ExtraFiles are not supported (ErrExtraFiles). Stdin, Stdout,
-//     Stderr, Env and Dir are the command's, as with exec.Cmd; on Unix
-//     cmd.SysProcAttr applies to the copy. The copy runs with a few of
+//     Options.Terminal hands it the terminal (the program gets it back
+//     when Wait sees the command end).
+//   - cmd.ExtraFiles, Stdin, Stdout, Stderr, Env, Dir and SysProcAttr
+//     are the command's, as with exec.Cmd (Setsid in SysProcAttr: the
+//     command leads a session of its own instead of a process group, in
+//     the Group's session all the same). The holder runs with a few of
 //     the program's own variables (PATH, HOME, TMPDIR, XDG_RUNTIME_DIR,
-//     the tag of a session the program runs in; on Windows those Windows
-//     itself needs) and takes no setting from any: its settings are the
-//     Options, sent to it on its own pipe. cmd.Env is the command's alone:
-//     a job's CONTAIN_REPORT, CONTAIN_DISABLE, CONTAIN_ORIGINATOR or
-//     GODEBUG in it reaches the command, unchanged, and nothing else.
+//     the tag of a session the program runs in) and takes no setting
+//     from any: its settings are the Options, sent on its own pipe.
+//     cmd.Env is the command's alone: a job's CONTAIN_REPORT,
+//     CONTAIN_DISABLE, CONTAIN_ORIGINATOR or GODEBUG in it reaches the
+//     command, unchanged. On Windows cmd.Process is the copy that holds
+//     the command (Pid gives the command's), a command that cannot start
+//     gives 127 or 126 in Wait, and cmd.ExtraFiles are refused
+//     (ErrExtraFiles).
 //   - The program must not be set-user-ID, set-group-ID, or given file
 //     capabilities: where the kernel marks it so (AT_SECURE), this
 //     package's init function says so in one line and exits with status

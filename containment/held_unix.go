@@ -262,11 +262,16 @@ func (g *Group) waitHeld(cmd *exec.Cmd, c *command) error {
 	}
 	select {
 	case <-g.hold.done:
-		// The holder was killed: its crash guard ended the session.
-		e.HolderEnded = g.hold.outcome == nil
+		// The holder was killed (its crash guard ended the session), or
+		// it ended the session for a limit.
+		o := g.hold.outcome
+		e.HolderEnded = o == nil
+		if o != nil {
+			e.Limit = o.Limit
+		}
 	default:
 	}
-	if e.Status == 0 && !e.TimedOut && !e.HolderEnded && werr == nil {
+	if e.Status == 0 && !e.TimedOut && !e.HolderEnded && e.Limit == "" && werr == nil {
 		return nil
 	}
 	return e
