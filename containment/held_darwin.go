@@ -56,12 +56,9 @@ func (a *heldAttrs) takeTerminal() {
 	unix.IoctlSetPointerInt(int(a.tty.Fd()), unix.TIOCSPGRP, unix.Getpgrp())
 }
 
-func (a *heldAttrs) close() {
-	if a.tty != nil {
-		a.tty.Close()
-		a.tty = nil
-	}
-}
+// close: nothing to let go of (the terminal stays open: a Wait may
+// still give it back).
+func (a *heldAttrs) close() {}
 
 // waitEnded waits for pid's exit with kqueue (NOTE_EXIT comes before the
 // parent reaps it); false when it cannot be watched (reaped already, or

@@ -98,15 +98,12 @@ func (a *heldAttrs) takeTerminal() {
 	})
 }
 
-// close lets go of the descriptors, once the holder has ended.
+// close lets go of the cgroup's descriptor once the holder has ended
+// (Close). The terminal stays open: a Wait may still give it back.
 func (a *heldAttrs) close() {
 	if a.cgfd >= 0 {
 		unix.Close(a.cgfd)
 		a.cgfd = -1
-	}
-	if a.tty != nil {
-		a.tty.Close()
-		a.tty = nil
 	}
 }
 

@@ -253,7 +253,7 @@ func copySpec(args ...string) []byte {
 	for _, a := range args {
 		list = append(binary.AppendUvarint(list, uint64(len(a))), a...)
 	}
-	b := append([]byte("contain-spec-3\x00"), 1)
+	b := append([]byte("contain-spec-4\x00"), 1)
 	b = append(binary.AppendUvarint(b, uint64(len(list))), list...)
 	grace := binary.AppendVarint(nil, int64(2*time.Second))
 	b = append(append(append(b, 7), byte(len(grace))), grace...)
