@@ -529,12 +529,20 @@ func (r *runner) reapReady() (alive bool) {
 func (r *runner) waitMain() {
 	l := &supervise.Loop[limit.Hit]{Timeout: r.o.Timeout, KillAfter: r.o.KillAfter, Grace: r.o.Grace,
 		Hook: r.o.OnTimeout != "", Sys: loopSys{r}}
-	l.Run(supervise.From(r.events, r.waitEvent), supervise.From(r.sigs, r.signalEvent),
-		supervise.From(r.lim.hits(), func(o limit.Hit) supervise.Event[limit.Hit] {
+	// A source only for what was asked: each is a case of every select.
+	sources := []supervise.Source[limit.Hit]{supervise.From(r.events, r.waitEvent), supervise.From(r.sigs, r.signalEvent)}
+	if r.o.Limits.Any() {
+		sources = append(sources, supervise.From(r.lim.hits(), func(o limit.Hit) supervise.Event[limit.Hit] {
 			return supervise.Event[limit.Hit]{Kind: supervise.Limit, CPUTime: o.Kind == limit.CPUTime, Hit: o}
-		}), supervise.From(r.o.Members, func(id proc.ID) supervise.Event[limit.Hit] {
+		}))
+	}
+	if r.o.Hold {
+		sources = append(sources, supervise.From(r.o.Members, func(id proc.ID) supervise.Event[limit.Hit] {
 			return supervise.Event[limit.Hit]{Kind: supervise.Other, Do: func() { r.adopt(id) }}
-		}), supervise.From(r.o.Close, func(struct{}) supervise.Event[limit.Hit] {
+		}))
+	}
+	if r.o.Close != nil {
+		sources = append(sources, supervise.From(r.o.Close, func(struct{}) supervise.Event[limit.Hit] {
 			return supervise.Event[limit.Hit]{Kind: supervise.Stop, Name: CloseRequest, Do: func() {
 				if r.o.Hold {
 					r.holdEnds(CloseRequest)
@@ -544,6 +552,8 @@ func (r *runner) waitMain() {
 				r.endGroup(unix.SIGTERM)
 			}}
 		}))
+	}
+	l.Run(sources...)
 	r.timedOut = l.TimedOut
 	r.rec.LoopEnded(l.ToldToStop, l.KilledAfterTimeout)
 }
