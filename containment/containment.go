@@ -125,6 +125,10 @@ type heldCopy struct {
 	stop    *os.File
 	started chan struct{}
 	done    chan struct{}
+	// said is closed once the copy has sent its Outcome (its work is
+	// over; it is exiting), or its pipe has ended.
+	said     chan struct{}
+	saidOnce sync.Once
 	pid     int
 	outcome *run.Outcome
 	// A holder's: the cgroup its commands start in ("": none), said
@@ -338,7 +342,7 @@ func (g *Group) startCopy(cmd *exec.Cmd, s run.Spec, member bool) (*heldCopy, er
 		// its end says the rest.
 		nosigpipe.Pipe(stopW).Write(spec)
 	}
-	m := &heldCopy{stop: stopW, started: make(chan struct{}), done: make(chan struct{})}
+	m := &heldCopy{stop: stopW, started: make(chan struct{}), done: make(chan struct{}), said: make(chan struct{})}
 	held.Store(m, true)
 	if member {
 		g.mu.Lock()
@@ -395,6 +399,7 @@ func (g *Group) listen(m *heldCopy, r *os.File) {
 					text.Fprintf(g.o.Log, "contain: %s\n", o.Error)
 				}
 			}
+			m.saidOnce.Do(func() { close(m.said) })
 		}
 	}
 }
@@ -408,6 +413,7 @@ func (g *Group) forget(m *heldCopy) {
 	g.mu.Unlock()
 	m.stop.Close()
 	held.Delete(m)
+	m.saidOnce.Do(func() { close(m.said) })
 	close(m.done)
 }
 
@@ -572,7 +578,7 @@ func (g *Group) Close(ctx context.Context) ([]*report.Report, error) {
 	}
 	for _, m := range members {
 		select {
-		case <-m.done:
+		case <-m.said:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
@@ -584,7 +590,7 @@ func (g *Group) Close(ctx context.Context) ([]*report.Report, error) {
 	g.holding.Unlock()
 	var out []*report.Report
 	for _, m := range reports {
-		<-m.done
+		<-m.said
 		if m.outcome != nil && m.outcome.Report != nil {
 			out = append(out, m.outcome.Report)
 		}

@@ -31,6 +31,8 @@ func (a *heldAttrs) open(tag, _ string, terminal bool) {
 
 func (a *heldAttrs) add(*syscall.SysProcAttr) {}
 
+func (a *heldAttrs) warm() {}
+
 func (a *heldAttrs) start(cmd *exec.Cmd) error { return cmd.Start() }
 
 func (a *heldAttrs) giveTerminal(attr *syscall.SysProcAttr) bool {

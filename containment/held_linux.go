@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -42,6 +43,13 @@ func (a *heldAttrs) open(tag, cgroup string, terminal bool) {
 	if err != nil {
 		return
 	}
+	if realRoot() {
+		// Root outside any user namespace may write every cgroup.procs,
+		// and contain run clones its COMMAND into its cgroup the same
+		// way: no probe.
+		a.cgfd = fd
+		return
+	}
 	_, err = syscall.ForkExec(filepath.Join(cgroup, "contain-no-such-program"), nil,
 		&syscall.ProcAttr{Sys: &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}})
 	if !errors.Is(err, unix.ENOENT) {
@@ -50,6 +58,21 @@ func (a *heldAttrs) open(tag, cgroup string, terminal bool) {
 	}
 	a.cgfd = fd
 }
+
+// realRoot reports whether the program runs as root in the initial user
+// namespace (its uid_map maps every ID to itself).
+func realRoot() bool {
+	if unix.Geteuid() != 0 {
+		return false
+	}
+	b, err := os.ReadFile("/proc/self/uid_map")
+	f := strings.Fields(string(b))
+	return err == nil && len(f) == 3 && f[0] == "0" && f[1] == "0" && f[2] == "4294967295"
+}
+
+// warm starts the forker's thread while the holder starts, so that the
+// first command does not wait for a thread to be made.
+func (a *heldAttrs) warm() { go onForker(func() error { return nil }) }
 
 // add puts Pdeathsig and the cgroup in a command's start. Pdeathsig is
 // SIGTERM, as contain run's COMMAND gets its -s signal when contain dies:

@@ -64,6 +64,7 @@ func (g *Group) holder() (*heldCopy, error) {
 	s := g.spec
 	// The timeout is each command's, the program's to keep (timeOut).
 	s.Hold, s.Env, s.Timeout, s.KillAfter = true, []string{}, 0, 0
+	g.held.warm()
 	hc := exec.Command(g.exe)
 	m, err := g.startCopy(hc, s, true)
 	if err != nil {

@@ -279,9 +279,13 @@ func (r *runner) othersLeft() bool {
 // the grace period kills at once.
 func (r *runner) closeGroup() {
 	defer r.grp.remove()
+	// A held session has no subreaper to hold what the cgroup held once
+	// it is removed: whether the cgroup held every process is asked
+	// before.
+	heldAll := r.o.Hold && r.sys.strong() && !r.heldOutside
 	// Nothing left is the common case: no child, and the cgroup (if any)
 	// can be removed, which only an empty group can.
-	if !r.more && r.grp.emptied() && (r.sys.complete() || !r.othersLeft()) {
+	if !r.more && r.grp.emptied() && (heldAll || r.sys.complete() || !r.othersLeft()) {
 		return
 	}
 	defer r.noteGone(nil)

@@ -66,6 +66,9 @@ type runner struct {
 	daemons daemons
 
 	pid      int // COMMAND; also its process group
+	// heldOutside: a held session was told of a member outside its cgroup
+	// (Hold): its close looks beyond the cgroup.
+	heldOutside bool
 	status   unix.WaitStatus
 	mainDone bool
 	more     bool // when COMMAND ended, some other child was still alive
@@ -610,6 +613,11 @@ func (r *runner) adopt(id proc.ID) {
 	if id.PID <= 1 || id.Start == 0 {
 		return
 	}
+	if r.sys.strong() && r.grp.holds(id.PID) != nil {
+		// Started beside the cgroup: the close must look for the session
+		// beyond it.
+		r.heldOutside = true
+	}
 	r.trackMu.Lock()
 	defer r.trackMu.Unlock()
 	r.track.RememberAs(id.PID, id.Start, "started in the session")
@@ -636,7 +644,7 @@ func (r *runner) holdEnds(why string) {
 	}
 	r.log("%s: closing the session", why)
 	select {
-	case r.events <- waitEvent{more: true}:
+	case r.events <- waitEvent{more: r.heldOutside}:
 	default:
 	}
 }
