@@ -129,8 +129,8 @@ type heldCopy struct {
 	// over; it is exiting), or its pipe has ended.
 	said     chan struct{}
 	saidOnce sync.Once
-	pid     int
-	outcome *run.Outcome
+	pid      int
+	outcome  *run.Outcome
 	// A holder's: the cgroup its commands start in ("": none), said
 	// with frameHeld (held: it holds its session).
 	cgroup string

@@ -66,13 +66,13 @@ type runner struct {
 	daemons daemons
 
 	pid      int // COMMAND; also its process group
-	// heldOutside: a held session was told of a member outside its cgroup
-	// (Hold): its close looks beyond the cgroup.
-	heldOutside bool
 	status   unix.WaitStatus
 	mainDone bool
 	more     bool // when COMMAND ended, some other child was still alive
 	timedOut bool
+	// heldOutside: a held session was told of a member outside its
+	// cgroup (Hold): its close looks beyond the cgroup.
+	heldOutside bool
 	// selfStopped: contain has stopped the tree itself by SIGSTOP, to
 	// end it (still, killGroup): a SIGSTOP of COMMAND from then on is
 	// taken for contain's own (Ctrl-Z, SIGTSTP, still is followed).
