@@ -231,6 +231,14 @@ func TestCloseReports(t *testing.T) {
 	for _, e := range r.EndedByContain {
 		ended = ended || e.PID == running.Process.Pid && e.Signal == "SIGTERM"
 	}
+	if r.Ending.ExitCode != nil || r.Ending.TimedOut != nil || r.Ending.Absent["exit_code"] == "" {
+		t.Errorf("the session's report says a COMMAND's end: exit code %v, timed out %v, absent %q", r.Ending.ExitCode, r.Ending.TimedOut, r.Ending.Absent)
+	}
+	for _, l := range r.Leftovers {
+		if l.LeftProcessGroup != nil || l.HeldStdout != nil {
+			t.Errorf("leftover %d: left the process group %v, held stdout %v: a held session has no COMMAND to have left", l.PID, l.LeftProcessGroup, l.HeldStdout)
+		}
+	}
 	if r.Tag != tag || r.Ending.ToldToStop != run.CloseRequest || !ended {
 		t.Errorf("the report: tag %q (want %q), told to stop %q (want %q), ended by contain %+v (want %d by SIGTERM)",
 			r.Tag, tag, r.Ending.ToldToStop, run.CloseRequest, r.EndedByContain, running.Process.Pid)

@@ -192,6 +192,8 @@ func BuildReport(o Options, began time.Time, res *Result, out Outcome) *report.R
 		e.ContainSignal = signals.Name(out.Signal)
 	}
 	switch {
+	case o.Hold:
+		e.Absent["exit_code"] = "a held session (a library Group) runs no COMMAND: each command's end is its program's (Group.Wait)"
 	case out.Err != nil:
 		e.Absent["exit_code"] = "COMMAND could not be started: " + out.Err.Error()
 	case o.Detach:
@@ -202,7 +204,9 @@ func BuildReport(o Options, began time.Time, res *Result, out Outcome) *report.R
 		e.Signal = signals.Name(res.Signal)
 	}
 	if res != nil && !o.Detach {
-		e.TimedOut = report.Ptr(res.TimedOut)
+		if !o.Hold {
+			e.TimedOut = report.Ptr(res.TimedOut)
+		}
 		a.Limits = res.Limits.Report()
 	}
 	if res != nil {

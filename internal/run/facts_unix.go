@@ -27,10 +27,20 @@ func (r *runner) noteLeftovers(ms []member) {
 		if o.Argv == nil {
 			o.Argv = []string{}
 		}
-		if m.start == 0 {
+		switch {
+		case m.start == 0:
 			why := "it ended before contain could read it"
 			o.Absent = map[string]string{"started": why, "left_process_group": why, "left_session": why}
-		} else {
+		case r.o.Hold:
+			// No COMMAND whose process group, session or output it could
+			// have left: the program started each process in it.
+			r.trackMu.Lock()
+			o.FoundBy = r.track.FoundBy(m.pid)
+			r.trackMu.Unlock()
+			o.Started = &report.Time{Time: proc.StartWall(m.start, r.track.Since, r.rec.StartedAt())}
+			why := "a held session (a library Group) has no COMMAND"
+			o.Absent = map[string]string{"left_process_group": why, "left_session": why, "held_stdout": why, "held_stderr": why}
+		default:
 			r.trackMu.Lock()
 			o.FoundBy = r.track.FoundBy(m.pid)
 			r.trackMu.Unlock()
@@ -44,7 +54,9 @@ func (r *runner) noteLeftovers(ms []member) {
 		}
 		r.daemons.ended(m, o)
 		var why string
-		o.HeldStdout, o.HeldStderr, why = r.procs.heldStdio(m.pid)
+		if !r.o.Hold {
+			o.HeldStdout, o.HeldStderr, why = r.procs.heldStdio(m.pid)
+		}
 		if why != "" {
 			if o.Absent == nil {
 				o.Absent = map[string]string{}
