@@ -79,11 +79,19 @@ func startHost(t *testing.T, tool string, nobody, daemon bool, xdg string, comma
 // startHostEnv is startHost with env added to the host's environment.
 func startHostEnv(t *testing.T, env []string, tool string, nobody, daemon bool, xdg string, command ...string) *host {
 	t.Helper()
+	return startHostIn(t, nil, env, tool, nobody, daemon, xdg, command...)
+}
+
+// startHostIn is startHostEnv with the host run by wrap (unshare, say),
+// outside the switch to nobody.
+func startHostIn(t *testing.T, wrap, env []string, tool string, nobody, daemon bool, xdg string, command ...string) *host {
+	t.Helper()
 	argv := append([]string{needLibhost(t), tool, "--"}, command...)
 	if nobody {
 		testtool.Need(t, "setpriv", "util-linux")
 		argv = append([]string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"}, argv...)
 	}
+	argv = append(wrap[:len(wrap):len(wrap)], argv...)
 	h := &host{marker: fmt.Sprintf("LIBHOST_MARK=%s-%d", tool, time.Now().UnixNano()), stderr: &syncBuffer{}, exited: make(chan struct{})}
 	h.cmd = exec.Command(argv[0], argv[1:]...)
 	// GOGC=1: the garbage collector runs all the time in the host and its
@@ -320,6 +328,44 @@ func TestLibraryUntaggedCommand(t *testing.T) {
 			h.line(t, &c)
 			if alive(s.Cmd) {
 				t.Errorf("Close returned with the untagged command %d running", s.Cmd)
+			}
+			if c.Wait != "signal: terminated" {
+				t.Errorf("the command's cmd.Wait: %q, want signal: terminated", c.Wait)
+			}
+		})
+	}
+}
+
+// TestLibraryInPIDNamespace: a Group in a PID namespace of its own, its
+// host the namespace's init (unshare --pid --fork): the group's session is
+// listed by the host's contain ps from outside, and Close ends all of it,
+// the setsid escapee included, as root and as nobody.
+func TestLibraryInPIDNamespace(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("unshare --pid needs root")
+	}
+	testtool.Need(t, "unshare", "util-linux")
+	for _, nobody := range libraryUsers(t) {
+		t.Run(userName(nobody), func(t *testing.T) {
+			t.Parallel()
+			tool := "LIBNS" + strings.ToUpper(userName(nobody))
+			h := startHostIn(t, []string{"unshare", "--pid", "--fork", "--mount-proc"}, nil, tool, nobody, false, "", libraryTree...)
+			var s hostStarted
+			h.line(t, &s)
+			if s.Listed != 3 || s.State != "alive" {
+				t.Errorf("containment.Sessions in the namespace: %s %s with %d processes, want alive with 3", s.Tag, s.State, s.Listed)
+			}
+			waitFor(t, "the group's three processes", 10*time.Second, func() bool { return len(h.marked()) >= 5 })
+			ps := run(t, runOpts{}, "ps", "-o", tool)
+			if !strings.Contains(ps.stdout, tool+":") || !strings.Contains(ps.stdout, "sleep") {
+				t.Errorf("the host's contain ps -o %s does not list the namespace's session:\n%s%s", tool, ps.stdout, ps.stderr)
+			}
+			fmt.Fprintln(h.stdin, "close")
+			var c hostClosed
+			h.line(t, &c)
+			if left := h.groupLeft(); len(left) > 0 {
+				t.Errorf("Close returned with the group still there: %v", left)
 			}
 			if c.Wait != "signal: terminated" {
 				t.Errorf("the command's cmd.Wait: %q, want signal: terminated", c.Wait)
