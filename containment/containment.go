@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -58,14 +59,14 @@ type Options struct {
 	Signal    syscall.Signal
 	KillAfter time.Duration
 	// Limits hold for the whole session: every command together, and
-	// what they started (on Windows, each command's tree). A limit
+	// what they started (where each command has a copy of its own, see the package doc: each command's tree). A limit
 	// exceeded ends the session, and the Group with it.
 	Limits Limits
 	// AllowDaemons lets processes that carry RUNNING_PROCESS_IS_DAEMON=1
 	// (contain run -d inside) leave the group and outlive it.
 	AllowDaemons bool
 	// Reports asks for the session's report (contain run --report), as
-	// Close returns it (on Windows, each command's). Without it nothing
+	// Close returns it (where each command has a copy of its own, each command's). Without it nothing
 	// is measured that costs anything.
 	Reports bool
 	// Log receives contain's own lines ("contain: ..."): its errors, and
@@ -92,9 +93,9 @@ type Limits struct {
 }
 
 // Group starts commands in one kill-on-close group, a session of contain
-// tagged TOOL:PID (Tag), held by a copy of the program (on Windows, each
-// command in a group of its own). Its methods may be called from several
-// goroutines.
+// tagged TOOL:PID (Tag), held by a copy of the program (or, where no
+// cgroup holds it, each command in a group of its own: see the package
+// doc). Its methods may be called from several goroutines.
 type Group struct {
 	o    Options
 	spec run.Spec // every command's, but the command itself
@@ -103,7 +104,7 @@ type Group struct {
 	mu      sync.Mutex
 	closed  bool
 	members []*heldCopy             // those whose copy still runs
-	byCmd   map[*exec.Cmd]*heldCopy // every command a copy holds, until Wait (Windows)
+	byCmd   map[*exec.Cmd]*heldCopy // every command a copy of its own holds, until Wait
 	reports []*heldCopy             // with Options.Reports, in the order of Start
 
 	// The holder (Linux, macOS): the one copy that holds the Group's
@@ -112,6 +113,7 @@ type Group struct {
 	holding  sync.Mutex
 	starting sync.RWMutex // held by each start, taken by Close
 	hold     *heldCopy
+	noHold   atomic.Bool // the holder found no cgroup to hold the session in: a copy per command
 	cmds     map[*exec.Cmd]*command
 	held     heldAttrs // what each command's start adds (held_*.go)
 }
@@ -163,7 +165,7 @@ func (g *Group) Originator() string { return g.spec.ToolOf() }
 
 // Tag is the tag of the Group's session, TOOL:PID (the PID of the copy
 // of the program that holds it), as contain ps, stop, wait and reap name
-// it; "" before the first command starts, and on Windows, where each
+// it; "" before the first command starts, and where each
 // command is a session of its own (tagged with its copy's PID).
 func (g *Group) Tag() string {
 	g.holding.Lock()
@@ -214,7 +216,8 @@ var fieldOf = map[string]string{
 // or ErrClosed. cmd.Env and cmd.SysProcAttr are put back as they were
 // when Start returns; cmd.Process is the command.
 //
-// On Windows the command is held by a copy of the program of its own,
+// Where no cgroup holds a session (see the package doc), the command is
+// held by a copy of the program of its own,
 // which cmd.Process is; a command that cannot be started gives 127 or
 // 126 in Wait, as contain run does.
 func (g *Group) Start(cmd *exec.Cmd) error {
@@ -248,8 +251,10 @@ func (g *Group) start(cmd *exec.Cmd, detached bool) (int, error) {
 	if closed {
 		return 0, ErrClosed
 	}
-	if !detached && holdSupported {
-		return 0, g.startHeld(cmd)
+	if !detached && g.holds() {
+		if held, err := g.startHeld(cmd); held {
+			return 0, err
+		}
 	}
 
 	s := g.spec
@@ -418,7 +423,7 @@ func (g *Group) forget(m *heldCopy) {
 }
 
 // Pid is the PID of cmd's command, started by g.Start (cmd.Process.Pid,
-// but on Windows, where cmd.Process is the copy that holds it); 0 when it
+// but where cmd.Process is the copy that holds it); 0 when it
 // did not start.
 func (g *Group) Pid(cmd *exec.Cmd) int {
 	g.mu.Lock()
@@ -440,7 +445,8 @@ func (g *Group) Pid(cmd *exec.Cmd) int {
 // that held the session was killed). Before it returns it ends what the
 // command left in its process group: SIGTERM, and SIGKILL after the
 // grace period (see the package doc); what left it is the session's,
-// ended by Close. On Windows it returns once nothing of the command's
+// ended by Close. Where the command has a copy of its own, it returns
+// once nothing of the command's
 // own group is left.
 func (g *Group) Wait(cmd *exec.Cmd) error {
 	g.mu.Lock()
@@ -490,7 +496,8 @@ type ExitError struct {
 	Pid int
 	// Status is what contain run would have exited with: the command's
 	// code, 128+N for signal N, 124 on a timeout, 137 when killed after
-	// the timeout or by a limit; on Windows 125-127 when it could not
+	// the timeout or by a limit; where the command has a copy of its own,
+	// 125-127 when it could not
 	// start, and -1 when the copy that held it ended first (HolderEnded).
 	Status int
 	// Exited: the command exited with Code. Signal: the signal that ended
@@ -503,20 +510,22 @@ type ExitError struct {
 	// where the session had ended by a limit by the time Wait returned.
 	TimedOut bool
 	Limit    string
-	// Err: on Windows why the command could not start, or, with
+	// Err: where the command has a copy of its own, why it could not
+	// start, or, with
 	// HolderEnded, what cmd.Wait said of the copy; elsewhere an error of
 	// cmd.Wait's other than the command's status (copying its output).
 	Err error
 	// HolderEnded: the copy of the program that held the session was
 	// killed, and its crash guard closed the session (the command's
-	// signal says how it ended). On Windows: the copy that held the
+	// signal says how it ended). Where the command has a copy of its
+	// own: the copy that held the
 	// command ended before it could say how the command ended
 	// (cmd.Process.Kill, exec.CommandContext's cancel): Wait returned
 	// once no process of its session was left, or a grace period and 5 s
 	// after.
 	HolderEnded bool
-	// ProcessState is cmd.ProcessState: the command's (on Windows the
-	// copy's).
+	// ProcessState is cmd.ProcessState: the command's, or its own copy's
+	// where it has one.
 	ProcessState *os.ProcessState
 }
 
@@ -559,7 +568,7 @@ func copyEnv(pipes string) []string {
 // (the report's told_to_stop says the program closed it); the Group
 // starts nothing more. It returns once the holder has ended, so once
 // nothing of the session is left, or when ctx is done (the closing goes
-// on). With Options.Reports, the session's report (on Windows, the
+// on). With Options.Reports, the session's report (where each command has a copy of its own, the
 // reports of every command, in the order they were started; one whose
 // copy was killed, which could not say it, is left out). The commands
 // are still to be waited for (Wait, or cmd.Wait).

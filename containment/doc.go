@@ -25,28 +25,30 @@
 //
 // # How it works
 //
-// A Group is one kill-on-close group, one session of contain, held by a
-// copy of the program itself, the holder: the first Start re-executes
+// On Linux as root (outside a user namespace), a Group is one
+// kill-on-close group, one session of contain held by its cgroup and by
+// a copy of the program itself, the holder: the first Start re-executes
 // the program's own executable (os.Executable), and the copy, from this
 // package's init function, runs contain's engine (internal/run, the
 // engine of contain run) on a session of no command of its own
 // (run.Spec.Hold), sent to it on its own pipe field by field, with no
 // flags, no temporary files and nothing read from the environment. It
-// starts the crash guard and, on Linux, the session's cgroup where it
-// can make one, as contain run does.
+// starts the crash guard and makes the session's cgroup, as contain run
+// does.
 //
 // Each command is then started by the program itself, as os/exec starts
 // it (cmd.Start), with what puts it in the session: RUNNING_PROCESS_ORIGINATOR=
 // TOOL:PID in its environment, PID being the holder's (Tag); a process
-// group of its own; on Linux, born in the session's cgroup
-// (CLONE_INTO_CGROUP, where the kernel lets the program start a process
-// there: as root, in a delegated subtree) and with Pdeathsig SIGTERM,
-// forked from a thread that lives as long as the program. The program
+// group of its own; born in the session's cgroup (CLONE_INTO_CGROUP) and
+// with Pdeathsig SIGTERM, forked from a thread that lives as long as the
+// program. The program
 // tells the holder of each command it starts (PID and start time), so
 // that a command is the session's whatever its environment shows later
 // (a title written over it, env -i). What the commands start is the
 // session's as contain run's leftovers are: by the cgroup, by the tag,
-// and by its lineage as the holder's scans see it.
+// and by its lineage as the holder's scans see it. (Should the holder
+// find no cgroup the program may start processes in, it closes its empty
+// session and the Group holds each command in a copy of its own, below.)
 //
 // The program and the holder are tied by a pair of pipes: when the
 // program ends, however it ends (SIGKILL included), the holder sees its
@@ -67,12 +69,22 @@
 // is a start of os/exec and a few system calls (bench/README.md in the
 // repository measures it); the holder's start is paid once per Group.
 //
-// On Windows each command is still held by a copy of its own (a
-// session per command, tagged with that copy's PID, Tag ""): a held
-// session there would need its Job Object handed to the program, which
-// is not written yet.
+// Where no cgroup holds the session, each command is held by a copy of
+// its own instead, as the first versions of this package held every
+// command: Linux as an ordinary user or inside a user namespace (unless
+// the holder finds a cgroup the program may start processes in), macOS,
+// and Windows. That copy runs the command as contain run runs COMMAND
+// (with the shim, a subreaper, on Linux), so its session is one command's,
+// tagged with the copy's PID (Tag is ""), cmd.Process is the copy, and a
+// command costs a start of the program (bench/README.md). A held session
+// there would have nothing but the tracking to hold what the commands
+// start, since they are no descendants of the holder, and the tracking
+// does not follow a daemon's double fork between two scans: as nobody,
+// redis, nginx, ssh-agent, gpg-agent and an env -i double fork outlived
+// Close (TestLibraryRealDaemons); on Windows a held session would need
+// its Job Object handed to the program, which is not written yet.
 //
-// # One session per Group
+// # One session per Group (where a cgroup holds it)
 //
 // The tag's contract (the Rust crate running_process_core, whose
 // ContainedProcessGroup defined RUNNING_PROCESS_ORIGINATOR) tags every
@@ -101,15 +113,13 @@
 //
 // # What the host must allow
 //
-// What runs in the program's own process is the start of each command,
-// the timers of Options.Timeout, Wait's end of a command's process group
-// and this package's bookkeeping: the program's other children are
-// never waited for or signalled, and its signal handlers are untouched
-// (but on macOS, where Options.Terminal gives the terminal back with
-// SIGTTOU ignored for that moment, and a SIGTTOU subscription reset). On
-// Linux one thread is locked for the program's life: the one every
-// command is forked from, so that their Pdeathsig fires only when the
-// program ends.
+// What runs in the program's own process is, for a held session, the
+// start of each command, the timers of Options.Timeout, Wait's end of a
+// command's process group and this package's bookkeeping: the program's
+// other children are never waited for or signalled, and its signal
+// handlers are untouched. One thread is locked for the program's life:
+// the one every command is forked from, so that their Pdeathsig fires
+// only when the program ends.
 // What the program must allow:
 //
 //   - The holder (a copy of the program), the crash guard and the shim
@@ -155,10 +165,11 @@
 //     from any: its settings are the Options, sent on its own pipe.
 //     cmd.Env is the command's alone: a job's CONTAIN_REPORT,
 //     CONTAIN_DISABLE, CONTAIN_ORIGINATOR or GODEBUG in it reaches the
-//     command, unchanged. On Windows cmd.Process is the copy that holds
-//     the command (Pid gives the command's), a command that cannot start
-//     gives 127 or 126 in Wait, and cmd.ExtraFiles are refused
-//     (ErrExtraFiles).
+//     command, unchanged. Where each command has a copy of its own (see
+//     above), cmd.Process is that copy (Pid gives the command's), Wait
+//     returns once nothing of the command's session is left, a command
+//     that cannot start gives 127 or 126 in Wait, and on Windows
+//     cmd.ExtraFiles are refused (ErrExtraFiles).
 //   - The program must not be set-user-ID, set-group-ID, or given file
 //     capabilities: where the kernel marks it so (AT_SECURE), this
 //     package's init function says so in one line and exits with status

@@ -1,4 +1,4 @@
-//go:build !linux && !darwin
+//go:build !linux
 
 package containment
 
@@ -7,17 +7,21 @@ import (
 	"syscall"
 )
 
-// holdSupported: here (Windows) each command is held by a copy of its
-// own: a held session would need its Job Object handed to the program.
-const holdSupported = false
+// holds: here (macOS, Windows) each command is held by a copy of its own:
+// macOS has no cgroup to hold a session whose processes are no
+// descendants of its holder, and a held session on Windows would need
+// its Job Object handed to the program.
+func (g *Group) holds() bool { return false }
 
 type command struct{ pid int }
 
 type heldAttrs struct{ tag string }
 
+func (a *heldAttrs) warm() {}
+
 func (a *heldAttrs) close() {}
 
-func (g *Group) startHeld(*exec.Cmd) error { return ErrUnsupported }
+func (g *Group) startHeld(*exec.Cmd) (bool, error) { return false, ErrUnsupported }
 
 func (g *Group) waitHeld(*exec.Cmd, *command) error { return ErrUnsupported }
 

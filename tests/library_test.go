@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/testtool"
 )
 
@@ -364,7 +365,15 @@ func TestLibraryInPIDNamespace(t *testing.T) {
 			fmt.Fprintln(h.stdin, "close")
 			var c hostClosed
 			h.line(t, &c)
-			if left := h.groupLeft(); len(left) > 0 {
+			// The host is unshare's child, the namespace's init: it may be
+			// exiting now, its command line already gone.
+			var left []string
+			for _, p := range h.marked() {
+				if st, err := proc.ReadStat(p, nil); p != h.cmd.Process.Pid && (err != nil || st.PPID != h.cmd.Process.Pid) {
+					left = append(left, fmt.Sprintf("%d %q", p, procArgv(p)))
+				}
+			}
+			if len(left) > 0 {
 				t.Errorf("Close returned with the group still there: %v", left)
 			}
 			if c.Wait != "signal: terminated" {
@@ -519,5 +528,72 @@ func TestLibraryReap(t *testing.T) {
 			}
 			waitFor(t, "the orphans to be gone", 5*time.Second, func() bool { return len(tagged(s.Tag)) == 0 })
 		})
+	}
+}
+
+// TestLibraryRealDaemons: real daemons started by a Group's command, as
+// root and as nobody: redis and nginx double-fork and write their titles
+// over their environments, memcached, ssh-agent, gpg-agent, tmux, setsid
+// -f, nohup and an env -i double fork leave their command's tree and
+// process group. Close ends every one of them: with no cgroup (nobody),
+// by the tag, the lineage the holder's scans saw, and what the program
+// told it.
+func TestLibraryRealDaemons(t *testing.T) {
+	t.Parallel()
+	for _, nobody := range libraryUsers(t) {
+		for i, d := range crashDaemons {
+			if d.passwd {
+				continue // needs its user in the password database
+			}
+			t.Run(userName(nobody)+"/"+d.name, func(t *testing.T) {
+				if !needTool(t, d.bin, d.pkg) {
+					return
+				}
+				t.Parallel()
+				dir := sharedDir(t)
+				env := []string{"D=" + dir, "HOME=" + dir, "XDG_RUNTIME_DIR=" + dir, "LIBHOST_LISTED=0"}
+				if nobody {
+					if err := os.Chown(dir, 65534, 65534); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					env = append(env, "ROOT=1")
+				}
+				tool := fmt.Sprintf("LIBD%d%s", i, strings.ToUpper(userName(nobody)))
+				since := uptimeTicks(t)
+				h := startHostEnv(t, env, tool, nobody, false, "", "sh", "-c", d.start+"; : > $D/started; exec sleep 300")
+				var s hostStarted
+				h.line(t, &s)
+				waitFor(t, "the daemon's start", 10*time.Second, func() bool {
+					_, err := os.Stat(filepath.Join(dir, "started"))
+					return err == nil
+				})
+				time.Sleep(300 * time.Millisecond) // the daemon's last fork
+				mode := crashMode{}
+				before := roundProcesses(mode, d, 0, dir, s.Tag, since)
+				fmt.Fprintln(h.stdin, "close")
+				var c hostClosed
+				h.line(t, &c)
+				select {
+				case <-h.exited:
+				case <-time.After(10 * time.Second):
+					t.Fatal("the host did not exit after Close")
+				}
+				var left []int
+				for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+					if left = roundProcesses(mode, d, 0, dir, s.Tag, since); len(left) == 0 || time.Now().After(deadline) {
+						break
+					}
+				}
+				if len(left) > 0 {
+					var what []string
+					for _, p := range left {
+						what = append(what, fmt.Sprintf("%d (%s)", p, cmdlineOf(p)))
+					}
+					killWithDescendants(left)
+					t.Errorf("Close left %s (before it: %d processes)", strings.Join(what, ", "), len(before))
+				}
+			})
+		}
 	}
 }

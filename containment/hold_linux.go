@@ -1,5 +1,3 @@
-//go:build linux || darwin
-
 package containment
 
 import (
@@ -7,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -18,10 +17,16 @@ import (
 	"github.com/contain-cli/contain/tag"
 )
 
-// holdSupported: on Linux and macOS one copy of the program holds the
-// Group's session (the holder), and the program starts each command
-// itself, tagged with the holder's tag (held_unix.go).
-const holdSupported = true
+// holds reports whether this Group holds its commands in one session
+// held by one copy of the program, the program starting each command
+// itself (held_*.go): where the kernel holds that session, a cgroup the
+// program may start processes in (root, outside a user namespace).
+// Elsewhere each command is held by a copy of its own, as contain run
+// holds COMMAND, with the shim, a subreaper, where no cgroup is: the
+// commands are no descendants of a holder, and the tracking alone does
+// not follow a daemon's double fork (redis, nginx, ssh-agent, gpg-agent
+// as nobody: TestLibraryRealDaemons).
+func (g *Group) holds() bool { return realRoot() && !g.noHold.Load() }
 
 // command is one command a Group started in its holder's session: its
 // PID (also its process group), and its timeout's state. mu guards the
@@ -39,7 +44,8 @@ type command struct {
 	killer      *time.Timer
 }
 
-// holder returns the Group's holder, started with its first command: a
+// holder returns the Group's holder, started with its first command (nil
+// when it found no cgroup to hold the session in: see holds): a
 // copy of the program that runs contain's engine on a session of no
 // COMMAND (run.Spec.Hold), guarded as contain run is, and closes it when
 // the Group is closed or the program ends. Every command of the Group is
@@ -80,6 +86,18 @@ func (g *Group) holder() (*heldCopy, error) {
 		return nil, fmt.Errorf("containment: the copy that holds the group's session could not start (%s)", endedHow(m))
 	}
 	g.held.open(tag.Format(s.ToolOf(), hc.Process.Pid), m.cgroup, g.o.Terminal)
+	if g.held.cgfd < 0 {
+		// No cgroup this program may start processes in holds the
+		// session: the holder closes its empty session, and each command
+		// is held by a copy of its own (holds).
+		g.noHold.Store(true)
+		g.mu.Lock()
+		g.members = slices.DeleteFunc(g.members, func(c *heldCopy) bool { return c == m })
+		g.reports = slices.DeleteFunc(g.reports, func(c *heldCopy) bool { return c == m })
+		g.mu.Unlock()
+		m.stop.Close()
+		return nil, nil
+	}
 	g.mu.Lock()
 	g.hold = m
 	g.mu.Unlock()
@@ -103,15 +121,20 @@ func endedHow(m *heldCopy) string {
 // where there is one, and on Linux with Pdeathsig from a thread that
 // never ends, so that it is told at once should the program die. It is
 // cmd.Start itself: cmd.Process is the command, cmd.Wait its own.
-func (g *Group) startHeld(cmd *exec.Cmd) error {
+func (g *Group) startHeld(cmd *exec.Cmd) (held bool, err error) {
 	// Close waits for a start under way: what it starts is then in the
 	// session when the holder closes it.
 	g.starting.RLock()
 	defer g.starting.RUnlock()
 	h, err := g.holder()
-	if err != nil {
-		return err
+	if err != nil || h == nil {
+		return err != nil, err
 	}
+	return true, g.startIn(h, cmd)
+}
+
+// startIn starts cmd in h's session.
+func (g *Group) startIn(h *heldCopy, cmd *exec.Cmd) error {
 	env := cmd.Env
 	if env == nil {
 		env = os.Environ()
@@ -128,7 +151,7 @@ func (g *Group) startHeld(cmd *exec.Cmd) error {
 	g.held.add(attr)
 	env0, attr0 := cmd.Env, cmd.SysProcAttr
 	cmd.Env, cmd.SysProcAttr = env, attr
-	err = g.held.start(cmd)
+	err := g.held.start(cmd)
 	cmd.Env, cmd.SysProcAttr = env0, attr0
 	if err != nil {
 		if terminal {
