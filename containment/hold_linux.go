@@ -26,7 +26,11 @@ import (
 // commands are no descendants of a holder, and the tracking alone does
 // not follow a daemon's double fork (redis, nginx, ssh-agent, gpg-agent
 // as nobody: TestLibraryRealDaemons).
-func (g *Group) holds() bool { return realRoot() && !g.noHold.Load() }
+func (g *Group) holds() bool { return !g.noHold.Load() && isRealRoot() }
+
+// isRealRoot is realRoot, asked once: as the program runs when it first
+// starts a command.
+var isRealRoot = sync.OnceValue(realRoot)
 
 // command is one command a Group started in its holder's session: its
 // PID (also its process group), and its timeout's state. mu guards the
