@@ -301,9 +301,11 @@ func TestLibraryGroup(t *testing.T) {
 
 // TestLibraryUntaggedCommand: a command whose environment shows no tag
 // from its start (env -i, as a program that writes its title over its
-// environment would show) is still the session's: the program tells the
-// holder of each command it starts, and Close ends it. As nobody no
-// cgroup holds it: only that word does.
+// environment would show) is still the session's, and Close ends it: as
+// root the holder's cgroup holds it, and the program tells the holder of
+// it; as nobody its own copy holds it, as contain run holds COMMAND.
+// (While nobody's Group was a held session too, this failed without the
+// program's word to the holder, frameMember.)
 func TestLibraryUntaggedCommand(t *testing.T) {
 	t.Parallel()
 	for _, nobody := range libraryUsers(t) {
