@@ -39,9 +39,10 @@
 // Each command is then started by the program itself, as os/exec starts
 // it (cmd.Start), with what puts it in the session: RUNNING_PROCESS_ORIGINATOR=
 // TOOL:PID in its environment, PID being the holder's (Tag); a process
-// group of its own; born in the session's cgroup (CLONE_INTO_CGROUP) and
-// with Pdeathsig SIGTERM, forked from a thread that lives as long as the
-// program. The program
+// group of its own; born in the session's cgroup (CLONE_INTO_CGROUP),
+// which holds it from its first instruction, whatever it does, so that
+// should the program die (the holder sees its pipe close) or the holder
+// (its crash guard), the cgroup is ended with it inside. The program
 // tells the holder of each command it starts (PID and start time), so
 // that a command is the session's whatever its environment shows later
 // (a title written over it, env -i). What the commands start is the
@@ -117,9 +118,8 @@
 // start of each command, the timers of Options.Timeout, Wait's end of a
 // command's process group and this package's bookkeeping: the program's
 // other children are never waited for or signalled, and its signal
-// handlers are untouched. One thread is locked for the program's life:
-// the one every command is forked from, so that their Pdeathsig fires
-// only when the program ends.
+// handlers are untouched. (Options.Terminal blocks SIGTTOU on one thread
+// for the moment it gives the terminal back.)
 // What the program must allow:
 //
 //   - The holder (a copy of the program), the crash guard and the shim

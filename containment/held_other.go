@@ -17,8 +17,6 @@ type command struct{ pid int }
 
 type heldAttrs struct{ tag string }
 
-func (a *heldAttrs) warm() {}
-
 func (a *heldAttrs) close() {}
 
 func (g *Group) startHeld(*exec.Cmd) (bool, error) { return false, ErrUnsupported }

@@ -74,7 +74,6 @@ func (g *Group) holder() (*heldCopy, error) {
 	s := g.spec
 	// The timeout is each command's, the program's to keep (timeOut).
 	s.Hold, s.Env, s.Timeout, s.KillAfter = true, []string{}, 0, 0
-	g.held.warm()
 	hc := exec.Command(g.exe)
 	m, err := g.startCopy(hc, s, true)
 	if err != nil {
@@ -121,10 +120,8 @@ func endedHow(m *heldCopy) string {
 
 // startHeld starts cmd in the Group's session: the holder's tag in its
 // environment, in a process group of its own (outside the terminal's
-// foreground unless Options.Terminal), born in the session's cgroup
-// where there is one, and on Linux with Pdeathsig from a thread that
-// never ends, so that it is told at once should the program die. It is
-// cmd.Start itself: cmd.Process is the command, cmd.Wait its own.
+// foreground unless Options.Terminal), born in the session's cgroup. It
+// is cmd.Start itself: cmd.Process is the command, cmd.Wait its own.
 func (g *Group) startHeld(cmd *exec.Cmd) (held bool, err error) {
 	// Close waits for a start under way: what it starts is then in the
 	// session when the holder closes it.
