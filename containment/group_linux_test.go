@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/contain-cli/contain/containment"
+	"github.com/contain-cli/contain/internal/cgroup"
 	"github.com/contain-cli/contain/internal/run"
 	"github.com/contain-cli/contain/internal/testtool"
 )
@@ -433,5 +434,53 @@ func TestCloseWhileStarting(t *testing.T) {
 				c.Process.Kill()
 			}
 		}
+	}
+}
+
+// TestOwnCgroup: a command that cmd.SysProcAttr starts in a cgroup of its
+// own is outside the session's cgroup: the program tells the holder of
+// it, and Close ends it all the same. The test's cgroup is its own, made
+// and removed here.
+func TestOwnCgroup(t *testing.T) {
+	mount, _, err := cgroup.Mount()
+	if err != nil || os.Geteuid() != 0 {
+		t.Skipf("needs root and cgroup v2 (%v)", err)
+	}
+	dir := filepath.Join(mount, fmt.Sprintf("contain-test-own-%d", os.Getpid()))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(dir)
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	g, err := containment.NewGroup(containment.Options{Originator: "OWNCGTEST", Grace: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("/bin/sleep", "300")
+	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
+	if err := g.Start(cmd); err != nil {
+		g.Close(context.Background())
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs")); strings.TrimSpace(string(b)) != strconv.Itoa(cmd.Process.Pid) {
+		t.Errorf("the command is not in its own cgroup: %q", b)
+	}
+	if _, err := g.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("the command exited 0: Close did not end it")
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("Close returned with the command in a cgroup of its own still running")
 	}
 }

@@ -161,12 +161,17 @@ func (g *Group) startIn(h *heldCopy, cmd *exec.Cmd) error {
 		return err
 	}
 	c := &command{pid: cmd.Process.Pid, terminal: terminal}
-	// The holder keeps it whatever its environment shows from now on
-	// (a title written over it, an env -i): read before anything can
-	// reap it, its start time names it. One frame is one write, whole
-	// in the pipe whoever else writes.
-	if start := proc.StartOf(c.pid); start != 0 {
-		nosigpipe.Pipe(h.stop).Write(memberFrame(proc.ID{PID: c.pid, Start: start}))
+	// Born outside the session's cgroup (cmd.SysProcAttr asked for a
+	// cgroup of its own), it is told to the holder, which keeps it
+	// whatever its environment shows from now on (a title written over
+	// it, an env -i) and looks beyond the cgroup when it closes: read
+	// before anything can reap it, its start time names it. One frame is
+	// one write, whole in the pipe whoever else writes. In the cgroup,
+	// the cgroup holds it.
+	if attr.CgroupFD != g.held.cgfd || !attr.UseCgroupFD {
+		if start := proc.StartOf(c.pid); start != 0 {
+			nosigpipe.Pipe(h.stop).Write(memberFrame(proc.ID{PID: c.pid, Start: start}))
+		}
 	}
 	select {
 	case <-h.done:
