@@ -42,10 +42,10 @@
 // group of its own; born in the session's cgroup (CLONE_INTO_CGROUP),
 // which holds it from its first instruction, whatever it does, so that
 // should the program die (the holder sees its pipe close) or the holder
-// (its crash guard), the cgroup is ended with it inside. The program
-// tells the holder of each command it starts (PID and start time), so
-// that a command is the session's whatever its environment shows later
-// (a title written over it, env -i). What the commands start is the
+// (its crash guard), the cgroup is ended with it inside. A command that
+// cmd.SysProcAttr starts in a cgroup of its own is told to the holder
+// (PID and start time), which keeps it whatever its environment shows
+// later (a title written over it, env -i). What the commands start is the
 // session's as contain run's leftovers are: by the cgroup, by the tag,
 // and by its lineage as the holder's scans see it. (Should the holder
 // find no cgroup the program may start processes in, it closes its empty
