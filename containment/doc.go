@@ -48,8 +48,9 @@
 // later (a title written over it, env -i). What the commands start is the
 // session's as contain run's leftovers are: by the cgroup, by the tag,
 // and by its lineage as the holder's scans see it. (Should the holder
-// find no cgroup the program may start processes in, it closes its empty
-// session and the Group holds each command in a copy of its own, below.)
+// make no cgroup, where cgroup v2 is not mounted or not writable, it
+// closes its empty session and the Group holds each command in a copy of
+// its own, below.)
 //
 // The program and the holder are tied by a pair of pipes: when the
 // program ends, however it ends (SIGKILL included), the holder sees its
@@ -72,8 +73,7 @@
 //
 // Where no cgroup holds the session, each command is held by a copy of
 // its own instead, as the first versions of this package held every
-// command: Linux as an ordinary user or inside a user namespace (unless
-// the holder finds a cgroup the program may start processes in), macOS,
+// command: Linux as an ordinary user or inside a user namespace, macOS,
 // and Windows. That copy runs the command as contain run runs COMMAND
 // (with the shim, a subreaper, on Linux), so its session is one command's,
 // tagged with the copy's PID (Tag is ""), cmd.Process is the copy, and a
