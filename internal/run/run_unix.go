@@ -646,6 +646,16 @@ func (r *runner) holdEnds(why string) {
 	if r.mainDone {
 		return
 	}
+	// What the starter told before it asked to close is taken first: the
+	// loop's select may have picked the request to close before it.
+	for pending := true; pending; {
+		select {
+		case id := <-r.o.Members:
+			r.adopt(id)
+		default:
+			pending = false
+		}
+	}
 	r.log("%s: closing the session", why)
 	select {
 	case r.events <- waitEvent{more: r.heldOutside}:

@@ -158,3 +158,38 @@ func TestSpecHold(t *testing.T) {
 		t.Errorf("Check refused a held session: %v", s.Check())
 	}
 }
+
+// TestRunHoldMembersBeforeClose: a member told just before the request
+// to close is ended with the session, over many rounds: the main loop may
+// pick the request first when both are there (as under load, when a
+// program starts a command and closes its Group at once), and the held
+// session takes what it was told before it closes.
+func TestRunHoldMembersBeforeClose(t *testing.T) {
+	t.Setenv("CONTAIN_DISABLE", "cgroup,subreaper")
+	value := "HOLDRACE:" + strconv.Itoa(os.Getpid())
+	for round := range 20 {
+		c := exec.Command("/bin/sleep", "300") // no tag: only the word to the holder makes it a member
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		closeIt, members := make(chan struct{}, 1), make(chan proc.ID, 1)
+		members <- proc.ID{PID: c.Process.Pid, Start: proc.StartOf(c.Process.Pid)}
+		closeIt <- struct{}{}
+		if _, err := Run(Options{Hold: true, Tag: value, Signal: syscall.SIGTERM, Grace: 200 * time.Millisecond,
+			Close: closeIt, Members: members}); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- c.Wait() }()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Fatalf("round %d: the member exited 0", round)
+			}
+		case <-time.After(5 * time.Second):
+			c.Process.Kill()
+			<-done
+			t.Fatalf("round %d: the member told before the close outlived the session", round)
+		}
+	}
+}
