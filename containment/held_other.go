@@ -2,10 +2,7 @@
 
 package containment
 
-import (
-	"os/exec"
-	"syscall"
-)
+import "os/exec"
 
 // holds: here (macOS, Windows) each command is held by a copy of its own:
 // macOS has no cgroup to hold a session whose processes are no
@@ -22,5 +19,3 @@ func (a *heldAttrs) close() {}
 func (g *Group) startHeld(*exec.Cmd) (bool, error) { return false, ErrUnsupported }
 
 func (g *Group) waitHeld(*exec.Cmd, *command) error { return ErrUnsupported }
-
-var _ = syscall.SIGTERM

@@ -418,19 +418,9 @@ func (r *runner) watch() (stop func()) {
 	if r.pid > 0 {
 		w.Follow(r.pid)
 	}
-	// A held session's members are told to adopt (Hold), which follows
-	// them while the waker lives.
-	r.trackMu.Lock()
-	r.follow = w.Follow
-	r.trackMu.Unlock()
 	go func() {
 		defer close(stopped)
-		defer func() {
-			r.trackMu.Lock()
-			r.follow = nil
-			r.trackMu.Unlock()
-			w.Close()
-		}()
+		defer w.Close()
 		// The first scan comes trackFirst after the start: before, there
 		// is only COMMAND, and a command that ends at once costs nothing.
 		if !w.Wait(trackFirst, trackFirst, done) {

@@ -85,7 +85,6 @@ type runner struct {
 	trackMu sync.Mutex
 	track   *track.Tracker   // every process COMMAND started, as scans see them
 	told    map[proc.ID]bool // members the guard was told of
-	follow  func(pid int)    // the scans' waker follows pid's forks, while it lives (nil: none)
 
 	sigs      chan os.Signal
 	laterDone chan struct{}  // closed once signals.ForwardedLater is subscribed too
@@ -622,9 +621,6 @@ func (r *runner) adopt(id proc.ID) {
 	r.trackMu.Lock()
 	defer r.trackMu.Unlock()
 	r.track.RememberAs(id.PID, id.Start, "started in the session")
-	if r.follow != nil {
-		r.follow(id.PID) // its forks wake the scans (macOS)
-	}
 	r.log("started in the session: %d", id.PID)
 	if err := r.reg.Member(id.PID, id.Start); err != nil {
 		r.log("cannot write %d to the registry: %v", id.PID, err)
