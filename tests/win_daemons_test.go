@@ -257,7 +257,7 @@ func TestWinOnTimeout(t *testing.T) {
 	dir = tmpDir(t)
 	hook = fmt.Sprintf(`set CONTAIN_HELPER=hook&& "%s" 0 120`, self(t))
 	start := time.Now()
-	_, wait = startContain(t, asHelper("sleep", dir), "run", "-v", "-t", "2", "-g", "1s", "--on-timeout", hook, "--", self(t), "command")
+	_, wait = startContain(t, asHelper("sleep", dir), "run", "-v", "-t", "2", "-g", "5s", "--on-timeout", hook, "--", self(t), "command")
 	c = readRecord(t, dir, "command")
 	res = wait()
 	took := time.Since(start)
@@ -266,12 +266,15 @@ func TestWinOnTimeout(t *testing.T) {
 	if !h.goneWithin(time.Second) {
 		t.Errorf("the hook %d outlived the run", h.pid)
 	}
-	// 2 s of timeout, 1 s of grace for the hook, a second to see it
-	// gone, then the close; the hook would sleep for 120 s.
-	if took > 20*time.Second {
-		t.Errorf("contain took %v with a hook that sleeps 120 s and -g 1s", took)
+	// 2 s of timeout, 5 s of grace for the hook (Wine on a busy machine
+	// can take more than a second to start cmd.exe and the helper: with
+	// -g 1s the hook was once ended before it wrote its record), a
+	// second to see it gone, then the close; the hook would sleep for
+	// 120 s.
+	if took > 60*time.Second {
+		t.Errorf("contain took %v with a hook that sleeps 120 s and -g 5s", took)
 	}
-	if !strings.Contains(res.stderr, "on-timeout: still running after the grace period of 1s: ending it and what it started") {
+	if !strings.Contains(res.stderr, "on-timeout: still running after the grace period of 5s: ending it and what it started") {
 		t.Errorf("-v does not say the hook was ended:\n%s", res.stderr)
 	}
 	t.Logf("contain returned after %v", took.Round(time.Millisecond))
