@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/contain-cli/contain/internal/cgroup"
 )
 
 // containBin is built as releases are (buildFlags); plainBin as a plain
@@ -89,7 +91,7 @@ func rewrite(path string) error {
 
 // timeRun runs argv and returns its wall time. Leading NAME=VALUE
 // arguments are added to its environment.
-func timeRun(b *testing.B, cred *syscall.Credential, argv ...string) time.Duration {
+func timeRun(b *testing.B, attr *syscall.SysProcAttr, argv ...string) time.Duration {
 	var env []string
 	for len(argv) > 1 && strings.Contains(argv[0], "=") {
 		env, argv = append(env, argv[0]), argv[1:]
@@ -98,7 +100,7 @@ func timeRun(b *testing.B, cred *syscall.Credential, argv ...string) time.Durati
 	if env != nil {
 		cmd.Env = append(os.Environ(), env...)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	cmd.SysProcAttr = attr
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
 		b.Fatalf("%q: %v", argv, err)
@@ -115,18 +117,70 @@ func median(d []time.Duration) time.Duration {
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // benchUser is who a benchmark runs its programs as: this user, and as
-// root nobody too.
+// root nobody too, with no cgroup of its own (contain falls back to its
+// other layers) and in a cgroup delegated to it, as systemd delegates a
+// user's own (contain makes its cgroup there, as root does).
 type benchUser struct {
 	name string
-	cred *syscall.Credential
+	attr *syscall.SysProcAttr
 }
 
-func benchUsers() []benchUser {
+func benchUsers(b *testing.B) []benchUser {
 	users := []benchUser{{"self", nil}}
-	if os.Geteuid() == 0 {
-		users = append(users, benchUser{"nobody", &syscall.Credential{Uid: 65534, Gid: 65534}})
+	if os.Geteuid() != 0 {
+		return users
+	}
+	nobody := &syscall.Credential{Uid: 65534, Gid: 65534}
+	users = append(users, benchUser{"nobody", &syscall.SysProcAttr{Credential: nobody}})
+	if fd, err := delegated(b, 65534); err != nil {
+		b.Logf("no nobody-delegated run: %v", err)
+	} else {
+		users = append(users, benchUser{"nobody-delegated", &syscall.SysProcAttr{Credential: nobody, UseCgroupFD: true, CgroupFD: fd}})
 	}
 	return users
+}
+
+// delegated makes a cgroup below the benchmark's own, delegated to uid
+// (the directory and its cgroup.procs, cgroup.threads and
+// cgroup.subtree_control are the user's), removed at the end, and
+// returns a descriptor of it for SysProcAttr.CgroupFD.
+func delegated(b *testing.B, uid int) (int, error) {
+	own, err := cgroup.OwnDir()
+	if err != nil {
+		return -1, err
+	}
+	dir, err := os.MkdirTemp(own, "contain-bench-delegated-")
+	if err != nil {
+		return -1, err
+	}
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	b.Cleanup(func() {
+		if fd >= 0 {
+			syscall.Close(fd)
+		}
+		os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
+		var subs []string
+		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				subs = append(subs, p)
+			}
+			return nil
+		})
+		for i := len(subs) - 1; i >= 0; i-- {
+			for try := 0; syscall.Rmdir(subs[i]) == syscall.EBUSY && try < 100; try++ {
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+	})
+	if err != nil {
+		return -1, err
+	}
+	for _, f := range []string{"", "cgroup.procs", "cgroup.threads", "cgroup.subtree_control"} {
+		if err := os.Chown(filepath.Join(dir, f), uid, uid); err != nil {
+			return -1, err
+		}
+	}
+	return fd, nil
 }
 
 // BenchmarkStartup: contain run -- true against baseline true, in turns
@@ -139,7 +193,7 @@ func benchUsers() []benchUser {
 // (CONTAIN_DISABLE=shim): where there is no cgroup (nobody), ratio minus
 // noshim-ratio is what the shim costs; with a cgroup there is no shim.
 func BenchmarkStartup(b *testing.B) {
-	for _, u := range benchUsers() {
+	for _, u := range benchUsers(b) {
 		b.Run(u.name, func(b *testing.B) {
 			progs := [][]string{{baselineBin, "true"}, {containBin, "run", "--", "true"}, {plainBin, "run", "--", "true"},
 				{floorBin, "true"}, {floorCLIBin, "true"}, {containBin, "run", "--report", "/dev/null", "--", "true"},
@@ -148,7 +202,7 @@ func BenchmarkStartup(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				for j := range progs {
 					k := (i + j) % len(progs)
-					times[k] = append(times[k], timeRun(b, u.cred, progs[k]...))
+					times[k] = append(times[k], timeRun(b, u.attr, progs[k]...))
 				}
 			}
 			mb, mc := median(times[0]), median(times[1])
@@ -168,14 +222,14 @@ func BenchmarkStartup(b *testing.B) {
 // whose order rotates. Goal: lib-vs-cmd at most 1: the library's host
 // pays no more than the command does.
 func BenchmarkLibraryStartup(b *testing.B) {
-	for _, u := range benchUsers() {
+	for _, u := range benchUsers(b) {
 		b.Run(u.name, func(b *testing.B) {
 			progs := [][]string{{baselineBin, "true"}, {libhostBin, "lib", "true"}, {libhostBin, "cmd", containBin, "true"}}
 			times := make([][]time.Duration, len(progs))
 			for i := 0; i < b.N; i++ {
 				for j := range progs {
 					k := (i + j) % len(progs)
-					times[k] = append(times[k], timeRun(b, u.cred, progs[k]...))
+					times[k] = append(times[k], timeRun(b, u.attr, progs[k]...))
 				}
 			}
 			mb, ml, mc := median(times[0]), median(times[1]), median(times[2])
@@ -192,13 +246,13 @@ func BenchmarkLibraryStartup(b *testing.B) {
 // against plain os/exec in the same host, in turns: 25 commands a turn,
 // the median of each. Goal: per-cmd-ratio within 2.
 func BenchmarkLibraryPerCommand(b *testing.B) {
-	for _, u := range benchUsers() {
+	for _, u := range benchUsers(b) {
 		b.Run(u.name, func(b *testing.B) {
 			var lib, plain []time.Duration
 			for i := 0; i < b.N; i++ {
 				for j := range 2 {
 					mode := []string{"lib", "exec"}[(i+j)%2]
-					d := perCommand(b, u.cred, mode)
+					d := perCommand(b, u.attr, mode)
 					if mode == "lib" {
 						lib = append(lib, d)
 					} else {
@@ -216,11 +270,9 @@ func BenchmarkLibraryPerCommand(b *testing.B) {
 
 // perCommand runs libhost each 25 MODE true and returns the median it
 // measured.
-func perCommand(b *testing.B, cred *syscall.Credential, mode string) time.Duration {
+func perCommand(b *testing.B, attr *syscall.SysProcAttr, mode string) time.Duration {
 	cmd := exec.Command(libhostBin, "each", "25", mode, "/bin/true")
-	if cred != nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-	}
+	cmd.SysProcAttr = attr
 	out, err := cmd.Output()
 	if err != nil {
 		b.Fatalf("libhost each %s: %v", mode, err)

@@ -25,16 +25,19 @@
 //
 // # How it works
 //
-// On Linux as root (outside a user namespace), a Group is one
-// kill-on-close group, one session of contain held by its cgroup and by
-// a copy of the program itself, the holder: the first Start re-executes
-// the program's own executable (os.Executable), and the copy, from this
-// package's init function, runs contain's engine (internal/run, the
-// engine of contain run) on a session of no command of its own
-// (run.Spec.Hold), sent to it on its own pipe field by field, with no
-// flags, no temporary files and nothing read from the environment. It
-// starts the crash guard and makes the session's cgroup, as contain run
-// does.
+// On Linux, where the program may make a cgroup in its own and start
+// processes in it (as root outside a user namespace; as an ordinary user,
+// or root of a user namespace, in a cgroup delegated to it, as systemd
+// delegates a user's own manager's cgroups: a desktop's terminals,
+// rootless containers), a Group is one kill-on-close group, one session of
+// contain held by its cgroup and by a copy of the program itself, the
+// holder: the first Start re-executes the program's own executable
+// (os.Executable), and the copy, from this package's init function, runs
+// contain's engine (internal/run, the engine of contain run) on a session
+// of no command of its own (run.Spec.Hold), sent to it on its own pipe
+// field by field, with no flags, no temporary files and nothing read from
+// the environment. It starts the crash guard and makes the session's
+// cgroup, as contain run does.
 //
 // Each command is then started by the program itself, as os/exec starts
 // it (cmd.Start), with what puts it in the session: RUNNING_PROCESS_ORIGINATOR=
@@ -73,8 +76,9 @@
 //
 // Where no cgroup holds the session, each command is held by a copy of
 // its own instead, as the first versions of this package held every
-// command: Linux as an ordinary user or inside a user namespace, macOS,
-// and Windows. That copy runs the command as contain run runs COMMAND
+// command: Linux as an ordinary user in a cgroup not delegated to it
+// (an ssh login's session scope, a CI runner's service) or where the
+// hierarchy is read only (a container's), macOS, and Windows. That copy runs the command as contain run runs COMMAND
 // (with the shim, a subreaper, on Linux), so its session is one command's,
 // tagged with the copy's PID (Tag is ""), cmd.Process is the copy, and a
 // command costs a start of the program (bench/README.md). A held session

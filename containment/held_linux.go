@@ -3,12 +3,13 @@ package containment
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/contain-cli/contain/internal/cgroup"
 	"github.com/contain-cli/contain/internal/procfs"
 )
 
@@ -23,9 +24,10 @@ type heldAttrs struct {
 
 // open readies the attributes once the holder holds the session (tag,
 // its cgroup: -1 where there is none, or it cannot be opened, and the
-// Group falls back to a copy per command). Only root in the initial user
-// namespace holds sessions (holds), which may start a process in any
-// cgroup, as contain run clones its COMMAND into its own.
+// Group falls back to a copy per command). A Group holds sessions only
+// where the program may start processes in a cgroup made in its own
+// (holds, cgroupWritable), as contain run clones its COMMAND into its
+// own.
 func (a *heldAttrs) open(tag, cgroup string, terminal bool) {
 	a.tag, a.cgfd = tag, -1
 	if terminal {
@@ -39,15 +41,23 @@ func (a *heldAttrs) open(tag, cgroup string, terminal bool) {
 	}
 }
 
-// realRoot reports whether the program runs as root in the initial user
-// namespace (its uid_map maps every ID to itself).
-func realRoot() bool {
-	if unix.Geteuid() != 0 {
+// cgroupWritable reports whether the program may make a cgroup in its
+// own and start processes in it (CLONE_INTO_CGROUP asks for write
+// access to the cgroup.procs of the common ancestor, its own): root in
+// the initial user namespace, or an ordinary user (or root of a user
+// namespace) in a cgroup delegated to it, as systemd delegates a user's
+// own manager's cgroups (user@UID.service and the scopes below it: a
+// desktop's terminals, rootless containers). The holder makes the
+// session's cgroup there (cgroup.New). Not where the hierarchy is read
+// only (a container's), not as an ordinary user in a cgroup not
+// delegated (an ssh login's session scope is root's).
+func cgroupWritable() bool {
+	dir, err := cgroup.OwnDir()
+	if err != nil {
 		return false
 	}
-	b, err := os.ReadFile("/proc/self/uid_map")
-	f := strings.Fields(string(b))
-	return err == nil && len(f) == 3 && f[0] == "0" && f[1] == "0" && f[2] == "4294967295"
+	return unix.Faccessat(unix.AT_FDCWD, dir, unix.W_OK|unix.X_OK, unix.AT_EACCESS) == nil &&
+		unix.Faccessat(unix.AT_FDCWD, filepath.Join(dir, "cgroup.procs"), unix.W_OK, unix.AT_EACCESS) == nil
 }
 
 // add puts the cgroup in a command's start: it is born in the session's

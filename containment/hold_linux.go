@@ -20,17 +20,18 @@ import (
 // holds reports whether this Group holds its commands in one session
 // held by one copy of the program, the program starting each command
 // itself (held_*.go): where the kernel holds that session, a cgroup the
-// program may start processes in (root, outside a user namespace).
+// program may start processes in (cgroupWritable: root outside a user
+// namespace, or a user in a cgroup delegated to it).
 // Elsewhere each command is held by a copy of its own, as contain run
 // holds COMMAND, with the shim, a subreaper, where no cgroup is: the
 // commands are no descendants of a holder, and the tracking alone does
 // not follow a daemon's double fork (redis, nginx, ssh-agent, gpg-agent
 // as nobody: TestLibraryRealDaemons).
-func (g *Group) holds() bool { return !g.noHold.Load() && isRealRoot() }
+func (g *Group) holds() bool { return !g.noHold.Load() && mayHold() }
 
-// isRealRoot is realRoot, asked once: as the program runs when it first
-// starts a command.
-var isRealRoot = sync.OnceValue(realRoot)
+// mayHold is cgroupWritable, asked once: as the program runs when it
+// first starts a command.
+var mayHold = sync.OnceValue(cgroupWritable)
 
 // command is one command a Group started in its holder's session: its
 // PID (also its process group), and its timeout's state. mu guards the

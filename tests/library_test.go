@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contain-cli/contain/internal/cgroup"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/testtool"
 )
@@ -534,38 +535,63 @@ func TestLibraryReap(t *testing.T) {
 }
 
 // TestLibraryRealDaemons: real daemons started by a Group's command, as
-// root and as nobody: redis and nginx double-fork and write their titles
-// over their environments, memcached, ssh-agent, gpg-agent, tmux, setsid
-// -f, nohup and an env -i double fork leave their command's tree and
-// process group. Close ends every one of them: with no cgroup (nobody),
-// by the tag, the lineage the holder's scans saw, and what the program
-// told it.
+// root, as nobody, and as nobody in a cgroup delegated to it (as systemd
+// delegates a user's own cgroups): redis and nginx double-fork and write
+// their titles over their environments, memcached, ssh-agent, gpg-agent,
+// tmux, setsid -f, nohup and an env -i double fork leave their command's
+// tree and process group. Close ends every one of them. As root and as
+// nobody in the delegated cgroup, the Group holds one session for its
+// commands, in a cgroup (Tag names the holder; the command is the
+// program's own child, born in the session's cgroup); as nobody with no
+// cgroup, each command is held by a copy of its own, with the shim.
 func TestLibraryRealDaemons(t *testing.T) {
 	t.Parallel()
-	for _, nobody := range libraryUsers(t) {
+	type way struct {
+		name      string
+		nobody    bool
+		delegated string // the cgroup the host starts in, made for nobody
+	}
+	ways := []way{{name: userName(false)}}
+	if os.Geteuid() == 0 {
+		ways = append(ways, way{name: "nobody", nobody: true}, way{name: "nobody-delegated", nobody: true, delegated: delegatedCgroup(t, 65534)})
+	}
+	for _, w := range ways {
 		for i, d := range crashDaemons {
 			if d.passwd {
 				continue // needs its user in the password database
 			}
-			t.Run(userName(nobody)+"/"+d.name, func(t *testing.T) {
+			t.Run(w.name+"/"+d.name, func(t *testing.T) {
 				if !needTool(t, d.bin, d.pkg) {
 					return
 				}
 				t.Parallel()
 				dir := sharedDir(t)
 				env := []string{"D=" + dir, "HOME=" + dir, "XDG_RUNTIME_DIR=" + dir, "LIBHOST_LISTED=0"}
-				if nobody {
+				if w.nobody {
 					if err := os.Chown(dir, 65534, 65534); err != nil {
 						t.Fatal(err)
 					}
 				} else {
 					env = append(env, "ROOT=1")
 				}
-				tool := fmt.Sprintf("LIBD%d%s", i, strings.ToUpper(userName(nobody)))
+				var wrap []string
+				if w.delegated != "" {
+					wrap = []string{"sh", "-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, w.delegated}
+				}
+				tool := fmt.Sprintf("LIBD%d%s", i, strings.ToUpper(strings.ReplaceAll(w.name, "-", "")))
 				since := uptimeTicks(t)
-				h := startHostEnv(t, env, tool, nobody, false, "", "sh", "-c", d.start+"; : > $D/started; exec sleep 300")
+				h := startHostIn(t, wrap, env, tool, w.nobody, false, "", "sh", "-c", d.start+"; : > $D/started; exec sleep 300")
 				var s hostStarted
 				h.line(t, &s)
+				if held := ppidOf(s.Cmd) == h.cmd.Process.Pid; held != (w.delegated != "" || !w.nobody) {
+					t.Errorf("the command %d is the program's own child: %v (parent %d, program %d)", s.Cmd, held, ppidOf(s.Cmd), h.cmd.Process.Pid)
+				}
+				if w.delegated != "" {
+					b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", s.Cmd))
+					if want := fmt.Sprintf("/contain-%d\n", s.Copy); !strings.Contains(string(b), filepath.Base(w.delegated)+want) {
+						t.Errorf("the command %d is not in its holder's cgroup below %s: %s", s.Cmd, w.delegated, b)
+					}
+				}
 				waitFor(t, "the daemon's start", 10*time.Second, func() bool {
 					_, err := os.Stat(filepath.Join(dir, "started"))
 					return err == nil
@@ -598,4 +624,46 @@ func TestLibraryRealDaemons(t *testing.T) {
 			})
 		}
 	}
+}
+
+// delegatedCgroup makes a cgroup below the test's own, delegated to uid
+// as systemd delegates one (the directory and its cgroup.procs,
+// cgroup.threads and cgroup.subtree_control are the user's), and removes
+// it once the test and its subtests are done (what is left in it is
+// killed first). It fails the test where none can be made: the tests run
+// as root, on a writable cgroup v2 hierarchy (CI's machine is one).
+func delegatedCgroup(t *testing.T, uid int) string {
+	t.Helper()
+	own, err := cgroup.OwnDir()
+	if err != nil {
+		t.Fatalf("no cgroup v2 hierarchy to delegate a cgroup in: %v", err)
+	}
+	dir, err := os.MkdirTemp(own, "contain-test-delegated-")
+	if err != nil {
+		t.Fatalf("cannot make a cgroup to delegate: %v", err)
+	}
+	t.Cleanup(func() {
+		os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
+		var subs []string
+		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				subs = append(subs, p)
+			}
+			return nil
+		})
+		for i := len(subs) - 1; i >= 0; i-- {
+			for try := 0; syscall.Rmdir(subs[i]) == syscall.EBUSY && try < 100; try++ {
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+		if _, err := os.Stat(dir); err == nil {
+			t.Errorf("cannot remove the delegated cgroup %s", dir)
+		}
+	})
+	for _, f := range []string{"", "cgroup.procs", "cgroup.threads", "cgroup.subtree_control"} {
+		if err := os.Chown(filepath.Join(dir, f), uid, uid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }

@@ -129,6 +129,13 @@ func RunName(pid int) string {
 	return name
 }
 
+// OwnDir is the directory of the caller's own cgroup, in which New
+// makes its group.
+func OwnDir() (string, error) {
+	dir, _, err := ownCgroupDir()
+	return dir, err
+}
+
 // ownCgroupDir finds the directory of the caller's cgroup (DirOf), and its
 // path as /proc/self/cgroup names it.
 func ownCgroupDir() (dir, own string, err error) {
