@@ -535,12 +535,13 @@ func TestLibraryReap(t *testing.T) {
 }
 
 // TestLibraryRealDaemons: real daemons started by a Group's command, as
-// root, as nobody, and as nobody in a cgroup delegated to it (as systemd
-// delegates a user's own cgroups): redis and nginx double-fork and write
+// root, as nobody, as nobody in a cgroup delegated to it (as systemd
+// delegates a user's own cgroups), and as root of nobody's user namespace
+// there (a rootless container's root): redis and nginx double-fork and write
 // their titles over their environments, memcached, ssh-agent, gpg-agent,
 // tmux, setsid -f, nohup and an env -i double fork leave their command's
-// tree and process group. Close ends every one of them. As root and as
-// nobody in the delegated cgroup, the Group holds one session for its
+// tree and process group. Close ends every one of them. As root and in
+// the delegated cgroup, the Group holds one session for its
 // commands, in a cgroup (Tag names the holder; the command is the
 // program's own child, born in the session's cgroup); as nobody with no
 // cgroup, each command is held by a copy of its own, with the shim.
@@ -550,10 +551,13 @@ func TestLibraryRealDaemons(t *testing.T) {
 		name      string
 		nobody    bool
 		delegated string // the cgroup the host starts in, made for nobody
+		userns    bool   // and as root of a user namespace of nobody's there
 	}
 	ways := []way{{name: userName(false)}}
 	if os.Geteuid() == 0 {
-		ways = append(ways, way{name: "nobody", nobody: true}, way{name: "nobody-delegated", nobody: true, delegated: delegatedCgroup(t, 65534)})
+		cg := delegatedCgroup(t, 65534)
+		ways = append(ways, way{name: "nobody", nobody: true}, way{name: "nobody-delegated", nobody: true, delegated: cg},
+			way{name: "userns-delegated", nobody: true, delegated: cg, userns: true})
 	}
 	for _, w := range ways {
 		for i, d := range crashDaemons {
@@ -578,9 +582,17 @@ func TestLibraryRealDaemons(t *testing.T) {
 				if w.delegated != "" {
 					wrap = []string{"sh", "-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, w.delegated}
 				}
+				asNobody := w.nobody
+				if w.userns {
+					// a rootless container's root: nobody outside, 0 inside
+					testtool.Need(t, "setpriv", "util-linux")
+					testtool.Need(t, "unshare", "util-linux")
+					wrap = append(wrap, "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", "unshare", "--user", "--map-root-user", "--")
+					asNobody = false
+				}
 				tool := fmt.Sprintf("LIBD%d%s", i, strings.ToUpper(strings.ReplaceAll(w.name, "-", "")))
 				since := uptimeTicks(t)
-				h := startHostIn(t, wrap, env, tool, w.nobody, false, "", "sh", "-c", d.start+"; : > $D/started; exec sleep 300")
+				h := startHostIn(t, wrap, env, tool, asNobody, false, "", "sh", "-c", d.start+"; : > $D/started; exec sleep 300")
 				var s hostStarted
 				h.line(t, &s)
 				if held := ppidOf(s.Cmd) == h.cmd.Process.Pid; held != (w.delegated != "" || !w.nobody) {
