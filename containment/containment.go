@@ -107,13 +107,13 @@ type Group struct {
 	byCmd   map[*exec.Cmd]*heldCopy // every command a copy of its own holds, until Wait
 	reports []*heldCopy             // with Options.Reports, in the order of Start
 
-	// The holder (Linux, macOS): the one copy that holds the Group's
+	// The holder (Linux, Windows): the one copy that holds the Group's
 	// session, started with the first command (holding serializes that);
 	// cmds are the commands started in it, until Wait.
 	holding  sync.Mutex
 	starting sync.RWMutex // held by each start, taken by Close
 	hold     *heldCopy
-	noHold   atomic.Bool // the holder found no cgroup to hold the session in: a copy per command
+	noHold   atomic.Bool // the holder found nothing to hold the session in: a copy per command
 	cmds     map[*exec.Cmd]*command
 	held     heldAttrs // what each command's start adds (held_*.go)
 }
@@ -133,10 +133,11 @@ type heldCopy struct {
 	saidOnce sync.Once
 	pid      int
 	outcome  *run.Outcome
-	// A holder's: the cgroup its commands start in ("": none), said
-	// with frameHeld (held: it holds its session).
-	cgroup string
-	held   bool
+	// A holder's: where its commands start (run.Spec.Held: a cgroup,
+	// or a job's handle in the holder), said with frameHeld (held: it
+	// holds its session).
+	in   string
+	held bool
 }
 
 // held keeps every copy's stop pipe reachable until Close, whatever the
@@ -391,7 +392,7 @@ func (g *Group) listen(m *heldCopy, r *os.File) {
 			m.pid, _ = strconv.Atoi(string(b))
 			started()
 		case frameHeld:
-			m.cgroup, m.held = string(b), true
+			m.in, m.held = string(b), true
 			started()
 		case frameLog:
 			if g.o.Log != nil {

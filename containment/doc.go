@@ -66,30 +66,47 @@
 // contain run holds for the session, as the README says per OS.
 //
 // A command's own end: Group.Wait, once the command has ended and while
-// its end, not yet reaped, keeps its process group its own, sends
-// SIGTERM (and SIGCONT) to what it left in its process group, reaps it
-// (cmd.Wait), and SIGKILLs what is still there after the grace period.
-// What left the command's process group (setsid, a double fork) is the
-// session's, ended by Close or the program's end. What a command costs
-// is a start of os/exec and a few system calls (bench/README.md in the
-// repository measures it); the holder's start is paid once per Group.
+// its end, not yet reaped, keeps its process group its own, sends SIGTERM
+// (and SIGCONT) to what it left in its process group, reaps it (cmd.Wait),
+// and SIGKILLs what is still there after the grace period. What left the
+// command's process group (setsid, a double fork) is the session's, ended
+// by Close or the program's end. What a command costs is a start of
+// os/exec and a few system calls (bench/README.md in the repository
+// measures it); the holder's start is paid once per Group.
 //
-// Where no cgroup holds the session, each command is held by a copy of
-// its own instead, as the first versions of this package held every
-// command: Linux as an ordinary user in a cgroup not delegated to it
-// (an ssh login's session scope, a CI runner's service) or where the
-// hierarchy is read only (a container's), macOS, and Windows. That copy runs the command as contain run runs COMMAND
-// (with the shim, a subreaper, on Linux), so its session is one command's,
-// tagged with the copy's PID (Tag is ""), cmd.Process is the copy, and a
-// command costs a start of the program (bench/README.md). A held session
-// there would have nothing but the tracking to hold what the commands
-// start, since they are no descendants of the holder, and the tracking
-// does not follow a daemon's double fork between two scans: as nobody,
-// redis, nginx, ssh-agent, gpg-agent and an env -i double fork outlived
-// Close (TestLibraryRealDaemons); on Windows a held session would need
-// its Job Object handed to the program, which is not written yet.
+// On Windows the session is the holder's job object, kill on close, and
+// the program holds a handle to it too (a duplicate of the holder's): each
+// command is the program's own cmd.Start, started suspended in a console
+// process group of its own, put into the job, and only then let run, so
+// that no instruction of it runs outside the session. Should the program
+// end, however it ends, its handle closes and the holder, seeing its pipe
+// close, ends the job; should the holder be killed, its handle closes, and
+// the program, seeing it gone, closes the last one, which ends the job
+// with everything in it. Group.Wait ends the command's tree: on Windows a
+// process keeps its parent's PID after the parent ended, so what the
+// command started, a detached grandchild included, is found in the job
+// after the command's end by its parent links (creation times guard
+// against a PID taken again), sent CTRL_BREAK_EVENT where it is in the
+// command's console process group, and terminated after the grace period;
+// a process whose chain to the command broke (the process between ended)
+// is the session's, ended by Close. Options.Timeout sends the command
+// Signal as contain run does on Windows.
 //
-// # One session per Group (where a cgroup holds it)
+// Where nothing holds the session, each command is held by a copy of its
+// own instead, as the first versions of this package held every command:
+// Linux as an ordinary user in a cgroup not delegated to it (an ssh
+// login's session scope, a CI runner's service) or where the hierarchy is
+// read only (a container's), and macOS. That copy runs the command as
+// contain run runs COMMAND (with the shim, a subreaper, on Linux), so its
+// session is one command's, tagged with the copy's PID (Tag is ""),
+// cmd.Process is the copy, and a command costs a start of the program
+// (bench/README.md). A held session there would have nothing but the
+// tracking to hold what the commands start, since they are no descendants
+// of the holder, and the tracking does not follow a daemon's double fork
+// between two scans: as nobody, redis, nginx, ssh-agent, gpg-agent and an
+// env -i double fork outlived Close (TestLibraryRealDaemons).
+//
+// # One session per Group (where a cgroup or a job holds it)
 //
 // The tag's contract (the Rust crate running_process_core, whose
 // ContainedProcessGroup defined RUNNING_PROCESS_ORIGINATOR) tags every
@@ -144,8 +161,8 @@
 //     (in place of cmd.Wait, which it calls) says how the command ended:
 //     nil, or an *ExitError with its code or the signal that killed it,
 //     a timeout (124; 137 when KillAfter's SIGKILL ended it), or
-//     HolderEnded when the holder was killed and its crash guard ended
-//     the session; it sets cmd.WaitDelay to the grace period where it is
+//     HolderEnded when the holder was killed and its crash guard (on
+//     Windows the job's closing) ended the session; it sets cmd.WaitDelay to the grace period where it is
 //     0, so that a process of the session that left the command's
 //     process group and holds its output does not hold Wait. cmd.Wait
 //     alone works as with os/exec, without Wait's end of the command's
@@ -171,9 +188,10 @@
 //     CONTAIN_DISABLE, CONTAIN_ORIGINATOR or GODEBUG in it reaches the
 //     command, unchanged. Where each command has a copy of its own (see
 //     above), cmd.Process is that copy (Pid gives the command's), Wait
-//     returns once nothing of the command's session is left, a command
-//     that cannot start gives 127 or 126 in Wait, and on Windows
-//     cmd.ExtraFiles are refused (ErrExtraFiles).
+//     returns once nothing of the command's session is left, and a
+//     command that cannot start gives 127 or 126 in Wait. On Windows
+//     cmd.ExtraFiles are refused (ErrExtraFiles), as os/exec refuses
+//     them there.
 //   - The program must not be set-user-ID, set-group-ID, or given file
 //     capabilities: where the kernel marks it so (AT_SECURE), this
 //     package's init function says so in one line and exits with status

@@ -23,23 +23,28 @@ type heldAttrs struct {
 }
 
 // open readies the attributes once the holder holds the session (tag,
-// its cgroup: -1 where there is none, or it cannot be opened, and the
-// Group falls back to a copy per command). A Group holds sessions only
-// where the program may start processes in a cgroup made in its own
-// (holds, cgroupWritable), as contain run clones its COMMAND into its
-// own.
-func (a *heldAttrs) open(tag, cgroup string, terminal bool) {
+// its cgroup, in) and reports whether the commands can start in it: not
+// where there is no cgroup, or it cannot be opened, and the Group falls
+// back to a copy per command. A Group holds sessions only where the
+// program may start processes in a cgroup made in its own (holds,
+// cgroupWritable), as contain run clones its COMMAND into its own.
+func (a *heldAttrs) open(tag, in string, _ *os.Process, terminal bool) bool {
 	a.tag, a.cgfd = tag, -1
 	if terminal {
 		a.tty = controllingTerminal()
 	}
-	if cgroup == "" {
-		return
+	if in == "" {
+		return false
 	}
-	if fd, err := unix.Open(cgroup, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
+	if fd, err := unix.Open(in, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
 		a.cgfd = fd
 	}
+	return a.cgfd >= 0
 }
+
+// holderEnded: should the holder be killed, its crash guard ends the
+// cgroup, and every command with it.
+func (g *Group) holderEnded() {}
 
 // cgroupWritable reports whether the program may make a cgroup in its
 // own and start processes in it (CLONE_INTO_CGROUP asks for write

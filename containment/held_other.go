@@ -1,13 +1,12 @@
-//go:build !linux
+//go:build !linux && !windows
 
 package containment
 
 import "os/exec"
 
-// holds: here (macOS, Windows) each command is held by a copy of its own:
-// macOS has no cgroup to hold a session whose processes are no
-// descendants of its holder, and a held session on Windows would need
-// its Job Object handed to the program.
+// holds: here (macOS) each command is held by a copy of its own: macOS
+// has no cgroup nor job to hold a session whose processes are no
+// descendants of its holder.
 func (g *Group) holds() bool { return false }
 
 type command struct{ pid int }

@@ -105,9 +105,9 @@ func supervise(inInit bool) {
 		drop()
 		w.send(frameStarted, strconv.AppendInt(nil, int64(pid), 10))
 	}
-	spec.Held = func(cgroup string) {
+	spec.Held = func(in string) {
 		drop()
-		w.send(frameHeld, []byte(cgroup))
+		w.send(frameHeld, []byte(in))
 	}
 	o := run.Execute(spec, io.Discard, w.lines())
 	w.send(frameOutcome, marshalOutcome(o))

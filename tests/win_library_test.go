@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/windows"
 )
 
 // Package containment on Windows: testdata/libhost, built for Windows by
@@ -97,4 +99,73 @@ func TestWinLibraryHostKilled(t *testing.T) {
 			t.Errorf("process %d of the group outlived its host by 10 s", r.pid)
 		}
 	}
+}
+
+// hostLine is the host's first line: the holder (copy), the session's
+// tag, the command's PID.
+type hostLine struct {
+	Copy    int    `json:"copy"`
+	Tag     string `json:"tag"`
+	Command int    `json:"command"`
+}
+
+func readHostLine(t *testing.T, out *bufio.Reader) hostLine {
+	t.Helper()
+	var s hostLine
+	line, err := out.ReadBytes('\n')
+	if err != nil || json.Unmarshal(line, &s) != nil {
+		t.Fatalf("the host's first line %q: %v", line, err)
+	}
+	return s
+}
+
+// TestWinLibraryHeld: on Windows a Group holds one session, the holder's
+// job object: the command is the program's own child (cmd.Process is
+// the command), tagged with the holder's PID, and no copy runs per
+// command. The holder terminated (TerminateProcess) leaves the program's
+// handle the job's last: the program closes it, and the job, kill on
+// close, ends the tree while the program lives on.
+func TestWinLibraryHeld(t *testing.T) {
+	host, _, out, tree := startWinHost(t, "LIBWINH")
+	s := readHostLine(t, out)
+	if want := fmt.Sprintf("LIBWINH:%d", s.Copy); s.Tag != want || s.Copy == s.Command {
+		t.Errorf("the host says tag %q, holder %d, command %d: want %s and a holder that is not the command", s.Tag, s.Copy, s.Command, want)
+	}
+	if s.Command != tree[0].pid {
+		t.Errorf("Group.Pid says %d, the command recorded %d", s.Command, tree[0].pid)
+	}
+	if p := parentOf(t, tree[0].pid); p != host.Process.Pid {
+		t.Errorf("the command's parent is %d, want the program %d (a held command is the program's own child)", p, host.Process.Pid)
+	}
+	if p := parentOf(t, s.Copy); p != host.Process.Pid {
+		t.Errorf("the holder's parent is %d, want the program %d", p, host.Process.Pid)
+	}
+	h, err := windows.OpenProcess(windows.PROCESS_TERMINATE, false, uint32(s.Copy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = windows.TerminateProcess(h, 1)
+	windows.CloseHandle(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range tree {
+		if !r.goneWithin(10 * time.Second) {
+			t.Errorf("process %d of the group outlived its holder by 10 s", r.pid)
+		}
+	}
+	if ev, _ := windows.WaitForSingleObject(processHandle(t, host), 0); ev == windows.WAIT_OBJECT_0 {
+		t.Error("the program ended with its holder")
+	}
+}
+
+// processHandle is a handle to cmd's process, closed at the test's end.
+func processHandle(t *testing.T, cmd *exec.Cmd) windows.Handle {
+	t.Helper()
+	h, err := windows.OpenProcess(windows.SYNCHRONIZE, false, uint32(cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { windows.CloseHandle(h) })
+	return h
 }

@@ -223,6 +223,18 @@ func (j *Job) Holds(h windows.Handle) (bool, error) {
 	return in != 0, nil
 }
 
+// Handle is the job's handle in this process: the value another process
+// of the same user duplicates (DuplicateHandle, with a handle of this
+// process) to start its processes into the job, as a held session's
+// starter does. The job is kill on close still: it ends when every
+// handle to it is closed, the duplicates included.
+func (j *Job) Handle() windows.Handle { return j.h }
+
+// Adopt is a job this process holds a handle to (a duplicate of another
+// process's, Handle), for Start, PIDs and Holds. Close closes the
+// handle.
+func Adopt(h windows.Handle) *Job { return &Job{h: h} }
+
 // Terminate ends every process of the job (proc.TerminateCode).
 func (j *Job) Terminate() error { return windows.TerminateJobObject(j.h, proc.TerminateCode) }
 

@@ -36,6 +36,22 @@ func snapshot() ([]entry, error) {
 	return out, nil
 }
 
+// Parents maps every process to its parent's PID, as a snapshot shows
+// them. Windows keeps a process's parent PID when its parent ends, so a
+// link may name a PID since taken by another process: compare creation
+// times before following one.
+func Parents() (map[int]int, error) {
+	procs, err := snapshot()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int]int, len(procs))
+	for _, e := range procs {
+		out[e.pid] = e.ppid
+	}
+	return out, nil
+}
+
 // systemProcess: the Idle and System processes cannot be opened and have
 // no environment.
 func systemProcess(pid int) bool { return pid == 0 || pid == 4 }

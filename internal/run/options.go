@@ -56,9 +56,9 @@ type Options struct {
 	Started func(pid int)
 	// Hold runs no COMMAND: the session holds what another process
 	// starts with Tag (Spec.Hold), until a request to stop; Held is told
-	// the cgroup they are to start in ("": none) once it holds.
+	// where they are to start (Spec.Held) once it holds.
 	Hold    bool
-	Held    func(cgroup string)
+	Held    func(in string)
 	Members <-chan proc.ID
 	// Prepared is what PrepareRun started for this run: contain's own
 	// main passes it; nil (a test binary's Run) means no crash guard and

@@ -55,7 +55,9 @@ func (r *winRunner) noteLeftovers() {
 				l.Out.Argv = argv
 			}
 		}
-		if g, err := proc.ProcessGroup(pid); err == nil {
+		if r.o.Hold {
+			l.Out.Absent["left_process_group"] = "a held session (a library Group) has no COMMAND whose process group a process could leave"
+		} else if g, err := proc.ProcessGroup(pid); err == nil {
 			l.Out.LeftProcessGroup = report.Ptr(g != uint32(r.cmd.Process.Pid))
 		}
 		if !r.rec.AddLeftover(l) {
@@ -79,7 +81,7 @@ func (r *winRunner) noteEnding(pid int, how string) string {
 	}
 	id := idOf(pid, h)
 	_, made := r.rec.AddEnding(id, how, func() *account.Ending {
-		e := &account.Ending{Ref: h, Out: report.Ended{PID: pid, Comm: name, Command: pid == r.cmd.Process.Pid, Phase: r.phase}}
+		e := &account.Ending{Ref: h, Out: report.Ended{PID: pid, Comm: name, Command: pid == r.cmdPID() && pid != 0, Phase: r.phase}}
 		if _, cmdline, err := proc.ReadEnvironment(h); err == nil {
 			if argv, err := windows.DecomposeCommandLine(cmdline); err == nil {
 				e.Out.Argv = argv
@@ -100,10 +102,10 @@ func (r *winRunner) noteEnding(pid int, how string) string {
 // process group, which a console event (how) is about to reach, and
 // says them for -v: " (123 (cmd.exe), 456 (ping.exe))".
 func (r *winRunner) noteGroupEnding(how string) string {
-	gid := uint32(r.cmd.Process.Pid)
+	gid := uint32(r.cmdPID())
 	var names []string
 	for _, pid := range r.job.PIDs() {
-		if g, err := proc.ProcessGroup(pid); err == nil && g == gid {
+		if g, err := proc.ProcessGroup(pid); err == nil && (g == gid || r.o.Hold) {
 			names = append(names, fmt.Sprintf("%d (%s)", pid, r.noteEnding(pid, how)))
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,21 +28,16 @@ import (
 	"github.com/contain-cli/contain/tag"
 )
 
-// ErrHoldUnsupported: a held session (Options.Hold), whose processes
-// another process starts, is not written for Windows, where a Job
-// Object would have to be handed to that process; package containment
-// starts a copy per command there.
-var ErrHoldUnsupported = errors.New("run: a held session is not written for Windows")
-
 // Run starts COMMAND inside a new kill-on-close Job Object, waits for it,
 // then closes the group: CTRL_BREAK_EVENT to COMMAND's process group, and
 // after the grace period the job is terminated. It returns only when the
 // job is empty. If contain itself is ended however hard, the kernel closes
 // its handle to the job and ends every process in it: no guard is needed.
+// A held session (Hold) starts no COMMAND: its starter duplicates the
+// job's handle (Held is told its value in this process) and starts each
+// of its processes into the job; the session ends at a request to stop,
+// and the close ends what is in the job.
 func Run(o Options) (Result, error) {
-	if o.Hold {
-		return Result{}, ErrHoldUnsupported
-	}
 	if !o.Detach {
 		hook.WarnSkipped(o.hook(), nosigpipe.Stderr())
 	}
@@ -80,6 +76,17 @@ type winRunner struct {
 	events   <-chan uint32     // the console's, from prepare
 	timedOut bool              // the timeout (or the CPU time limit) fired
 	left     []report.Leftover // processes that left the job: spared, or caught
+	// ended ends the main loop: COMMAND's end, or in a held session the
+	// request to stop (holdEnds).
+	ended chan error
+}
+
+// cmdPID is COMMAND's PID, 0 in a held session (no COMMAND).
+func (r *winRunner) cmdPID() int {
+	if r.cmd == nil {
+		return 0
+	}
+	return r.cmd.Process.Pid
 }
 
 // The steps of the lifecycle (lifecycle.go) on Windows.
@@ -108,9 +115,17 @@ func (r *winRunner) prepare(undo *cleanups) ([]string, error) {
 }
 
 // start listens for contain stop's event, then starts COMMAND in the
-// job.
+// job; a held session starts nothing and tells its starter the job's
+// handle.
 func (r *winRunner) start(undo *cleanups) (int, error) {
 	undo.add(r.listenStop())
+	if r.o.Hold {
+		if r.o.Held != nil {
+			r.o.Held(strconv.FormatUint(uint64(r.job.Handle()), 10))
+		}
+		r.log("holding a session of no command; containment: job object (kill on close), each process started into it by its starter")
+		return 0, nil
+	}
 	cmd := exec.Command(r.o.Args[0], r.o.Args[1:]...)
 	if cmd.Err != nil {
 		return 0, &StartError{Name: r.o.Args[0], Err: cmd.Err}
@@ -133,7 +148,7 @@ func (r *winRunner) abandon() {}
 // begin starts the breakaway watch and the account.
 func (r *winRunner) begin(layers []string, _ *cleanups) {
 	if r.breaks != nil {
-		r.breaks.Begin(r.cmd.Process.Pid)
+		r.breaks.Begin(r.cmdPID())
 		r.log("--allow-daemons: the job lets processes leave it; every %v, one that left it without %s=1 is put back (or terminated), a marked one is spared", job.BreakawayEvery, tag.DaemonVar)
 	}
 	r.rec = account.New(r.o.Collect)
@@ -143,10 +158,12 @@ func (r *winRunner) begin(layers []string, _ *cleanups) {
 // supervise runs the main loop until COMMAND has ended, then closes the
 // job.
 func (r *winRunner) supervise() {
-	waited := make(chan error, 1)
-	go func() { waited <- r.cmd.Wait() }()
+	r.ended = make(chan error, 1)
+	if r.cmd != nil {
+		go func() { r.ended <- r.cmd.Wait() }()
+	}
 	stopLimits := r.lim.enforce()
-	r.timedOut = r.waitMain(waited, r.events)
+	r.timedOut = r.waitMain(r.ended, r.events)
 	r.job.Unforward() // every limit message the job posted reaches the limits' reader
 	stopLimits()
 	r.rec.CommandEnded()
@@ -160,7 +177,7 @@ func (r *winRunner) supervise() {
 // result says how COMMAND ended, with the processes that left the job
 // (spared, or caught) among the leftovers.
 func (r *winRunner) result() Result {
-	res := Result{Pid: r.cmd.Process.Pid, TimedOut: r.timedOut, Facts: r.finishFacts()}
+	res := Result{Pid: r.cmdPID(), TimedOut: r.timedOut, Facts: r.finishFacts()}
 	if f := res.Facts; f != nil {
 		for _, l := range r.left {
 			if !slices.ContainsFunc(f.Leftovers, func(k report.Leftover) bool { return k.PID == l.PID }) {
@@ -169,9 +186,11 @@ func (r *winRunner) result() Result {
 		}
 	}
 	r.lim.finish(&res)
-	if r.killedBy != 0 {
+	switch {
+	case r.o.Hold: // each command's end is its starter's
+	case r.killedBy != 0:
 		res.Signaled, res.Signal = true, r.killedBy
-	} else {
+	default:
 		res.Exited, res.Code = true, r.cmd.ProcessState.ExitCode()
 	}
 	return res
@@ -204,6 +223,10 @@ func (r *winRunner) waitMain(waited <-chan error, events <-chan uint32) (timedOu
 		return supervise.Event[limit.Hit]{Kind: supervise.Limit, CPUTime: h.Kind == limit.CPUTime, Hit: h}
 	}), supervise.From(r.o.Close, func(struct{}) supervise.Event[limit.Hit] {
 		return supervise.Event[limit.Hit]{Kind: supervise.Stop, Name: CloseRequest, Do: func() {
+			if r.o.Hold {
+				r.holdEnds(CloseRequest)
+				return
+			}
 			r.phase = report.PhaseStop
 			r.log("%s: %s", CloseRequest, r.deliver(signals.Break))
 		}}
@@ -239,6 +262,22 @@ func (s loopSys) Kill(why string) {
 		s.r.log("%s: terminating the job", why)
 	}
 	s.r.terminate(syscall.SIGKILL)
+	if s.r.o.Hold {
+		s.r.holdEnds("killed")
+	}
+}
+
+// holdEnds ends a held session's main loop (Hold): there is no COMMAND
+// to wait for, so what ends the loop is the request to stop itself, and
+// the close that follows ends what is in the job, Ctrl-Break first, the
+// job terminated after the grace period, as it ends a run's leftovers.
+// Once only: a second request finds the loop ended.
+func (r *winRunner) holdEnds(why string) {
+	select {
+	case r.ended <- nil:
+		r.log("%s: closing the session", why)
+	default:
+	}
 }
 
 func (s loopSys) Hook(why string) {
@@ -268,8 +307,21 @@ func (s loopSys) Exceeded(h limit.Hit, timeOut func(string) string) bool {
 // process a few seconds: COMMAND is asked to stop and the job is
 // terminated within them.
 func (r *winRunner) stopRequest(ev uint32) bool {
+	if r.o.Hold && ev != windows.CTRL_C_EVENT {
+		// The session's processes are its starter's to signal while it
+		// runs: a request to stop closes the session.
+		if ev != windows.CTRL_BREAK_EVENT && ev != ctrlStop {
+			r.o.Grace = min(r.o.Grace, closeGrace)
+		}
+		r.holdEnds("received " + consoleEventName(ev))
+		return true
+	}
 	switch ev {
 	case windows.CTRL_C_EVENT:
+		if r.o.Hold {
+			r.log("received CTRL_C_EVENT: the session's processes have it too, as the console sends it")
+			return false
+		}
 		if underWine() {
 			// Wine delivers a console's Ctrl-C to the receiver's own
 			// process group only (seen with Wine 8).
@@ -317,6 +369,9 @@ func (r *winRunner) deliver(sig syscall.Signal) string {
 	default:
 		ev = windows.CTRL_BREAK_EVENT
 	}
+	if r.o.Hold {
+		return r.deliverAll(ev, sig)
+	}
 	if !r.groupExists() {
 		r.terminate(sig)
 		return "the command's process group has no process left to receive " + consoleEventName(ev) + ": terminated the job"
@@ -327,6 +382,34 @@ func (r *winRunner) deliver(sig syscall.Signal) string {
 		return fmt.Sprintf("cannot send %s to the command's process group (%v): terminated the job", consoleEventName(ev), err)
 	}
 	return "sent " + consoleEventName(ev) + " to the command's process group" + group
+}
+
+// deliverAll is deliver in a held session, whose processes are in console
+// process groups of their own (each command in its own): the event goes
+// to each group that a process of the job is in, and the job is
+// terminated where one cannot be reached.
+func (r *winRunner) deliverAll(ev uint32, sig syscall.Signal) string {
+	var groups []uint32
+	for _, pid := range r.job.PIDs() {
+		// Group 0 is no group: an event sent to it reaches every process
+		// of the console (Wine shows 0 for every process).
+		if g, err := proc.ProcessGroup(pid); err == nil && g != 0 && !slices.Contains(groups, g) {
+			groups = append(groups, g)
+		}
+	}
+	if len(groups) == 0 {
+		r.terminate(sig)
+		return "no process group of the job could be read to receive " + consoleEventName(ev) + ": terminated the job"
+	}
+	noted := r.noteGroupEnding(consoleEventName(ev))
+	for _, g := range groups {
+		// g is the group of a live process of the job: it names a group.
+		if err := windows.GenerateConsoleCtrlEvent(ev, g); err != nil {
+			r.terminate(sig)
+			return fmt.Sprintf("cannot send %s to process group %d (%v): terminated the job", consoleEventName(ev), g, err)
+		}
+	}
+	return fmt.Sprintf("sent %s to the job's %d process groups%s", consoleEventName(ev), len(groups), noted)
 }
 
 // groupExists reports whether COMMAND's console process group still has a
@@ -353,8 +436,11 @@ func (r *winRunner) terminate(sig syscall.Signal) {
 	for _, pid := range r.job.PIDs() {
 		r.log("terminating %d (%s)", pid, r.noteEnding(pid, "TerminateJobObject"))
 	}
-	ev, _ := windows.WaitForSingleObject(r.proc, 0)
-	running := ev != windows.WAIT_OBJECT_0
+	running := false
+	if r.proc != 0 {
+		ev, _ := windows.WaitForSingleObject(r.proc, 0)
+		running = ev != windows.WAIT_OBJECT_0
+	}
 	if err := r.job.Terminate(); err != nil {
 		r.log("cannot terminate the job: %v", err)
 		return

@@ -76,12 +76,14 @@ type Spec struct {
 	Close <-chan struct{} `wire:"-"`
 	// Started is told COMMAND's PID once it runs (nil: nobody).
 	Started func(pid int) `wire:"-"`
-	// Held, with Hold, is told once the session is held, with the cgroup
-	// its processes are to start in ("": none); Members are the
-	// processes started in it, as their starter says, members from then
-	// on whatever their environment shows (a title written over it).
-	Held    func(cgroup string) `wire:"-"`
-	Members <-chan proc.ID      `wire:"-"`
+	// Held, with Hold, is told once the session is held where its
+	// processes are to start: on Linux the cgroup ("": none), on Windows
+	// the job object's handle in this process, in decimal, for its
+	// starter to duplicate. Members are the processes started in it, as
+	// their starter says, members from then on whatever their
+	// environment shows (a title written over it).
+	Held    func(in string) `wire:"-"`
+	Members <-chan proc.ID  `wire:"-"`
 	// Log receives the lines -v says, each ended by a newline (nil:
 	// stderr).
 	Log io.Writer `wire:"-"`

@@ -1,0 +1,98 @@
+//go:build linux || windows
+
+package containment
+
+import (
+	"fmt"
+	"os/exec"
+	"slices"
+
+	"github.com/contain-cli/contain/tag"
+)
+
+// holder returns the Group's holder, started with its first command (nil
+// when it found nothing to hold the session in: see holds): a
+// copy of the program that runs contain's engine on a session of no
+// COMMAND (run.Spec.Hold), guarded as contain run is, and closes it when
+// the Group is closed or the program ends. Every command of the Group is
+// of that session, tagged TOOL:PID with the holder's PID.
+func (g *Group) holder() (*heldCopy, error) {
+	g.holding.Lock()
+	defer g.holding.Unlock()
+	g.mu.Lock()
+	h, closed := g.hold, g.closed
+	g.mu.Unlock()
+	if h != nil {
+		select {
+		case <-h.done:
+			return nil, fmt.Errorf("%w: the copy that held its session ended (%s)", ErrClosed, endedHow(h))
+		default:
+			return h, nil
+		}
+	}
+	if closed {
+		return nil, ErrClosed
+	}
+	s := g.spec
+	// The timeout is each command's, the program's to keep (timeOut).
+	s.Hold, s.Env, s.Timeout, s.KillAfter = true, []string{}, 0, 0
+	hc := exec.Command(g.exe)
+	m, err := g.startCopy(hc, s, true)
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		<-m.done
+		hc.Wait()
+		g.holderEnded()
+	}()
+	<-m.started
+	if !m.held {
+		<-m.done
+		return nil, fmt.Errorf("containment: the copy that holds the group's session could not start (%s)", endedHow(m))
+	}
+	if !g.held.open(tag.Format(s.ToolOf(), hc.Process.Pid), m.in, hc.Process, g.o.Terminal) {
+		// Nothing this program may start processes in holds the session
+		// (no cgroup; a job it cannot reach): the holder closes its empty
+		// session, and each command is held by a copy of its own (holds).
+		g.noHold.Store(true)
+		g.mu.Lock()
+		g.members = slices.DeleteFunc(g.members, func(c *heldCopy) bool { return c == m })
+		g.reports = slices.DeleteFunc(g.reports, func(c *heldCopy) bool { return c == m })
+		g.mu.Unlock()
+		m.stop.Close()
+		return nil, nil
+	}
+	g.mu.Lock()
+	g.hold = m
+	g.mu.Unlock()
+	return m, nil
+}
+
+// endedHow says how a copy ended, for an error.
+func endedHow(m *heldCopy) string {
+	switch {
+	case m.outcome == nil:
+		return "killed before it could say how"
+	case m.outcome.Error != "":
+		return m.outcome.Error
+	}
+	return "it closed the session"
+}
+
+// startHeld starts cmd in the Group's session (startIn): the holder's tag
+// in its environment, in a process group of its own, born in the
+// session's cgroup (Linux) or job (Windows). It is cmd.Start itself:
+// cmd.Process is the command, cmd.Wait its own. held is false where the
+// Group holds no session (each command then has a copy of its own).
+func (g *Group) startHeld(cmd *exec.Cmd) (held bool, err error) {
+	// Close waits for a start under way: what it starts is then in the
+	// session when the holder closes it.
+	g.starting.RLock()
+	defer g.starting.RUnlock()
+	h, err := g.holder()
+	if err != nil || h == nil {
+		return err != nil, err
+	}
+	return true, g.startIn(h, cmd)
+}
