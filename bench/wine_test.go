@@ -5,6 +5,8 @@ package bench
 import (
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,4 +54,51 @@ func BenchmarkStartupWine(b *testing.B) {
 	b.ReportMetric(ms(mb), "baseline-ms")
 	b.ReportMetric(ms(mc), "contain-ms")
 	b.ReportMetric(float64(mc)/float64(mb), "ratio")
+}
+
+// BenchmarkLibraryPerCommandWine: what a Windows Go program pays per
+// command through package containment (Start and Wait of cmd /c exit 0
+// in one long-lived host: one holder, the job's handle duplicated into
+// the program), against plain os/exec in the same host, under Wine, in
+// turns: 25 commands a turn, the median of each. Goal: per-cmd-ratio
+// within 2.
+func BenchmarkLibraryPerCommandWine(b *testing.B) {
+	if why := winetest.Missing(); why != "" {
+		b.Skip(why)
+	}
+	dir := b.TempDir()
+	w, err := winetest.Start(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Stop()
+	libhost := filepath.Join(dir, "libhost.exe")
+	if err := winetest.BuildWindows("build", "-o", libhost, "./libhost"); err != nil {
+		b.Fatal(err)
+	}
+	var lib, plain []time.Duration
+	for i := 0; i < b.N; i++ {
+		for j := range 2 {
+			mode := []string{"lib", "exec"}[(i+j)%2]
+			cmd := exec.Command("wine", libhost, "each", "25", mode, "cmd", "/c", "exit 0")
+			cmd.Env = w.Env
+			out, err := cmd.Output()
+			if err != nil {
+				b.Fatalf("libhost each %s: %v", mode, err)
+			}
+			ns, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+			if err != nil {
+				b.Fatalf("libhost each %s said %q", mode, out)
+			}
+			if mode == "lib" {
+				lib = append(lib, time.Duration(ns))
+			} else {
+				plain = append(plain, time.Duration(ns))
+			}
+		}
+	}
+	ml, me := median(lib), median(plain)
+	b.ReportMetric(ms(me), "exec-ms")
+	b.ReportMetric(ms(ml), "lib-ms")
+	b.ReportMetric(float64(ml)/float64(me), "per-cmd-ratio")
 }
