@@ -153,13 +153,21 @@ func ParseSize(s string) (uint64, error) {
 		return 0, fmt.Errorf("invalid size %q (want bytes, or a number with K, M, G or T: 512M, 2GiB)", s)
 	}
 	b := f * mult
-	switch {
-	case b >= math.MaxInt64:
-		return 0, fmt.Errorf("size %q is too large", s)
-	case b < MinMemory:
-		return 0, fmt.Errorf("size %q is too small to run anything: at least %s", s, Size(MinMemory))
+	if err := checkMemory(b, strconv.Quote(s)); err != nil {
+		return 0, err
 	}
 	return uint64(b), nil
+}
+
+// checkMemory checks a memory limit of b bytes, shown as shown.
+func checkMemory(b float64, shown string) error {
+	switch {
+	case b >= math.MaxInt64:
+		return fmt.Errorf("size %s is too large", shown)
+	case b < MinMemory:
+		return fmt.Errorf("size %s is too small to run anything: at least %s", shown, Size(MinMemory))
+	}
+	return nil
 }
 
 // ParsePids reads --pids: a whole number of processes, at least 1.
@@ -170,12 +178,19 @@ func ParsePids(s string) (int, error) {
 		return 0, fmt.Errorf("%q is too large: at most %d", s, MaxPids)
 	case err != nil:
 		return 0, fmt.Errorf("invalid number of processes %q (want a whole number, at least 1)", s)
-	case n < 1:
-		return 0, fmt.Errorf("invalid number of processes %q: at least 1 (COMMAND itself)", s)
-	case n > MaxPids:
-		return 0, fmt.Errorf("%q is too large: at most %d", s, MaxPids)
 	}
-	return n, nil
+	return n, checkPids(n, strconv.Quote(s))
+}
+
+// checkPids checks a limit of n processes, shown as shown.
+func checkPids(n int, shown string) error {
+	switch {
+	case n < 1:
+		return fmt.Errorf("invalid number of processes %s: at least 1 (COMMAND itself)", shown)
+	case n > MaxPids:
+		return fmt.Errorf("%s is too large: at most %d", shown, MaxPids)
+	}
+	return nil
 }
 
 // ParseCPUs reads --cpus: a number of CPUs (1.5) or a percentage of one
@@ -193,13 +208,52 @@ func ParseCPUs(s string, maxCPUs int) (float64, error) {
 		return 0, fmt.Errorf("invalid CPU share %q (want a number of CPUs such as 1.5, or a percentage such as 150%%)", s)
 	}
 	f *= scale
+	return f, checkCPUs(f, maxCPUs, strconv.Quote(s))
+}
+
+// checkCPUs checks a share of f CPUs, shown as shown, on a machine of
+// maxCPUs (0: not known).
+func checkCPUs(f float64, maxCPUs int, shown string) error {
 	switch {
+	case math.IsNaN(f) || math.IsInf(f, 0):
+		return fmt.Errorf("invalid CPU share %s", shown)
 	case f < MinCPUs:
-		return 0, fmt.Errorf("CPU share %q is too small: at least %v CPUs (1%%)", s, MinCPUs)
+		return fmt.Errorf("CPU share %s is too small: at least %v CPUs (1%%)", shown, MinCPUs)
 	case maxCPUs >= 1 && f > float64(maxCPUs):
-		return 0, fmt.Errorf("CPU share %q is more than this machine has: the range of CPUs is from %v to %d", s, MinCPUs, maxCPUs)
+		return fmt.Errorf("CPU share %s is more than this machine has: the range of CPUs is from %v to %d", shown, MinCPUs, maxCPUs)
 	}
-	return f, nil
+	return nil
+}
+
+// Check checks a Set given as numbers (a library's Options, a Spec) as
+// the parsers check what they read, and names the option of the first
+// limit it refuses ("memory", "pids", "cpu-time", "cpus"). Zero is no
+// limit.
+func (l Set) Check() (option string, err error) {
+	if l.Memory > 0 {
+		if err := checkMemory(float64(l.Memory), strconv.FormatUint(l.Memory, 10)); err != nil {
+			return "memory", err
+		}
+	}
+	if l.Pids != 0 {
+		if err := checkPids(l.Pids, strconv.Itoa(l.Pids)); err != nil {
+			return "pids", err
+		}
+	}
+	if l.CPUTime != 0 {
+		if l.CPUTime < 0 {
+			return "cpu-time", fmt.Errorf("%v is negative", l.CPUTime)
+		}
+		if err := CheckCPUTime(l.CPUTime); err != nil {
+			return "cpu-time", err
+		}
+	}
+	if l.CPUs != 0 {
+		if err := checkCPUs(l.CPUs, NumCPU(), strconv.FormatFloat(l.CPUs, 'g', -1, 64)); err != nil {
+			return "cpus", err
+		}
+	}
+	return "", nil
 }
 
 // NumCPU is the most --cpus may ask for: the CPUs this process may run on

@@ -2,6 +2,8 @@ package limit
 
 import (
 	"math"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -217,5 +219,47 @@ func TestWatchCount(t *testing.T) {
 	}
 	if r := NewWatch(Set{Memory: 100 << 20}); r.Count(5) {
 		t.Error("no process limit, yet over")
+	}
+}
+
+// TestSetCheck: a Set given as numbers (a library's Options, a Spec) is
+// refused where the parsers refuse what they read, with the same words,
+// and the option named; zero is no limit.
+func TestSetCheck(t *testing.T) {
+	NumCPU = func() int { return 4 }
+	defer func() { NumCPU = runtime.NumCPU }()
+	for _, tc := range []struct {
+		set    Set
+		option string
+		parsed func() error // the parser's refusal of the same value
+	}{
+		{Set{}, "", nil},
+		{Set{Memory: 64 << 20, Pids: 5, CPUTime: time.Second, CPUs: 1.5}, "", nil},
+		{Set{Memory: 1 << 20}, "memory", func() error { _, err := ParseSize("1048576"); return err }},
+		{Set{Pids: -1}, "pids", func() error { _, err := ParsePids("-1"); return err }},
+		{Set{Pids: MaxPids + 1}, "pids", func() error { _, err := ParsePids(strconv.Itoa(MaxPids + 1)); return err }},
+		{Set{CPUTime: time.Millisecond}, "cpu-time", func() error { return CheckCPUTime(time.Millisecond) }},
+		{Set{CPUTime: -time.Second}, "cpu-time", nil},
+		{Set{CPUs: 0.001}, "cpus", func() error { _, err := ParseCPUs("0.001", 4); return err }},
+		{Set{CPUs: 8}, "cpus", func() error { _, err := ParseCPUs("8", 4); return err }},
+		{Set{CPUs: math.NaN()}, "cpus", nil},
+		{Set{CPUs: math.Inf(1)}, "cpus", nil},
+	} {
+		opt, err := tc.set.Check()
+		if opt != tc.option || (err != nil) != (tc.option != "") {
+			t.Errorf("%+v: Check says %q, %v; want %q", tc.set, opt, err, tc.option)
+			continue
+		}
+		if tc.parsed == nil {
+			continue
+		}
+		perr := tc.parsed()
+		if perr == nil {
+			t.Errorf("%+v: the parser takes what Check refuses", tc.set)
+			continue
+		}
+		if strings.ReplaceAll(perr.Error(), `"`, "") != err.Error() {
+			t.Errorf("%+v: Check says %q, the parser %q", tc.set, err, perr)
+		}
 	}
 }

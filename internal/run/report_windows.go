@@ -36,7 +36,7 @@ func (r *winRunner) noteLeftovers() {
 	if r.rec == nil {
 		return // nothing to read for
 	}
-	for _, pid := range r.job.PIDs() {
+	for _, pid := range r.sys.pids() {
 		h, err := openProcess(pid)
 		if err != nil {
 			continue // gone already
@@ -57,7 +57,7 @@ func (r *winRunner) noteLeftovers() {
 		}
 		if r.o.Hold {
 			l.Out.Absent["left_process_group"] = "a held session (a library Group) has no COMMAND whose process group a process could leave"
-		} else if g, err := proc.ProcessGroup(pid); err == nil {
+		} else if g, err := r.sys.group(pid); err == nil {
 			l.Out.LeftProcessGroup = report.Ptr(g != uint32(r.cmd.Process.Pid))
 		}
 		if !r.rec.AddLeftover(l) {
@@ -104,8 +104,8 @@ func (r *winRunner) noteEnding(pid int, how string) string {
 func (r *winRunner) noteGroupEnding(how string) string {
 	gid := uint32(r.cmdPID())
 	var names []string
-	for _, pid := range r.job.PIDs() {
-		if g, err := proc.ProcessGroup(pid); err == nil && (g == gid || r.o.Hold) {
+	for _, pid := range r.sys.pids() {
+		if g, err := r.sys.group(pid); err == nil && (g == gid || r.o.Hold) {
 			names = append(names, fmt.Sprintf("%d (%s)", pid, r.noteEnding(pid, how)))
 		}
 	}

@@ -45,6 +45,7 @@ func Run(o Options) (Result, error) {
 		return runDetached(o)
 	}
 	r := &winRunner{o: o, log: o.logger(), lim: noJobLimits{}}
+	r.sys = jobSys{r}
 	return lifecycle(r, o.Limits.Any(), o.Started)
 }
 
@@ -58,6 +59,7 @@ func PrepareRunInInit() *Prepared { return PrepareRun() }
 type winRunner struct {
 	o    Options
 	log  Logger
+	sys  winSys // the job and the console, as the supervision and the close see them
 	job  *job.Job
 	cmd  *exec.Cmd
 	proc windows.Handle
@@ -79,6 +81,47 @@ type winRunner struct {
 	// ended ends the main loop: COMMAND's end, or in a held session the
 	// request to stop (holdEnds).
 	ended chan error
+}
+
+// winSys is what the Windows run asks of the OS while it supervises and
+// closes the group: the job's processes, their console process groups,
+// the console's events and COMMAND's state. jobSys is Windows'; a test
+// fakes it (run_windows_test.go), so that the run's decisions (what is
+// sent to which group, when the job is terminated, never an event to a
+// group that names nothing) are tested without a process. The job's
+// setting up, COMMAND's start, the limits and the report's facts use
+// the job itself.
+type winSys interface {
+	pids() []int
+	active() (int, error)
+	terminate() error
+	// group is a process's console process group (0 where Wine shows
+	// none).
+	group(pid int) (uint32, error)
+	// event sends a console event to process group gid.
+	event(ev, gid uint32) error
+	// commandRunning: COMMAND has not ended (false in a held session).
+	commandRunning() bool
+	// unforward hands every limit message the job has posted to the
+	// limits' reader, once the main loop is over.
+	unforward()
+}
+
+// jobSys is winSys on Windows, on the run's job.
+type jobSys struct{ r *winRunner }
+
+func (s jobSys) pids() []int                 { return s.r.job.PIDs() }
+func (s jobSys) active() (int, error)        { return s.r.job.Active() }
+func (s jobSys) terminate() error            { return s.r.job.Terminate() }
+func (jobSys) group(pid int) (uint32, error) { return proc.ProcessGroup(pid) }
+func (jobSys) event(ev, gid uint32) error    { return windows.GenerateConsoleCtrlEvent(ev, gid) }
+func (s jobSys) unforward()                  { s.r.job.Unforward() }
+func (s jobSys) commandRunning() bool {
+	if s.r.proc == 0 {
+		return false
+	}
+	ev, _ := windows.WaitForSingleObject(s.r.proc, 0)
+	return ev != windows.WAIT_OBJECT_0
 }
 
 // cmdPID is COMMAND's PID, 0 in a held session (no COMMAND).
@@ -164,7 +207,7 @@ func (r *winRunner) supervise() {
 	}
 	stopLimits := r.lim.enforce()
 	r.timedOut = r.waitMain(r.ended, r.events)
-	r.job.Unforward() // every limit message the job posted reaches the limits' reader
+	r.sys.unforward() // every limit message the job posted reaches the limits' reader
 	stopLimits()
 	r.rec.CommandEnded()
 	r.lim.late()
@@ -377,7 +420,7 @@ func (r *winRunner) deliver(sig syscall.Signal) string {
 		return "the command's process group has no process left to receive " + consoleEventName(ev) + ": terminated the job"
 	}
 	group := r.noteGroupEnding(consoleEventName(ev))
-	if err := windows.GenerateConsoleCtrlEvent(ev, uint32(r.cmd.Process.Pid)); err != nil {
+	if err := r.sys.event(ev, uint32(r.cmdPID())); err != nil {
 		r.terminate(sig)
 		return fmt.Sprintf("cannot send %s to the command's process group (%v): terminated the job", consoleEventName(ev), err)
 	}
@@ -390,10 +433,10 @@ func (r *winRunner) deliver(sig syscall.Signal) string {
 // terminated where one cannot be reached.
 func (r *winRunner) deliverAll(ev uint32, sig syscall.Signal) string {
 	var groups []uint32
-	for _, pid := range r.job.PIDs() {
+	for _, pid := range r.sys.pids() {
 		// Group 0 is no group: an event sent to it reaches every process
 		// of the console (Wine shows 0 for every process).
-		if g, err := proc.ProcessGroup(pid); err == nil && g != 0 && !slices.Contains(groups, g) {
+		if g, err := r.sys.group(pid); err == nil && g != 0 && !slices.Contains(groups, g) {
 			groups = append(groups, g)
 		}
 	}
@@ -404,7 +447,7 @@ func (r *winRunner) deliverAll(ev uint32, sig syscall.Signal) string {
 	noted := r.noteGroupEnding(consoleEventName(ev))
 	for _, g := range groups {
 		// g is the group of a live process of the job: it names a group.
-		if err := windows.GenerateConsoleCtrlEvent(ev, g); err != nil {
+		if err := r.sys.event(ev, g); err != nil {
 			r.terminate(sig)
 			return fmt.Sprintf("cannot send %s to process group %d (%v): terminated the job", consoleEventName(ev), g, err)
 		}
@@ -418,12 +461,12 @@ func (r *winRunner) deliverAll(ev uint32, sig syscall.Signal) string {
 // no group, which Windows may take for every process of the console, the
 // shell that started contain included.
 func (r *winRunner) groupExists() bool {
-	if ev, _ := windows.WaitForSingleObject(r.proc, 0); ev != windows.WAIT_OBJECT_0 {
+	if r.sys.commandRunning() {
 		return true
 	}
-	gid := uint32(r.cmd.Process.Pid)
-	for _, pid := range r.job.PIDs() {
-		if g, err := proc.ProcessGroup(pid); err == nil && g == gid {
+	gid := uint32(r.cmdPID())
+	for _, pid := range r.sys.pids() {
+		if g, err := r.sys.group(pid); err == nil && g == gid {
 			return true
 		}
 	}
@@ -433,15 +476,11 @@ func (r *winRunner) groupExists() bool {
 // terminate ends every process of the job. If COMMAND was still running,
 // it counts as ended by sig.
 func (r *winRunner) terminate(sig syscall.Signal) {
-	for _, pid := range r.job.PIDs() {
+	for _, pid := range r.sys.pids() {
 		r.log("terminating %d (%s)", pid, r.noteEnding(pid, "TerminateJobObject"))
 	}
-	running := false
-	if r.proc != 0 {
-		ev, _ := windows.WaitForSingleObject(r.proc, 0)
-		running = ev != windows.WAIT_OBJECT_0
-	}
-	if err := r.job.Terminate(); err != nil {
+	running := r.sys.commandRunning()
+	if err := r.sys.terminate(); err != nil {
 		r.log("cannot terminate the job: %v", err)
 		return
 	}
@@ -455,7 +494,7 @@ func (r *winRunner) terminate(sig syscall.Signal) {
 // job is terminated after the grace period, and closeGroup returns when
 // the job is empty. A stop request meanwhile terminates at once.
 func (r *winRunner) closeGroup(events <-chan uint32) {
-	if n, _ := r.job.Active(); n == 0 {
+	if n, _ := r.sys.active(); n == 0 {
 		return
 	}
 	r.phase = report.PhaseClose
@@ -479,7 +518,7 @@ type closer struct {
 func (c *closer) Log(format string, a ...any) { c.r.log(format, a...) }
 
 func (c *closer) Left() bool {
-	n, err := c.r.job.Active()
+	n, err := c.r.sys.active()
 	if err != nil {
 		c.r.log("cannot count the processes of the job: %v", err)
 	}
@@ -492,7 +531,7 @@ func (c *closer) Ask() {
 	if c.how != "" {
 		return
 	}
-	left := c.r.named(c.r.job.PIDs())
+	left := c.r.named(c.r.sys.pids())
 	did := c.r.deliver(signals.Break)
 	c.r.log("%d processes left in the job (%s): %s", len(left), strings.Join(left, ", "), did)
 	c.how = "CTRL_BREAK_EVENT"

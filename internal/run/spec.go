@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 	"syscall"
 	"time"
@@ -183,29 +182,8 @@ func (s *Spec) Check() error {
 // checkLimits checks the limits' values as contain run's parsers do
 // (package limit), once they are numbers.
 func checkLimits(l limit.Set) error {
-	switch {
-	case l.Memory > 0 && l.Memory < limit.MinMemory:
-		return specErr("memory", "size %d is too small to run anything: at least %s", l.Memory, limit.Size(limit.MinMemory))
-	case l.Memory >= math.MaxInt64:
-		return specErr("memory", "size %d is too large", l.Memory)
-	case l.Pids < 0:
-		return specErr("pids", "invalid number of processes %d: at least 1 (COMMAND itself)", l.Pids)
-	case l.Pids > limit.MaxPids:
-		return specErr("pids", "%d is too large: at most %d", l.Pids, limit.MaxPids)
-	case l.CPUTime < 0:
-		return specErr("cpu-time", "%v is negative", l.CPUTime)
-	case l.CPUs < 0 || math.IsNaN(l.CPUs) || math.IsInf(l.CPUs, 0):
-		return specErr("cpus", "invalid CPU share %v", l.CPUs)
-	}
-	if l.CPUTime > 0 {
-		if err := limit.CheckCPUTime(l.CPUTime); err != nil {
-			return &SpecError{Option: "cpu-time", Err: err}
-		}
-	}
-	if l.CPUs > 0 {
-		if n := limit.NumCPU(); l.CPUs < limit.MinCPUs || (n >= 1 && l.CPUs > float64(n)) {
-			return specErr("cpus", "CPU share %v is out of range: the range of CPUs is from %v to %d", l.CPUs, limit.MinCPUs, n)
-		}
+	if opt, err := l.Check(); err != nil {
+		return &SpecError{Option: opt, Err: err}
 	}
 	if l.Strict && !l.Any() {
 		return specErr("strict-limits", "no limit asked for (--memory, --pids, --cpu-time or --cpus)")
