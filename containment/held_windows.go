@@ -14,6 +14,7 @@ import (
 
 	"github.com/contain-cli/contain/internal/job"
 	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/internal/text"
 	"github.com/contain-cli/contain/tag"
 )
 
@@ -153,7 +154,7 @@ func (g *Group) startIn(h *heldCopy, cmd *exec.Cmd) error {
 // logf says a line of the library's on Options.Log.
 func (g *Group) logf(format string, a ...any) {
 	if g.o.Log != nil {
-		fmt.Fprintf(g.o.Log, "containment: "+format+"\n", a...)
+		text.Fprintf(g.o.Log, "containment: "+format+"\n", a...)
 	}
 }
 

@@ -169,3 +169,31 @@ func processHandle(t *testing.T, cmd *exec.Cmd) windows.Handle {
 	t.Cleanup(func() { windows.CloseHandle(h) })
 	return h
 }
+
+// TestWinLibraryStop: contain stop TOOL:PID, the Group's tag, asks the
+// holder to close the session (its stop event, as contain run's): the
+// whole tree ends, the program lives on, and its Close then returns the
+// session's report.
+func TestWinLibraryStop(t *testing.T) {
+	needContain(t)
+	host, stdin, out, tree := startWinHost(t, "LIBWINS")
+	s := readHostLine(t, out)
+	res := run(t, runOpts{}, "stop", "-t", "5s", s.Tag)
+	wantCode(t, res, 0)
+	for _, r := range tree {
+		if !r.goneWithin(10 * time.Second) {
+			t.Errorf("process %d of the group outlived contain stop %s", r.pid, s.Tag)
+		}
+	}
+	if ev, _ := windows.WaitForSingleObject(processHandle(t, host), 0); ev == windows.WAIT_OBJECT_0 {
+		t.Fatal("the program ended with its Group")
+	}
+	fmt.Fprintln(stdin, "close")
+	line, err := out.ReadBytes('\n')
+	var c struct {
+		Reports int `json:"reports"`
+	}
+	if err != nil || json.Unmarshal(line, &c) != nil || c.Reports != 1 {
+		t.Errorf("the host's second line %q (%v): want the session's one report", line, err)
+	}
+}
