@@ -90,6 +90,17 @@ func (g *Group) startHeld(cmd *exec.Cmd) (held bool, err error) {
 	// session when the holder closes it.
 	g.starting.RLock()
 	defer g.starting.RUnlock()
+	// Close may have run between Start's look at closed and the lock:
+	// the holder may have closed the session, and a command started now
+	// would be no longer in it (TestCloseWhileStartingWindows saw one
+	// outlive the holder's close, ended only when the job's last handle
+	// closed).
+	g.mu.Lock()
+	closed := g.closed
+	g.mu.Unlock()
+	if closed {
+		return true, ErrClosed
+	}
 	h, err := g.holder()
 	if err != nil || h == nil {
 		return err != nil, err

@@ -68,6 +68,11 @@ func (rec *Recorder) StartedAt() time.Time {
 	return rec.facts.Started
 }
 
+// Collecting reports whether the run asked for an account (false for
+// the nil Recorder): what costs a read only for the report is skipped
+// otherwise.
+func (rec *Recorder) Collecting() bool { return rec != nil }
+
 // CommandEnded records the moment COMMAND ended.
 func (rec *Recorder) CommandEnded() {
 	if rec != nil {

@@ -150,7 +150,7 @@ func (s *sparing) spare(ps []proc.Entry) {
 // note records a spared daemon for the report.
 func (s *sparing) note(p proc.Entry) {
 	r := s.r
-	if r.rec == nil {
+	if !r.rec.Collecting() {
 		return
 	}
 	l := &account.Leftover{ID: proc.ID{PID: p.PID, Start: p.Start}, Spared: true}

@@ -33,7 +33,7 @@ func ended(h windows.Handle) bool {
 
 // noteLeftovers records the processes of the job when COMMAND has ended.
 func (r *winRunner) noteLeftovers() {
-	if r.rec == nil {
+	if !r.rec.Collecting() {
 		return // nothing to read for
 	}
 	for _, pid := range r.sys.pids() {
@@ -165,7 +165,7 @@ func exitCode(h windows.Handle) uint32 {
 // event's name, then its exit code, or TerminateJobObject.
 func (r *winRunner) finishFacts() *account.Facts {
 	rec := r.rec
-	if rec == nil {
+	if !rec.Collecting() {
 		return nil
 	}
 	r.noteGone("")

@@ -23,7 +23,7 @@ import (
 // leftovers" stand for what contain could not see. They are not ended:
 // nothing says they are the session's.
 func (r *runner) noteUntold() {
-	if r.sys.complete() || r.track == nil || r.rec == nil && r.o.Log == nil {
+	if r.sys.complete() || r.track == nil || !r.rec.Collecting() && r.o.Log == nil {
 		return
 	}
 	found, unsettled, err := r.scanUntold()
@@ -73,7 +73,7 @@ func (r *runner) noteUntold() {
 			argv = []string{}
 		}
 		ut := report.Untold{PID: u.PID, Comm: u.Comm, Argv: argv, Why: u.Why}
-		if r.rec != nil {
+		if r.rec.Collecting() {
 			ut.Started = &report.Time{Time: proc.StartWall(u.Start, since, r.rec.StartedAt())}
 		}
 		out = append(out, ut)
