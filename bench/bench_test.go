@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/contain-cli/contain/internal/cgroup"
+	"github.com/contain-cli/contain/internal/testtool"
 )
 
 // containBin is built as releases are (buildFlags); plainBin as a plain
@@ -140,46 +140,19 @@ func benchUsers(b *testing.B) []benchUser {
 	return users
 }
 
-// delegated makes a cgroup below the benchmark's own, delegated to uid
-// (the directory and its cgroup.procs, cgroup.threads and
-// cgroup.subtree_control are the user's), removed at the end, and
-// returns a descriptor of it for SysProcAttr.CgroupFD.
+// delegated makes a cgroup delegated to uid for the benchmark
+// (testtool.DelegatedCgroup) and returns a descriptor of it for
+// SysProcAttr.CgroupFD, closed at the end.
 func delegated(b *testing.B, uid int) (int, error) {
-	own, err := cgroup.OwnDir()
-	if err != nil {
-		return -1, err
-	}
-	dir, err := os.MkdirTemp(own, "contain-bench-delegated-")
+	dir, err := testtool.DelegatedCgroup(b, "contain-bench-delegated", uid)
 	if err != nil {
 		return -1, err
 	}
 	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
-	b.Cleanup(func() {
-		if fd >= 0 {
-			syscall.Close(fd)
-		}
-		os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
-		var subs []string
-		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				subs = append(subs, p)
-			}
-			return nil
-		})
-		for i := len(subs) - 1; i >= 0; i-- {
-			for try := 0; syscall.Rmdir(subs[i]) == syscall.EBUSY && try < 100; try++ {
-				time.Sleep(20 * time.Millisecond)
-			}
-		}
-	})
 	if err != nil {
 		return -1, err
 	}
-	for _, f := range []string{"", "cgroup.procs", "cgroup.threads", "cgroup.subtree_control"} {
-		if err := os.Chown(filepath.Join(dir, f), uid, uid); err != nil {
-			return -1, err
-		}
-	}
+	b.Cleanup(func() { syscall.Close(fd) })
 	return fd, nil
 }
 

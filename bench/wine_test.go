@@ -18,15 +18,7 @@ import (
 // (bench/baseline), both Windows builds run under Wine, in turns whose
 // order rotates. Wine's own start of a process is in both.
 func BenchmarkStartupWine(b *testing.B) {
-	if why := winetest.Missing(); why != "" {
-		b.Skip(why)
-	}
-	dir := b.TempDir()
-	w, err := winetest.Start(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer w.Stop()
+	w, dir := startWine(b)
 	contain, baseline := filepath.Join(dir, "contain.exe"), filepath.Join(dir, "baseline.exe")
 	for _, args := range [][]string{
 		append(append([]string{"build"}, buildFlags...), "-o", contain, ".."),
@@ -63,15 +55,7 @@ func BenchmarkStartupWine(b *testing.B) {
 // turns: 25 commands a turn, the median of each. Goal: per-cmd-ratio
 // within 2.
 func BenchmarkLibraryPerCommandWine(b *testing.B) {
-	if why := winetest.Missing(); why != "" {
-		b.Skip(why)
-	}
-	dir := b.TempDir()
-	w, err := winetest.Start(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer w.Stop()
+	w, dir := startWine(b)
 	libhost := filepath.Join(dir, "libhost.exe")
 	if err := winetest.BuildWindows("build", "-o", libhost, "./libhost"); err != nil {
 		b.Fatal(err)
@@ -101,4 +85,20 @@ func BenchmarkLibraryPerCommandWine(b *testing.B) {
 	b.ReportMetric(ms(me), "exec-ms")
 	b.ReportMetric(ms(ml), "lib-ms")
 	b.ReportMetric(float64(ml)/float64(me), "per-cmd-ratio")
+}
+
+// startWine starts a Wine prefix of the benchmark's own in a directory
+// that is removed at the end, and stops it then; it skips the benchmark
+// where Wine is missing.
+func startWine(b *testing.B) (*winetest.Wine, string) {
+	if why := winetest.Missing(); why != "" {
+		b.Skip(why)
+	}
+	dir := b.TempDir()
+	w, err := winetest.Start(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(w.Stop)
+	return w, dir
 }

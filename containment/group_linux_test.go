@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -380,63 +379,6 @@ func TestExtraFiles(t *testing.T) {
 	g.Wait(cmd)
 }
 
-// TestCloseWhileStarting: Close while other goroutines start commands:
-// every command that Start started is ended by Close (none starts after
-// the holder has closed the session and survives), and every Start after
-// Close says ErrClosed. Over many rounds: the start and the close race.
-func TestCloseWhileStarting(t *testing.T) {
-	for round := range 20 {
-		g, err := containment.NewGroup(containment.Options{Originator: "RACETEST", Grace: 100 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := g.Start(exec.Command("/bin/sleep", "300")); err != nil {
-			t.Fatal(err)
-		}
-		var mu sync.Mutex
-		var cmds []*exec.Cmd
-		var wg sync.WaitGroup
-		for range 4 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					c := exec.Command("/bin/sleep", "300")
-					err := g.Start(c)
-					switch {
-					case errors.Is(err, containment.ErrClosed):
-						return // refused: Close has run
-					case err != nil:
-						t.Errorf("round %d: Start: %v", round, err)
-						return
-					}
-					mu.Lock()
-					cmds = append(cmds, c)
-					mu.Unlock()
-				}
-			}()
-		}
-		time.Sleep(time.Duration(round%5) * 2 * time.Millisecond)
-		if _, err := g.Close(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		wg.Wait() // each goroutine ends at its first refused Start
-		for _, c := range cmds {
-			done := make(chan error, 1)
-			go func() { done <- c.Wait() }()
-			select {
-			case err := <-done:
-				if err == nil {
-					t.Errorf("round %d: a command exited 0: it was not ended", round)
-				}
-			case <-time.After(10 * time.Second):
-				t.Errorf("round %d: command %d outlived Close", round, c.Process.Pid)
-				c.Process.Kill()
-			}
-		}
-	}
-}
-
 // TestOwnCgroup: a command that cmd.SysProcAttr starts in a cgroup of its
 // own is outside the session's cgroup: the program tells the holder of
 // it, and Close ends it all the same. The test's cgroup is its own, made
@@ -484,3 +426,13 @@ func TestOwnCgroup(t *testing.T) {
 		t.Fatal("Close returned with the command in a cgroup of its own still running")
 	}
 }
+
+// longCommand is a command that runs until it is ended.
+func longCommand(*testing.T) *exec.Cmd { return exec.Command("/bin/sleep", "300") }
+
+// closeRaceRounds and closeRaceStep: TestCloseWhileStarting's rounds and
+// the step of the wait before Close.
+const (
+	closeRaceRounds = 20
+	closeRaceStep   = 2 * time.Millisecond
+)

@@ -244,31 +244,8 @@ func (g *Group) waitHeld(cmd *exec.Cmd, c *command) error {
 	}
 	code := st.ExitCode()
 	e := &ExitError{Pid: c.pid, Status: code, Exited: true, Code: code, ProcessState: st, TimedOut: c.timedOut, Err: werr}
-	switch {
-	case c.timedOut && c.killedAfter:
-		e.Status = 128 + int(syscall.SIGKILL)
-	case c.timedOut:
-		e.Status = timedOutStatus
-	}
-	select {
-	case <-g.hold.done:
-		// The holder was killed (the job ended with the program's
-		// handle), or it ended the session for a limit.
-		o := g.hold.outcome
-		e.HolderEnded = o == nil
-		if o != nil {
-			e.Limit = o.Limit
-		}
-	default:
-	}
-	if e.Status == 0 && !e.TimedOut && !e.HolderEnded && e.Limit == "" && werr == nil {
-		return nil
-	}
-	return e
+	return g.heldEnd(e, c.timedOut, c.killedAfter)
 }
-
-// timedOutStatus is GNU timeout's status when the timeout fired.
-const timedOutStatus = 124
 
 // giveUp bounds the terminations endTree tries after the grace period:
 // what is still there then ends with the session.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"slices"
+	"syscall"
 
 	"github.com/contain-cli/contain/tag"
 )
@@ -107,3 +108,33 @@ func (g *Group) startHeld(cmd *exec.Cmd) (held bool, err error) {
 	}
 	return true, g.startIn(h, cmd)
 }
+
+// heldEnd finishes Wait's ExitError e of a held command: the status of a
+// timeout (124, or 137 where it was killed after it: killed), and what
+// the session's end says (HolderEnded: the holder was killed, and its
+// crash guard, or on Windows the job's closing, ended the session; Limit:
+// the holder ended it for a limit). nil where nothing went wrong.
+func (g *Group) heldEnd(e *ExitError, timedOut, killed bool) error {
+	switch {
+	case timedOut && killed:
+		e.Status = 128 + int(syscall.SIGKILL)
+	case timedOut:
+		e.Status = timedOutStatus
+	}
+	select {
+	case <-g.hold.done:
+		o := g.hold.outcome
+		e.HolderEnded = o == nil
+		if o != nil {
+			e.Limit = o.Limit
+		}
+	default:
+	}
+	if e.Status == 0 && !e.TimedOut && !e.HolderEnded && e.Limit == "" && e.Err == nil {
+		return nil
+	}
+	return e
+}
+
+// timedOutStatus is GNU timeout's status when the timeout fired.
+const timedOutStatus = 124

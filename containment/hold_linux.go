@@ -198,31 +198,8 @@ func (g *Group) waitHeld(cmd *exec.Cmd, c *command) error {
 			e.Signal, e.Status = ws.Signal(), 128+int(ws.Signal())
 		}
 	}
-	switch {
-	case c.timedOut && (c.killedAfter || e.Signal == syscall.SIGKILL):
-		e.Status = 128 + int(syscall.SIGKILL)
-	case c.timedOut:
-		e.Status = timedOutStatus
-	}
-	select {
-	case <-g.hold.done:
-		// The holder was killed (its crash guard ended the session), or
-		// it ended the session for a limit.
-		o := g.hold.outcome
-		e.HolderEnded = o == nil
-		if o != nil {
-			e.Limit = o.Limit
-		}
-	default:
-	}
-	if e.Status == 0 && !e.TimedOut && !e.HolderEnded && e.Limit == "" && werr == nil {
-		return nil
-	}
-	return e
+	return g.heldEnd(e, c.timedOut, c.killedAfter || e.Signal == syscall.SIGKILL)
 }
-
-// timedOutStatus is GNU timeout's status when the timeout fired.
-const timedOutStatus = 124
 
 // endLeftInGroup waits for cmd.Wait (waited) and for the command's
 // process group (pgrp, the command ended at end, in start-time units) to

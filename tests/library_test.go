@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/contain-cli/contain/internal/cgroup"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/testtool"
 )
@@ -638,44 +637,14 @@ func TestLibraryRealDaemons(t *testing.T) {
 	}
 }
 
-// delegatedCgroup makes a cgroup below the test's own, delegated to uid
-// as systemd delegates one (the directory and its cgroup.procs,
-// cgroup.threads and cgroup.subtree_control are the user's), and removes
-// it once the test and its subtests are done (what is left in it is
-// killed first). It fails the test where none can be made: the tests run
-// as root, on a writable cgroup v2 hierarchy (CI's machine is one).
+// delegatedCgroup is testtool.DelegatedCgroup for a test: it fails the
+// test where none can be made (the tests run as root, on a writable
+// cgroup v2 hierarchy: CI's machine is one).
 func delegatedCgroup(t *testing.T, uid int) string {
 	t.Helper()
-	own, err := cgroup.OwnDir()
-	if err != nil {
-		t.Fatalf("no cgroup v2 hierarchy to delegate a cgroup in: %v", err)
-	}
-	dir, err := os.MkdirTemp(own, "contain-test-delegated-")
+	dir, err := testtool.DelegatedCgroup(t, "contain-test-delegated", uid)
 	if err != nil {
 		t.Fatalf("cannot make a cgroup to delegate: %v", err)
-	}
-	t.Cleanup(func() {
-		os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
-		var subs []string
-		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				subs = append(subs, p)
-			}
-			return nil
-		})
-		for i := len(subs) - 1; i >= 0; i-- {
-			for try := 0; syscall.Rmdir(subs[i]) == syscall.EBUSY && try < 100; try++ {
-				time.Sleep(20 * time.Millisecond)
-			}
-		}
-		if _, err := os.Stat(dir); err == nil {
-			t.Errorf("cannot remove the delegated cgroup %s", dir)
-		}
-	})
-	for _, f := range []string{"", "cgroup.procs", "cgroup.threads", "cgroup.subtree_control"} {
-		if err := os.Chown(filepath.Join(dir, f), uid, uid); err != nil {
-			t.Fatal(err)
-		}
 	}
 	return dir
 }

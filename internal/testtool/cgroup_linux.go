@@ -1,0 +1,52 @@
+package testtool
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/contain-cli/contain/internal/cgroup"
+)
+
+// DelegatedCgroup makes a cgroup below the caller's own, named
+// prefix-RANDOM, delegated to uid as systemd delegates one (the directory
+// and its cgroup.procs, cgroup.threads and cgroup.subtree_control are
+// the user's), and removes it when tb's test (or benchmark) and its
+// subtests are done, killing what is left in it first. It needs root and
+// a writable cgroup v2 hierarchy.
+func DelegatedCgroup(tb testing.TB, prefix string, uid int) (string, error) {
+	own, err := cgroup.OwnDir()
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp(own, prefix+"-")
+	if err != nil {
+		return "", err
+	}
+	tb.Cleanup(func() {
+		os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
+		var subs []string
+		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				subs = append(subs, p)
+			}
+			return nil
+		})
+		for i := len(subs) - 1; i >= 0; i-- {
+			for try := 0; syscall.Rmdir(subs[i]) == syscall.EBUSY && try < 100; try++ {
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+		if _, err := os.Stat(dir); err == nil {
+			tb.Errorf("cannot remove the delegated cgroup %s", dir)
+		}
+	})
+	for _, f := range []string{"", "cgroup.procs", "cgroup.threads", "cgroup.subtree_control"} {
+		if err := os.Chown(filepath.Join(dir, f), uid, uid); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
