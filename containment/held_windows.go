@@ -232,15 +232,10 @@ func (g *Group) waitHeld(cmd *exec.Cmd, c *command) error {
 	c.mu.Unlock()
 	g.endTree(c)
 	windows.CloseHandle(c.h)
-	if errors.Is(werr, exec.ErrWaitDelay) {
-		werr = nil // the command's output was held by the session after it ended: not the command's fault
-	}
+	werr = waitError(werr)
 	st := cmd.ProcessState
 	if st == nil {
 		return werr
-	}
-	if _, ok := werr.(*exec.ExitError); ok {
-		werr = nil // the status says it
 	}
 	code := st.ExitCode()
 	e := &ExitError{Pid: c.pid, Status: code, Exited: true, Code: code, ProcessState: st, TimedOut: c.timedOut, Err: werr}

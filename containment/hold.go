@@ -3,6 +3,7 @@
 package containment
 
 import (
+	"errors"
 	"fmt"
 	"os/exec"
 	"slices"
@@ -138,3 +139,14 @@ func (g *Group) heldEnd(e *ExitError, timedOut, killed bool) error {
 
 // timedOutStatus is GNU timeout's status when the timeout fired.
 const timedOutStatus = 124
+
+// waitError is what Wait keeps of cmd.Wait's error for a held command:
+// not an exit status (the ExitError says it), nor the command's output
+// held past WaitDelay by the session after the command ended (not the
+// command's fault).
+func waitError(werr error) error {
+	if _, ok := werr.(*exec.ExitError); ok || errors.Is(werr, exec.ErrWaitDelay) {
+		return nil
+	}
+	return werr
+}

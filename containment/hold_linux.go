@@ -1,7 +1,6 @@
 package containment
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -179,15 +178,10 @@ func (g *Group) waitHeld(cmd *exec.Cmd, c *command) error {
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 	werr := g.endLeftInGroup(c.pid, end, ended, waited)
-	if errors.Is(werr, exec.ErrWaitDelay) {
-		werr = nil // the command's output was held by the session after it ended: not the command's fault
-	}
+	werr = waitError(werr)
 	st := cmd.ProcessState
 	if st == nil {
 		return werr
-	}
-	if _, ok := werr.(*exec.ExitError); ok {
-		werr = nil // the status says it
 	}
 	e := &ExitError{Pid: c.pid, Status: st.ExitCode(), ProcessState: st, TimedOut: c.timedOut, Err: werr}
 	if ws, ok := st.Sys().(syscall.WaitStatus); ok {
