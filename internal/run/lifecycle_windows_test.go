@@ -119,7 +119,7 @@ func (f *fakeJob) sentTo() []uint32 {
 func fakeRunner(t *testing.T, f *fakeJob, hold bool) (*winRunner, *strings.Builder) {
 	var log strings.Builder
 	var mu sync.Mutex
-	r := &winRunner{o: Options{Grace: 20 * time.Millisecond, Hold: hold, Signal: syscall.SIGTERM}, sys: f, lim: noJobLimits{},
+	r := &winRunner{o: Options{Grace: 20 * time.Millisecond, Hold: hold, Signal: syscall.SIGTERM}, sys: f, lim: noJobLimits{}, breaks: noBreakaways{},
 		log: func(format string, a ...any) {
 			mu.Lock()
 			defer mu.Unlock()

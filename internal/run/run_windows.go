@@ -44,7 +44,7 @@ func Run(o Options) (Result, error) {
 	if o.Detach {
 		return runDetached(o)
 	}
-	r := &winRunner{o: o, log: o.logger(), lim: noJobLimits{}}
+	r := &winRunner{o: o, log: o.logger(), lim: noJobLimits{}, breaks: noBreakaways{}}
 	r.sys = jobSys{r}
 	return lifecycle(r, o.Limits.Any(), o.Started)
 }
@@ -72,8 +72,8 @@ type winRunner struct {
 	// phase is why the main loop (and then the close) ends processes,
 	// for the report's ended_by_contain: report.PhaseTimeout, ...
 	phase  string
-	lim    jobTreeLimits   // noJobLimits: no limit asked
-	breaks *job.BreakWatch // with --allow-daemons
+	lim    jobTreeLimits // noJobLimits: no limit asked
+	breaks breakaways    // *job.BreakWatch with --allow-daemons, else noBreakaways
 
 	events   <-chan uint32     // the console's, from prepare
 	timedOut bool              // the timeout (or the CPU time limit) fired
@@ -123,6 +123,18 @@ func (s jobSys) commandRunning() bool {
 	ev, _ := windows.WaitForSingleObject(s.r.proc, 0)
 	return ev != windows.WAIT_OBJECT_0
 }
+
+// breakaways watches the processes that leave the job
+// (job.BreakWatch, with --allow-daemons); noBreakaways: none may.
+type breakaways interface {
+	Begin(pid int)
+	Finish() []report.Leftover
+}
+
+type noBreakaways struct{}
+
+func (noBreakaways) Begin(int)                 {}
+func (noBreakaways) Finish() []report.Leftover { return nil }
 
 // cmdPID is COMMAND's PID, 0 in a held session (no COMMAND).
 func (r *winRunner) cmdPID() int {
@@ -190,7 +202,7 @@ func (r *winRunner) abandon() {}
 
 // begin starts the breakaway watch and the account.
 func (r *winRunner) begin(layers []string, _ *cleanups) {
-	if r.breaks != nil {
+	if r.o.AllowDaemons {
 		r.breaks.Begin(r.cmdPID())
 		r.log("--allow-daemons: the job lets processes leave it; every %v, one that left it without %s=1 is put back (or terminated), a marked one is spared", job.BreakawayEvery, tag.DaemonVar)
 	}
@@ -212,9 +224,7 @@ func (r *winRunner) supervise() {
 	r.rec.CommandEnded()
 	r.lim.late()
 	r.closeGroup(r.events)
-	if r.breaks != nil {
-		r.left = r.breaks.Finish()
-	}
+	r.left = r.breaks.Finish()
 }
 
 // result says how COMMAND ended, with the processes that left the job
