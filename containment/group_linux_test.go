@@ -436,3 +436,74 @@ const (
 	closeRaceRounds = 20
 	closeRaceStep   = 2 * time.Millisecond
 )
+
+func init() {
+	// mayStartIn OWN IN: prints whether this process may start a process
+	// in cgroup IN from OWN.
+	helpers["mayStartIn"] = func() {
+		fmt.Println(containment.MayStartIn(os.Getenv("CONTAINMENT_TEST_OWN"), os.Getenv("CONTAINMENT_TEST_IN")))
+	}
+}
+
+// TestMayStartIn: a Group holds a session only where the program may
+// start processes in the holder's cgroup: as nobody in a cgroup delegated
+// to it, in a cgroup below it (the holder's own), but not in a cgroup
+// beside it that is root's (where systemd would have moved a holder that
+// asked for a scope), whose common ancestor with the program's is not
+// nobody's.
+func TestMayStartIn(t *testing.T) {
+	for _, tc := range []struct{ a, b, want string }{
+		{"/sys/fs/cgroup/u", "/sys/fs/cgroup/u/contain-1", "/sys/fs/cgroup/u"},
+		{"/sys/fs/cgroup/u", "/sys/fs/cgroup/u", "/sys/fs/cgroup/u"},
+		{"/sys/fs/cgroup/u/app.slice/a.scope", "/sys/fs/cgroup/u/contain-1.scope/contain-1", "/sys/fs/cgroup/u"},
+		{"/sys/fs/cgroup/user", "/sys/fs/cgroup/u/x", "/sys/fs/cgroup"},
+		{"/", "/a", "/"},
+	} {
+		if got := containment.CommonAncestor(tc.a, tc.b); got != tc.want {
+			t.Errorf("commonAncestor(%s, %s) = %q, want %q", tc.a, tc.b, got, tc.want)
+		}
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("makes cgroups and runs a helper as nobody: needs root")
+	}
+	deleg, err := testtool.DelegatedCgroup(t, "contain-test-maystart", 65534)
+	if err != nil {
+		t.Fatalf("no cgroup to delegate: %v", err)
+	}
+	below := filepath.Join(deleg, "contain-1")
+	beside, err := os.MkdirTemp(filepath.Dir(deleg), "contain-test-beside-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(beside) })
+	if err := os.Mkdir(below, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"", "cgroup.procs"} {
+		// The holder's, as nobody makes it; and the one beside, whose
+		// cgroup.procs is nobody's too: the common ancestor refuses.
+		for _, d := range []string{below, beside} {
+			if err := os.Chown(filepath.Join(d, f), 65534, 65534); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// The test binary, where nobody may run it (go test builds it in a
+	// directory of its user's alone).
+	self := filepath.Join(t.TempDir(), "containment.test")
+	os.Chmod(filepath.Dir(self), 0o755)
+	os.Chmod(filepath.Dir(filepath.Dir(self)), 0o755)
+	exe, _ := os.Executable()
+	if b, err := os.ReadFile(exe); err != nil || os.WriteFile(self, b, 0o755) != nil {
+		t.Fatalf("cannot copy the test binary: %v", err)
+	}
+	for in, want := range map[string]string{below: "true", beside: "false", deleg: "true"} {
+		cmd := exec.Command(self)
+		cmd.Env = append(os.Environ(), "CONTAINMENT_TEST_HELPER=mayStartIn", "CONTAINMENT_TEST_OWN="+deleg, "CONTAINMENT_TEST_IN="+in)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		out, err := cmd.Output()
+		if got := strings.TrimSpace(string(out)); err != nil || got != want {
+			t.Errorf("as nobody in %s, may start in %s: %q (%v), want %s", deleg, in, got, err, want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -36,10 +37,51 @@ func (a *heldAttrs) open(tag, in string, _ *os.Process, terminal bool) bool {
 	if in == "" {
 		return false
 	}
+	if own, err := cgroup.OwnDir(); err != nil || !mayStartIn(own, in) {
+		return false
+	}
 	if fd, err := unix.Open(in, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
 		a.cgfd = fd
 	}
 	return a.cgfd >= 0
+}
+
+// mayStartIn reports whether the program, in cgroup own, may start a
+// process in cgroup in (CLONE_INTO_CGROUP): it needs write access to the
+// cgroup.procs of in and of the two's common ancestor. The holder makes
+// its cgroup in its own, the program's, which cgroupWritable checked;
+// but a holder asked for a limit its cgroup cannot hold (the program is
+// in it too) may have had systemd move it into a scope of its own, whose
+// common ancestor with the program's cgroup is the system's: the Group
+// then holds each command in a copy of its own, as an ordinary user's
+// Group did before, rather than fail every Start.
+func mayStartIn(own, in string) bool {
+	anc := commonAncestor(own, in)
+	if anc == "" {
+		return false
+	}
+	for _, dir := range []string{anc, in} {
+		if unix.Faccessat(unix.AT_FDCWD, filepath.Join(dir, "cgroup.procs"), unix.W_OK, unix.AT_EACCESS) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// commonAncestor is the deepest directory that holds both a and b
+// (absolute, clean paths), "" when they share none.
+func commonAncestor(a, b string) string {
+	a, b = filepath.Clean(a), filepath.Clean(b)
+	for {
+		if b == a || strings.HasPrefix(b, a+"/") || a == "/" {
+			return a
+		}
+		parent := filepath.Dir(a)
+		if parent == a {
+			return ""
+		}
+		a = parent
+	}
 }
 
 // holderEnded: should the holder be killed, its crash guard ends the

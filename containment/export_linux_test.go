@@ -1,0 +1,8 @@
+package containment
+
+// MayStartIn and CommonAncestor are mayStartIn and commonAncestor, for
+// the tests of package containment_test.
+var (
+	MayStartIn     = mayStartIn
+	CommonAncestor = commonAncestor
+)
