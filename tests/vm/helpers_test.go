@@ -24,6 +24,9 @@ import (
 //	tree DIR         COMMAND: a background sleep and a setsid escapee
 //	setsid DIR       the escapee: becomes sleep 301
 //	spin DURATION    spins on one CPU for DURATION of wall time
+//	libgroup PIDS    a program of package containment: one command in a
+//	                 Group with a --pids limit of PIDS (0: none); prints
+//	                 what it saw (library_test.go)
 func helper(name string, args []string) int {
 	arg := func(i int) string {
 		if i < len(args) {
@@ -102,6 +105,8 @@ func helper(name string, args []string) int {
 		sleep, _ := exec.LookPath("sleep")
 		syscall.Exec(sleep, []string{"sleep", "301"}, os.Environ())
 		return 1
+	case "libgroup":
+		return libGroup(arg(0))
 	case "nsspawn", "nsinit":
 		return containerHelper(name, args)
 	case "spin":
