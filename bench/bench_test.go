@@ -221,40 +221,42 @@ func BenchmarkLibraryStartup(b *testing.B) {
 func BenchmarkLibraryPerCommand(b *testing.B) {
 	for _, u := range benchUsers(b) {
 		b.Run(u.name, func(b *testing.B) {
-			var lib, plain []time.Duration
-			for i := 0; i < b.N; i++ {
-				for j := range 2 {
-					mode := []string{"lib", "exec"}[(i+j)%2]
-					d := perCommand(b, u.attr, mode)
-					if mode == "lib" {
-						lib = append(lib, d)
-					} else {
-						plain = append(plain, d)
-					}
-				}
-			}
-			ml, me := median(lib), median(plain)
-			b.ReportMetric(ms(me), "exec-ms")
-			b.ReportMetric(ms(ml), "lib-ms")
-			b.ReportMetric(float64(ml)/float64(me), "per-cmd-ratio")
+			perCommand(b, func(mode string) *exec.Cmd {
+				cmd := exec.Command(libhostBin, "each", "25", mode, "/bin/true")
+				cmd.SysProcAttr = u.attr
+				return cmd
+			})
 		})
 	}
 }
 
-// perCommand runs libhost each 25 MODE true and returns the median it
-// measured.
-func perCommand(b *testing.B, attr *syscall.SysProcAttr, mode string) time.Duration {
-	cmd := exec.Command(libhostBin, "each", "25", mode, "/bin/true")
-	cmd.SysProcAttr = attr
-	out, err := cmd.Output()
-	if err != nil {
-		b.Fatalf("libhost each %s: %v", mode, err)
+// perCommand runs libhost each 25 MODE (libhost(mode) is that command,
+// MODE lib and exec in turns, b.N turns each) and reports the medians of
+// what libhost measured, and their ratio.
+func perCommand(b *testing.B, libhost func(mode string) *exec.Cmd) {
+	var lib, plain []time.Duration
+	for i := 0; i < b.N; i++ {
+		for j := range 2 {
+			mode := []string{"lib", "exec"}[(i+j)%2]
+			out, err := libhost(mode).Output()
+			if err != nil {
+				b.Fatalf("libhost each %s: %v", mode, err)
+			}
+			ns, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+			if err != nil {
+				b.Fatalf("libhost each %s said %q", mode, out)
+			}
+			if mode == "lib" {
+				lib = append(lib, time.Duration(ns))
+			} else {
+				plain = append(plain, time.Duration(ns))
+			}
+		}
 	}
-	ns, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
-	if err != nil {
-		b.Fatalf("libhost each %s said %q", mode, out)
-	}
-	return time.Duration(ns)
+	ml, me := median(lib), median(plain)
+	b.ReportMetric(ms(me), "exec-ms")
+	b.ReportMetric(ms(ml), "lib-ms")
+	b.ReportMetric(float64(ml)/float64(me), "per-cmd-ratio")
 }
 
 // closeTime runs contain on a bash command that leaves n TERM-responsive

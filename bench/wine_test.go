@@ -5,8 +5,6 @@ package bench
 import (
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -60,31 +58,11 @@ func BenchmarkLibraryPerCommandWine(b *testing.B) {
 	if err := winetest.BuildWindows("build", "-o", libhost, "./libhost"); err != nil {
 		b.Fatal(err)
 	}
-	var lib, plain []time.Duration
-	for i := 0; i < b.N; i++ {
-		for j := range 2 {
-			mode := []string{"lib", "exec"}[(i+j)%2]
-			cmd := exec.Command("wine", libhost, "each", "25", mode, "cmd", "/c", "exit 0")
-			cmd.Env = w.Env
-			out, err := cmd.Output()
-			if err != nil {
-				b.Fatalf("libhost each %s: %v", mode, err)
-			}
-			ns, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
-			if err != nil {
-				b.Fatalf("libhost each %s said %q", mode, out)
-			}
-			if mode == "lib" {
-				lib = append(lib, time.Duration(ns))
-			} else {
-				plain = append(plain, time.Duration(ns))
-			}
-		}
-	}
-	ml, me := median(lib), median(plain)
-	b.ReportMetric(ms(me), "exec-ms")
-	b.ReportMetric(ms(ml), "lib-ms")
-	b.ReportMetric(float64(ml)/float64(me), "per-cmd-ratio")
+	perCommand(b, func(mode string) *exec.Cmd {
+		cmd := exec.Command("wine", libhost, "each", "25", mode, "cmd", "/c", "exit 0")
+		cmd.Env = w.Env
+		return cmd
+	})
 }
 
 // startWine starts a Wine prefix of the benchmark's own in a directory

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -37,7 +38,7 @@ func (a *heldAttrs) open(tag, in string, _ *os.Process, terminal bool) bool {
 	if in == "" {
 		return false
 	}
-	if own, err := cgroup.OwnDir(); err != nil || !mayStartIn(own, in) {
+	if own, err := ownCgroup(); err != nil || !mayStartIn(own, in) {
 		return false
 	}
 	if fd, err := unix.Open(in, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
@@ -88,6 +89,10 @@ func commonAncestor(a, b string) string {
 // cgroup, and every command with it.
 func (g *Group) holderEnded() {}
 
+// ownCgroup is the program's own cgroup (cgroup.OwnDir), read once:
+// where it first starts a command.
+var ownCgroup = sync.OnceValues(cgroup.OwnDir)
+
 // cgroupWritable reports whether the program may make a cgroup in its
 // own and start processes in it (CLONE_INTO_CGROUP asks for write
 // access to the cgroup.procs of the common ancestor, its own): root in
@@ -99,7 +104,7 @@ func (g *Group) holderEnded() {}
 // only (a container's), not as an ordinary user in a cgroup not
 // delegated (an ssh login's session scope is root's).
 func cgroupWritable() bool {
-	dir, err := cgroup.OwnDir()
+	dir, err := ownCgroup()
 	if err != nil {
 		return false
 	}

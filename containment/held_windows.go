@@ -15,7 +15,6 @@ import (
 	"github.com/contain-cli/contain/internal/job"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/text"
-	"github.com/contain-cli/contain/tag"
 )
 
 // holds reports whether this Group holds its commands in one session
@@ -102,17 +101,7 @@ func (g *Group) holderEnded() {
 // job and only then let run (job.Start): no instruction of it runs
 // outside the session.
 func (g *Group) startIn(h *heldCopy, cmd *exec.Cmd) error {
-	env := cmd.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	env = tag.SetEnv(tag.SetEnv(env, tag.Var, g.held.tag), tag.DaemonVar, "")
-	attr := &syscall.SysProcAttr{}
-	if cmd.SysProcAttr != nil {
-		*attr = *cmd.SysProcAttr
-	}
-	env0, attr0 := cmd.Env, cmd.SysProcAttr
-	cmd.Env, cmd.SysProcAttr = env, attr
+	_, restore := g.heldStart(cmd)
 	g.held.mu.Lock()
 	j := g.held.job
 	var ph windows.Handle
@@ -121,7 +110,7 @@ func (g *Group) startIn(h *heldCopy, cmd *exec.Cmd) error {
 		ph, err = j.Start(cmd, g.logf)
 	}
 	g.held.mu.Unlock()
-	cmd.Env, cmd.SysProcAttr = env0, attr0
+	restore()
 	var se *job.StartError
 	switch {
 	case errors.As(err, &se):
@@ -132,22 +121,10 @@ func (g *Group) startIn(h *heldCopy, cmd *exec.Cmd) error {
 		return fmt.Errorf("containment: %w", err)
 	}
 	c := &command{pid: cmd.Process.Pid, h: ph}
-	select {
-	case <-h.done:
-		// The holder ended while this one started: its session is
-		// closed, and this one would outlive it.
-		cmd.Process.Kill()
-		cmd.Wait()
+	if err := g.admit(h, cmd, c, func() { g.timeOut(c) }); err != nil {
 		windows.CloseHandle(ph)
-		return fmt.Errorf("%w: the copy that held its session ended (%s)", ErrClosed, endedHow(h))
-	default:
+		return err
 	}
-	if g.o.Timeout > 0 {
-		c.timer = time.AfterFunc(g.o.Timeout, func() { g.timeOut(c) })
-	}
-	g.mu.Lock()
-	g.cmds[cmd] = c
-	g.mu.Unlock()
 	return nil
 }
 
@@ -222,14 +199,7 @@ func (g *Group) waitHeld(cmd *exec.Cmd, c *command) error {
 		cmd.WaitDelay = max(g.spec.Grace, time.Millisecond)
 	}
 	werr := cmd.Wait()
-	c.mu.Lock()
-	c.ended = true
-	for _, t := range []*time.Timer{c.timer, c.killer} {
-		if t != nil {
-			t.Stop()
-		}
-	}
-	c.mu.Unlock()
+	c.end()
 	g.endTree(c)
 	windows.CloseHandle(c.h)
 	werr = waitError(werr)

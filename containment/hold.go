@@ -5,9 +5,11 @@ package containment
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"slices"
 	"syscall"
+	"time"
 
 	"github.com/contain-cli/contain/tag"
 )
@@ -149,4 +151,58 @@ func waitError(werr error) error {
 		return nil
 	}
 	return werr
+}
+
+// heldStart readies cmd's start in the Group's session: its environment
+// with the session's tag (and no daemon's mark), and a copy of its
+// SysProcAttr, returned for the OS's start to add to. restore puts back
+// cmd.Env and cmd.SysProcAttr as the program set them.
+func (g *Group) heldStart(cmd *exec.Cmd) (attr *syscall.SysProcAttr, restore func()) {
+	env := cmd.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	env = tag.SetEnv(tag.SetEnv(env, tag.Var, g.held.tag), tag.DaemonVar, "")
+	attr = &syscall.SysProcAttr{}
+	if cmd.SysProcAttr != nil {
+		*attr = *cmd.SysProcAttr
+	}
+	env0, attr0 := cmd.Env, cmd.SysProcAttr
+	cmd.Env, cmd.SysProcAttr = env, attr
+	return attr, func() { cmd.Env, cmd.SysProcAttr = env0, attr0 }
+}
+
+// admit keeps c, just started in h's session, for Wait, with its
+// timeout's timer (timeOut) where Options.Timeout asks for one: unless
+// the holder ended while it started, when its session is closed and the
+// command, which would outlive it, is killed.
+func (g *Group) admit(h *heldCopy, cmd *exec.Cmd, c *command, timeOut func()) error {
+	select {
+	case <-h.done:
+		cmd.Process.Kill()
+		cmd.Wait()
+		return fmt.Errorf("%w: the copy that held its session ended (%s)", ErrClosed, endedHow(h))
+	default:
+	}
+	if g.o.Timeout > 0 {
+		c.timer = time.AfterFunc(g.o.Timeout, timeOut)
+	}
+	g.mu.Lock()
+	g.cmds[cmd] = c
+	g.mu.Unlock()
+	return nil
+}
+
+// end marks c ended once Wait has seen it end, and stops its timers:
+// from then on they send nothing (its PID, or its group's, may be
+// another's).
+func (c *command) end() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ended = true
+	for _, t := range []*time.Timer{c.timer, c.killer} {
+		if t != nil {
+			t.Stop()
+		}
+	}
 }

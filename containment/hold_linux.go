@@ -1,8 +1,6 @@
 package containment
 
 import (
-	"fmt"
-	"os"
 	"os/exec"
 	"sync"
 	"syscall"
@@ -12,7 +10,6 @@ import (
 
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
-	"github.com/contain-cli/contain/tag"
 )
 
 // holds reports whether this Group holds its commands in one session
@@ -49,24 +46,14 @@ type command struct {
 
 // startIn starts cmd in h's session.
 func (g *Group) startIn(h *heldCopy, cmd *exec.Cmd) error {
-	env := cmd.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	env = tag.SetEnv(tag.SetEnv(env, tag.Var, g.held.tag), tag.DaemonVar, "")
-	attr := &syscall.SysProcAttr{}
-	if cmd.SysProcAttr != nil {
-		*attr = *cmd.SysProcAttr
-	}
+	attr, restore := g.heldStart(cmd)
 	if !attr.Setsid {
 		attr.Setpgid, attr.Pgid = true, 0
 	}
 	terminal := g.o.Terminal && !attr.Setsid && g.held.giveTerminal(attr)
 	g.held.add(attr)
-	env0, attr0 := cmd.Env, cmd.SysProcAttr
-	cmd.Env, cmd.SysProcAttr = env, attr
 	err := g.held.start(cmd)
-	cmd.Env, cmd.SysProcAttr = env0, attr0
+	restore()
 	if err != nil {
 		if terminal {
 			g.held.takeTerminal()
@@ -86,22 +73,7 @@ func (g *Group) startIn(h *heldCopy, cmd *exec.Cmd) error {
 			nosigpipe.Pipe(h.stop).Write(memberFrame(proc.ID{PID: c.pid, Start: start}))
 		}
 	}
-	select {
-	case <-h.done:
-		// The holder ended while this one started: its session is
-		// closed, and this one would outlive it.
-		cmd.Process.Kill()
-		cmd.Wait()
-		return fmt.Errorf("%w: the copy that held its session ended (%s)", ErrClosed, endedHow(h))
-	default:
-	}
-	if g.o.Timeout > 0 {
-		c.timer = time.AfterFunc(g.o.Timeout, func() { g.timeOut(cmd, c) })
-	}
-	g.mu.Lock()
-	g.cmds[cmd] = c
-	g.mu.Unlock()
-	return nil
+	return g.admit(h, cmd, c, func() { g.timeOut(cmd, c) })
 }
 
 // timeOut is Options.Timeout for one command, as GNU timeout's: Signal
@@ -154,14 +126,7 @@ func signalCommand(cmd *exec.Cmd, c *command, sig syscall.Signal) {
 func (g *Group) waitHeld(cmd *exec.Cmd, c *command) error {
 	ended := waitEnded(c.pid)
 	end := startNow()
-	c.mu.Lock()
-	c.ended = true
-	for _, t := range []*time.Timer{c.timer, c.killer} {
-		if t != nil {
-			t.Stop()
-		}
-	}
-	c.mu.Unlock()
+	c.end()
 	if c.terminal {
 		g.held.takeTerminal()
 	}

@@ -1,6 +1,7 @@
 package testtool
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -26,21 +27,8 @@ func DelegatedCgroup(tb testing.TB, prefix string, uid int) (string, error) {
 		return "", err
 	}
 	tb.Cleanup(func() {
-		os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
-		var subs []string
-		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				subs = append(subs, p)
-			}
-			return nil
-		})
-		for i := len(subs) - 1; i >= 0; i-- {
-			for try := 0; syscall.Rmdir(subs[i]) == syscall.EBUSY && try < 100; try++ {
-				time.Sleep(20 * time.Millisecond)
-			}
-		}
-		if _, err := os.Stat(dir); err == nil {
-			tb.Errorf("cannot remove the delegated cgroup %s", dir)
+		if err := RemoveCgroup(dir); err != nil {
+			tb.Errorf("cannot remove the delegated cgroup: %v", err)
 		}
 	})
 	for _, f := range []string{"", "cgroup.procs", "cgroup.threads", "cgroup.subtree_control"} {
@@ -49,4 +37,30 @@ func DelegatedCgroup(tb testing.TB, prefix string, uid int) (string, error) {
 		}
 	}
 	return dir, nil
+}
+
+// RemoveCgroup kills what is left in cgroup dir and below it, and
+// removes it, its children first, waiting up to 2 s for each to empty.
+// It says the first that could not be removed.
+func RemoveCgroup(dir string) error {
+	os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
+	var subs []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			subs = append(subs, p)
+		}
+		return nil
+	})
+	var first error
+	for i := len(subs) - 1; i >= 0; i-- {
+		err := syscall.Rmdir(subs[i])
+		for try := 0; err == syscall.EBUSY && try < 100; try++ {
+			time.Sleep(20 * time.Millisecond)
+			err = syscall.Rmdir(subs[i])
+		}
+		if err != nil && err != syscall.ENOENT && first == nil {
+			first = fmt.Errorf("cannot remove %s: %w", subs[i], err)
+		}
+	}
+	return first
 }

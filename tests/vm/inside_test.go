@@ -85,33 +85,12 @@ func group(t *testing.T, w who) string {
 			}
 		}
 	}
-	t.Cleanup(func() { removeGroup(t, dir) })
-	return dir
-}
-
-// removeGroup kills what is left below dir and removes it, its children
-// first.
-func removeGroup(t *testing.T, dir string) {
-	os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
-	var subs []string
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			subs = append(subs, p)
+	t.Cleanup(func() {
+		if err := testtool.RemoveCgroup(dir); err != nil {
+			t.Error(err)
 		}
-		return nil
 	})
-	for i := len(subs) - 1; i >= 0; i-- {
-		for try := 0; ; try++ {
-			err := unix.Rmdir(subs[i])
-			if err == nil || err == unix.ENOENT || try == 100 {
-				if err != nil && err != unix.ENOENT {
-					t.Errorf("cannot remove %s: %v", subs[i], err)
-				}
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	return dir
 }
 
 // containWait bounds one contain run of the tests.
