@@ -61,11 +61,17 @@ func badUsage(format string, args ...any) error {
 	return &status.Error{Code: 2, Err: fmt.Errorf(format, args...)}
 }
 
+// usageOf is a usage error of c's command, in the one form every command's
+// has: "contain: CMD: what is wrong".
+func usageOf(c *cli.Context, format string, args ...any) error {
+	return badUsage("%s: %s", c.Command.Name, fmt.Sprintf(format, args...))
+}
+
 // outputFormat checks --format.
 func outputFormat(c *cli.Context) (string, error) {
 	f := c.String("format")
 	if f != "table" && f != "json" {
-		return "", badUsage("--format: %q is not table or json", f)
+		return "", usageOf(c, "--format: %q is not table or json", f)
 	}
 	return f, nil
 }
@@ -73,7 +79,7 @@ func outputFormat(c *cli.Context) (string, error) {
 // noArgs refuses positional arguments to a command that takes none.
 func noArgs(c *cli.Context) error {
 	if c.Args().Present() {
-		return badUsage("%s: unexpected argument %q (see contain %s --help)", c.Command.Name, c.Args().First(), c.Command.Name)
+		return usageOf(c, "unexpected argument %q (see contain %s --help)", c.Args().First(), c.Command.Name)
 	}
 	return nil
 }
@@ -84,10 +90,26 @@ func toolFilter(c *cli.Context) ([]string, error) {
 	tools := listValues(c, "originator")
 	for _, t := range tools {
 		if err := tag.CheckTool(t); err != nil {
-			return nil, badUsage("--originator: %v", err)
+			return nil, usageOf(c, "--originator: %v", err)
+		}
+		if strings.Contains(t, ":") {
+			// As contain run refuses it: TOOL:PID is a session, which
+			// -o would quietly match nothing with.
+			return nil, usageOf(c, "--originator: %q has \":\": -o takes a TOOL; TOOL:PID names a session%s", t, sessionHint(c.Command.Name))
 		}
 	}
 	return tools, nil
+}
+
+// sessionHint says how cmd names a session, for a TOOL:PID given to -o.
+func sessionHint(cmd string) string {
+	switch cmd {
+	case "reap":
+		return " (reap --session TOOL:PID)"
+	case "stop", "wait":
+		return " (contain " + cmd + " TOOL:PID)"
+	}
+	return ""
 }
 
 func doPs(c *cli.Context) error {

@@ -107,7 +107,7 @@ func parseReap(c *cli.Context) (reapRequest, error) {
 	}
 	for _, v := range listValues(c, "session") {
 		if _, _, err := tag.Parse(v); err != nil {
-			return rq, badUsage("--session: %v (want TOOL:PID)", err)
+			return rq, usageOf(c, "--session: %v (want TOOL:PID)", err)
 		}
 	}
 	tools, err := toolFilter(c)
@@ -115,10 +115,10 @@ func parseReap(c *cli.Context) (reapRequest, error) {
 		return rq, err
 	}
 	if rq.sig, err = signals.Parse(c.String("signal")); err != nil {
-		return rq, badUsage("--signal: %v", err)
+		return rq, usageOf(c, "--signal: %v", err)
 	}
 	if rq.grace, err = parseDuration(c.String("grace")); err != nil {
-		return rq, badUsage("--grace: %v", err)
+		return rq, usageOf(c, "--grace: %v", err)
 	}
 	rq.opts = session.Options{
 		Filter:         session.Filter{Tools: tools, Values: listValues(c, "session")},

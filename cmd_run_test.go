@@ -19,7 +19,7 @@ func TestRunThroughCLI(t *testing.T) {
 	}{
 		{[]string{"run", "--", "sh", "-c", "exit 3"}, 3, ""},
 		{[]string{"run", "-o", "X_1", "--", "sh", "-c", `test "$RUNNING_PROCESS_ORIGINATOR" = "X_1:$PPID"`}, 0, ""},
-		{[]string{"run", "-t", "abc", "true"}, status.Failed, "contain: --timeout: "},
+		{[]string{"run", "-t", "abc", "true"}, status.Failed, "contain: run: --timeout: "},
 		{[]string{"run", "--bogus", "true"}, status.Failed, "contain: run: unknown option --bogus"},
 		{[]string{"run", "contain-no-such-command"}, status.NotFound, "contain: cannot run contain-no-such-command"},
 	} {

@@ -107,16 +107,16 @@ func parseStop(c *cli.Context) (stopRequest, error) {
 		return rq, err
 	}
 	if rq.Sig, err = signals.Parse(c.String("signal")); err != nil {
-		return rq, badUsage("--signal: %v", err)
+		return rq, usageOf(c, "--signal: %v", err)
 	}
 	if rq.Sig == 0 {
-		return rq, badUsage("--signal: 0 sends nothing (contain wait waits without asking)")
+		return rq, usageOf(c, "--signal: 0 sends nothing (contain wait waits without asking)")
 	}
 	if rq.Timeout, err = parseTimeout(c); err != nil {
 		return rq, err
 	}
 	if rq.Kill = c.Bool("kill"); rq.Kill && rq.Timeout == 0 {
-		return rq, badUsage("--kill: needs --timeout, the time to wait before killing")
+		return rq, usageOf(c, "--kill: needs --timeout, the time to wait before killing")
 	}
 	if rq.format, err = outputFormat(c); err != nil {
 		return rq, err

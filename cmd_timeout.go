@@ -22,7 +22,7 @@ timeout accepts (-k 5, -k5, --kill-after=5, -s KILL, -sKILL, -v, -p, -f).
 Exit status: as GNU timeout's and contain run's: 124 if COMMAND timed out;
 137 if it had to be killed after --kill-after; 125 if contain failed; 126
 if COMMAND cannot be executed; 127 if it was not found; else COMMAND's own.`,
-	Flags:           runFlags(),
+	Flags:           timeoutFlags(),
 	SkipFlagParsing: true,
 	Action:          doTimeout,
 	HideHelpCommand: true,
@@ -40,4 +40,16 @@ func doTimeout(c *cli.Context) error {
 		return &status.Error{Code: code}
 	}
 	return nil
+}
+
+// timeoutFlags are contain run's flags but --timeout, which contain timeout
+// takes as DURATION (and refuses as an option).
+func timeoutFlags() []cli.Flag {
+	var flags []cli.Flag
+	for _, f := range runFlags() {
+		if f.Names()[0] != "timeout" {
+			flags = append(flags, f)
+		}
+	}
+	return flags
 }

@@ -72,12 +72,12 @@ func parseSessions(c *cli.Context) (watch.Set, error) {
 	for _, a := range c.Args().Slice() {
 		if _, _, err := tag.Parse(a); err != nil {
 			if strings.HasPrefix(a, "-") && len(a) > 1 {
-				return set, badUsage("%s: %q: options go before the sessions (see contain %s --help)", name, a, name)
+				return set, usageOf(c, "%q after --: an option, not a session (see contain %s --help)", a, name)
 			}
 			if hint := pidHint(a); hint != "" {
-				return set, badUsage("%s: %v (want a session TOOL:PID; did you mean %s?)", name, err, hint)
+				return set, usageOf(c, "%v (want a session TOOL:PID; did you mean %s?)", err, hint)
 			}
-			return set, badUsage("%s: %v (want a session TOOL:PID)", name, err)
+			return set, usageOf(c, "%v (want a session TOOL:PID)", err)
 		}
 		if !slices.Contains(set.Values, a) {
 			set.Values = append(set.Values, a)
@@ -88,7 +88,7 @@ func parseSessions(c *cli.Context) (watch.Set, error) {
 		return set, err
 	}
 	if len(set.Values) == 0 && len(set.Tools) == 0 {
-		return set, badUsage("%s: name a session TOOL:PID, or a tool with -o TOOL (see contain %s --help)", name, name)
+		return set, usageOf(c, "name a session TOOL:PID, or a tool with -o TOOL (see contain %s --help)", name)
 	}
 	return set, nil
 }
@@ -145,7 +145,7 @@ var sessionsOf = func(pid int) []string {
 func parseTimeout(c *cli.Context) (time.Duration, error) {
 	d, err := parseDuration(c.String("timeout"))
 	if err != nil {
-		return 0, badUsage("--timeout: %v", err)
+		return 0, usageOf(c, "--timeout: %v", err)
 	}
 	return d, nil
 }

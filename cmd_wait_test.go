@@ -24,7 +24,8 @@ func TestStopWaitUsage(t *testing.T) {
 		{"stop", "-t", "-1", "X:1"}, {"wait", "-t", "soon", "X:1"}, {"stop", "-t", "1x", "X:1"},
 		{"stop", "-s", "NOPE", "X:1"}, {"stop", "-s", "0", "X:1"}, {"stop", "-s", "", "X:1"},
 		{"stop", "--kill", "X:1"}, {"stop", "--format", "xml", "X:1"}, {"wait", "--format", "yaml", "X:1"},
-		{"stop", "X:1", "-t", "5"}, {"wait", "--no-such-option", "X:1"},
+		{"wait", "--no-such-option", "X:1"}, {"stop", "--", "X:1", "-t5"},
+		{"stop", "-o", "CONTAIN:12"}, {"wait", "--orig=a:b"},
 	} {
 		var out, errOut strings.Builder
 		code := runApp(append([]string{"contain"}, args...), &out, &errOut)

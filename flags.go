@@ -81,6 +81,13 @@ func (f *listFlag) Apply(set *flag.FlagSet) error {
 	return nil
 }
 
+// String is the flag's line in help: as a single-valued option's, where
+// urfave/cli would print its names twice to say it may be repeated (its
+// usage says so in words).
+func (f *listFlag) String() string {
+	return cli.FlagStringer(&cli.StringFlag{Name: f.Name, Aliases: f.Aliases, Usage: f.Usage})
+}
+
 func newListFlag(f *cli.StringSliceFlag) cli.Flag {
 	return &listFlag{f, append([]string{f.Name}, f.Aliases...)}
 }

@@ -35,7 +35,17 @@ func main() {
 // runApp runs the app and turns its error into one line on stderr and an
 // exit status.
 func runApp(args []string, stdout, stderr io.Writer) int {
-	return status.Of(newApp(stdout, stderr).Run(args), stderr)
+	if len(args) < 2 {
+		// A wrapper that lost its command must not "succeed".
+		text.Fprintf(stderr, "contain: missing command (usage: contain run|timeout|ps|reap|stop|wait|completion|help ...; see contain --help)\n")
+		return 2
+	}
+	app := newApp(stdout, stderr)
+	args, err := typedOptions(app, args)
+	if err != nil {
+		return status.Of(err, stderr)
+	}
+	return status.Of(app.Run(args), stderr)
 }
 
 func newApp(stdout, stderr io.Writer) *cli.App {

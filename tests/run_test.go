@@ -122,8 +122,20 @@ func TestBadInput(t *testing.T) {
 			res := run(t, runOpts{}, c.args...)
 			wantCode(t, res, 125)
 			wantOneErrorLine(t, res.stderr, c.want)
+			// One form for every command's usage errors.
+			if !strings.HasPrefix(res.stderr, "contain: run: ") {
+				t.Errorf("stderr %q, want it to begin \"contain: run: \"", res.stderr)
+			}
 		})
 	}
+	t.Run("bare contain", func(t *testing.T) {
+		res := run(t, runOpts{})
+		wantCode(t, res, 2)
+		wantOneErrorLine(t, res.stderr, "missing command")
+		if res.stdout != "" {
+			t.Errorf("stdout %q: usage goes to stderr", res.stdout)
+		}
+	})
 	t.Run("bad originator from the environment", func(t *testing.T) {
 		res := run(t, runOpts{env: []string{"CONTAIN_ORIGINATOR=no/slash"}}, "run", "true")
 		wantCode(t, res, 125)

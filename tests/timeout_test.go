@@ -151,3 +151,70 @@ func TestRunDurationAsCommandHints(t *testing.T) {
 		t.Errorf("stderr %q: a hint for a COMMAND that is no duration", res.stderr)
 	}
 }
+
+// TestTimeoutTalksAsGNU: where scripts read contain timeout's stderr, it
+// says what GNU timeout says. -v is one line per signal the timeout sends
+// (none when COMMAND ends first), contain's own lines need -vv; a COMMAND
+// that is empty or not found is GNU's 127 and one line naming it once,
+// with no Go words; -t is not contain timeout's (DURATION is).
+func TestTimeoutTalksAsGNU(t *testing.T) {
+	t.Parallel()
+	c := []string{"LANG=C", "LC_ALL=", "LC_CTYPE="}
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"-v, timed out", []string{"-v", ".1", "sleep", "30"}, 124, "contain: sending signal TERM to command 'sleep'\n"},
+		{"-v -s INT", []string{"-v", "-s", "INT", ".1", "sleep", "30"}, 124, "contain: sending signal INT to command 'sleep'\n"},
+		{"-v, then killed", []string{"-v", "-k", ".2", ".1", "sh", "-c", "trap '' TERM; sleep 30"}, 137, "contain: sending signal TERM to command 'sh'\ncontain: sending signal KILL to command 'sh'\n"},
+		{"-v, no timeout", []string{"-v", "10", "true"}, 0, ""},
+		{"empty COMMAND", []string{"5", ""}, 127, "contain: failed to run command '': No such file or directory\n"},
+		{"not found", []string{"5", "no_such_command_anywhere"}, 127, "contain: failed to run command 'no_such_command_anywhere': No such file or directory\n"},
+		{"-t is refused", []string{"-t", "5", "5", "true"}, 125, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			res := run(t, runOpts{env: c}, append([]string{"timeout"}, tc.args...)...)
+			if res.code != tc.code || (tc.stderr != "" || tc.code == 0) && res.stderr != tc.stderr {
+				t.Errorf("contain timeout %q: status %d, stderr %q; want %d, %q", tc.args, res.code, res.stderr, tc.code, tc.stderr)
+			}
+		})
+	}
+	t.Run("UTF-8 quotes", func(t *testing.T) {
+		t.Parallel()
+		res := run(t, runOpts{env: []string{"LC_ALL=C.UTF-8"}}, "timeout", "-v", ".1", "sleep", "30")
+		if want := "contain: sending signal TERM to command ‘sleep’\n"; res.code != 124 || res.stderr != want {
+			t.Errorf("status %d, stderr %q; want 124, %q", res.code, res.stderr, want)
+		}
+	})
+	t.Run("-vv adds contain's own lines", func(t *testing.T) {
+		t.Parallel()
+		res := run(t, runOpts{env: c}, "timeout", "-vv", ".1", "sleep", "30")
+		if res.code != 124 || !strings.Contains(res.stderr, "contain: sending signal TERM to command 'sleep'\n") || !strings.Contains(res.stderr, "contain: done: ") {
+			t.Errorf("status %d, stderr %q", res.code, res.stderr)
+		}
+	})
+	t.Run("a long name is said once", func(t *testing.T) {
+		t.Parallel()
+		name := strings.Repeat("n", 5000)
+		for _, cmd := range []string{"timeout", "run"} {
+			args := []string{cmd, "5", name}
+			if cmd == "run" {
+				args = []string{cmd, "--", name}
+			}
+			res := run(t, runOpts{env: c}, args...)
+			if res.code != 127 || strings.Count(res.stderr, name) != 1 || strings.Count(res.stderr, "\n") != 1 || strings.Contains(res.stderr, "exec:") || len(res.stderr) > len(name)+100 {
+				t.Errorf("contain %s 5 <5,000 characters>: status %d, stderr of %d bytes naming it %d times: %.120q", cmd, res.code, len(res.stderr), strings.Count(res.stderr, name), res.stderr)
+			}
+		}
+	})
+	t.Run("help lists no --timeout", func(t *testing.T) {
+		t.Parallel()
+		res := run(t, runOpts{}, "timeout", "--help")
+		if res.code != 0 || strings.Contains(res.stdout, "--timeout") || !strings.Contains(res.stdout, "--kill-after") {
+			t.Errorf("contain timeout --help: status %d:\n%s", res.code, res.stdout)
+		}
+	})
+}

@@ -92,6 +92,10 @@ const (
 	maxRegistry = 64 << 20
 )
 
+// ErrNoCommand: the registry names COMMAND by its PID and start time, and
+// COMMAND had ended before its start time could be read.
+var ErrNoCommand = errors.New("COMMAND ended before its start time could be read")
+
 // OpenRegistry makes the registry of session value, which names this
 // contain run (TOOL:PID, PID this process), with COMMAND (commandPID,
 // started at commandStart) as its first process. It fails when no
@@ -105,7 +109,7 @@ func OpenRegistry(value string, commandPID int, commandStart uint64) (*Registry,
 		return nil, fmt.Errorf("registry: %s does not name this contain (PID %d)", value, os.Getpid())
 	}
 	if commandPID <= 1 || commandStart == 0 {
-		return nil, fmt.Errorf("registry: no COMMAND (PID %d, start %d)", commandPID, commandStart)
+		return nil, fmt.Errorf("%w (PID %d)", ErrNoCommand, commandPID)
 	}
 	start := proc.StartOf(pid)
 	if start == 0 {

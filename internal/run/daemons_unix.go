@@ -200,7 +200,11 @@ func (g *sessionRegistry) open(log Logger) {
 	}
 	g.tried = true
 	reg, err := registry.OpenRegistry(g.tag, g.pid, g.since)
-	if err != nil {
+	switch {
+	case errors.Is(err, registry.ErrNoCommand):
+		log("no registry for contain reap: %v; should contain be killed, reap finds what is left by its tag", err)
+		return
+	case err != nil:
 		log("no registry for contain reap: %v", err)
 		return
 	}

@@ -136,6 +136,12 @@ func (s *Spec) options(stderr io.Writer) (Options, error) {
 		daemon = "1"
 	}
 	o.Env = tag.SetEnv(env, tag.DaemonVar, daemon)
+	if s.Announce && len(s.Args) > 0 {
+		command := text.Quote(s.Args[0])
+		o.Announce = func(sig syscall.Signal) {
+			text.Fprintf(stderr, "contain: sending signal %s to command %s\n", strings.TrimPrefix(signals.Name(sig), "SIG"), command)
+		}
+	}
 	if s.Verbose {
 		// Inside another session (a nested contain run, a tool that tags
 		// its processes), every line names this contain: whose "done:" is

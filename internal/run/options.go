@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os/exec"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -32,6 +34,9 @@ type Options struct {
 	Grace     time.Duration // between SIGTERM and SIGKILL when the group is closed
 	Detach    bool
 	Log       Logger
+	// Announce, when set, is told of each signal the timeout sends
+	// COMMAND (GNU timeout's --verbose: Spec.Announce).
+	Announce func(sig syscall.Signal)
 	// Collect asks for Result.Facts: what the report and -v's summary
 	// say. Without it nothing is measured that costs anything.
 	Collect bool
@@ -100,12 +105,26 @@ type StartError struct {
 }
 
 func (e *StartError) Error() string {
+	return fmt.Sprintf("cannot run %s: %s", e.Name, e.Cause())
+}
+
+// Cause says why COMMAND could not start, without Go's words around it
+// and without its name, which the message gives once: os/exec's `exec:
+// "x": executable file not found in $PATH` is "not found in $PATH",
+// "fork/exec x: permission denied" is "permission denied".
+func (e *StartError) Cause() string {
 	err := e.Err
+	if errors.Is(err, exec.ErrNotFound) {
+		if runtime.GOOS == "windows" {
+			return "not found in %PATH%"
+		}
+		return "not found in $PATH"
+	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		err = pe.Err // "fork/exec NAME: " says nothing the message does not
+		err = pe.Err
 	}
-	return fmt.Sprintf("cannot run %s: %v", e.Name, err)
+	return err.Error()
 }
 func (e *StartError) Unwrap() error { return e.Err }
 
@@ -121,4 +140,19 @@ func (o *Options) logger() Logger {
 // hook is what the --on-timeout command needs of the run.
 func (o *Options) hook() hook.Options {
 	return hook.Options{Command: o.OnTimeout, Grace: o.Grace, Tag: o.Tag, Log: o.logger()}
+}
+
+// timing is the supervision loop's Timing for o: Announce told of the
+// timeout signal, then of SIGKILL; nil without Announce.
+func (o *Options) timing() func(kill bool) {
+	if o.Announce == nil {
+		return nil
+	}
+	return func(kill bool) {
+		if kill {
+			o.Announce(syscall.SIGKILL)
+		} else {
+			o.Announce(o.Signal)
+		}
+	}
 }

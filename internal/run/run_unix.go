@@ -402,6 +402,11 @@ func haveShell() bool { return unix.Access(binSh, unix.X_OK) == nil }
 // cannot be executed — `contain run -- .` finds a directory — cannot be
 // run (126), as with execvp, rather than not found (127).
 func lookPath(name string) (string, error) {
+	if name == "" {
+		// execvp(""): ENOENT, as GNU timeout says it (127); not the
+		// first directory of $PATH, which the loop below would find.
+		return "", &exec.Error{Name: name, Err: exec.ErrNotFound}
+	}
 	if strings.Contains(name, "/") {
 		return name, nil
 	}
@@ -531,7 +536,7 @@ func (r *runner) reapReady() (alive bool) {
 // signals, the limits found exceeded) and, in loopSys, its acts.
 func (r *runner) waitMain() {
 	l := &supervise.Loop[limit.Hit]{Timeout: r.o.Timeout, KillAfter: r.o.KillAfter, Grace: r.o.Grace,
-		Hook: r.o.OnTimeout != "", Sys: loopSys{r}}
+		Hook: r.o.OnTimeout != "", Sys: loopSys{r}, Timing: r.o.timing()}
 	// A source only for what was asked: each is a case of every select.
 	sources := []supervise.Source[limit.Hit]{supervise.From(r.events, r.waitEvent), supervise.From(r.sigs, r.signalEvent)}
 	if r.o.Limits.Any() {

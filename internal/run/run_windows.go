@@ -269,7 +269,7 @@ func startInJob(cmd *exec.Cmd, j *job.Job, log Logger) (windows.Handle, error) {
 // timeout).
 func (r *winRunner) waitMain(waited <-chan error, events <-chan uint32) (timedOut bool) {
 	l := &supervise.Loop[limit.Hit]{Timeout: r.o.Timeout, KillAfter: r.o.KillAfter, Grace: r.o.Grace,
-		Hook: r.o.OnTimeout != "", Sys: loopSys{r}}
+		Hook: r.o.OnTimeout != "", Sys: loopSys{r}, Timing: r.o.timing()}
 	l.Run(supervise.From(waited, func(error) supervise.Event[limit.Hit] {
 		return supervise.Event[limit.Hit]{Kind: supervise.Ended}
 	}), supervise.From(events, r.consoleEvent), supervise.From(r.lim.hits(), func(h limit.Hit) supervise.Event[limit.Hit] {

@@ -44,6 +44,10 @@ type Spec struct {
 	Detach bool
 	// Verbose: contain's own lines on what it does (-v).
 	Verbose bool
+	// Announce: GNU timeout's --verbose, one line on stderr for each
+	// signal the timeout sends COMMAND ("sending signal TERM to command
+	// 'sleep'"), and nothing else (contain timeout -v).
+	Announce bool
 	// Report is where the report is written ("-": stderr; "": nowhere);
 	// Keep puts it in the Outcome (the library's Reports).
 	Report string
@@ -130,7 +134,7 @@ func (s *Spec) ToolOf() string {
 // Options before it has one).
 func (s *Spec) Check() error {
 	if s.Args != nil && len(s.Args) == 0 && !s.Hold {
-		return errors.New("run: missing COMMAND (usage: contain run [OPTIONS] [--] COMMAND [ARG...])")
+		return &SpecError{Err: errors.New("missing COMMAND (usage: contain run [OPTIONS] [--] COMMAND [ARG...])")}
 	}
 	if err := tag.ValidateTool(s.ToolOf()); err != nil {
 		return &SpecError{Option: "originator", Err: err}
@@ -170,11 +174,11 @@ func (s *Spec) Check() error {
 	}
 	switch {
 	case s.Timeout > 0 || s.KillAfter > 0 || s.PreserveStatus:
-		return errors.New("--detach cannot be combined with --timeout, --kill-after or --preserve-status")
+		return &SpecError{Err: errors.New("--detach cannot be combined with --timeout, --kill-after or --preserve-status")}
 	case s.Limits.Any() || s.Limits.Strict:
-		return errors.New("--detach cannot be combined with --memory, --pids, --cpu-time, --cpus or --strict-limits: a detached COMMAND has no contain to hold its limits")
+		return &SpecError{Err: errors.New("--detach cannot be combined with --memory, --pids, --cpu-time, --cpus or --strict-limits: a detached COMMAND has no contain to hold its limits")}
 	case s.AllowDaemons || s.OnTimeout != "":
-		return errors.New("--detach cannot be combined with --allow-daemons or --on-timeout: a detached COMMAND has no contain to close its group or time it out")
+		return &SpecError{Err: errors.New("--detach cannot be combined with --allow-daemons or --on-timeout: a detached COMMAND has no contain to close its group or time it out")}
 	}
 	return nil
 }

@@ -2,11 +2,11 @@ package runcmd
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 
+	"github.com/contain-cli/contain/internal/getopt"
 	"github.com/contain-cli/contain/internal/text"
 )
 
@@ -17,35 +17,18 @@ type parsedOptions struct {
 	value   map[string]string // given on the command line or from the environment
 	given   map[string]bool   // given on the command line
 	fromEnv map[string]bool   // taken from the option's environment variable
+	times   map[string]int    // how many times it was given (-vv: 2)
 	help    bool
 	args    []string
 	cmd     string // run or timeout
 }
 
-// optionSyntaxError is a bad option as GNU getopt_long would refuse it, in
-// contain's words.
-type optionSyntaxError struct{ say string }
-
-func (e *optionSyntaxError) Error() string { return e.say }
-
 // parseOptions reads args as GNU getopt_long reads GNU timeout's options
 // ("+" in its option string: the first argument that is not an option
-// ends them, so COMMAND's own options stay COMMAND's):
-//
-//   - short options alone (-t 5), with their value attached (-t5, -sKILL),
-//     and bundled (-vt 5, -vt5, -vd);
-//   - long options with the value after "=" (--kill-after=5) or as the next
-//     argument (--kill-after 5), and abbreviated to any prefix that names
-//     one option (--kill=5, --pre); a prefix that names several is refused
-//     as ambiguous, as getopt_long does;
-//   - "--" ends the options; "-" alone is an argument.
-//
-// Beyond getopt_long, as Go's flag package (and so contain's other
-// commands) read them: a whole long name after one dash (-timeout 5,
-// -verbose), a value after "=" to a short option (-t=5), and a true or
-// false value given to an on/off option (--verbose=false).
+// ends them, so COMMAND's own options stay COMMAND's), with the forms
+// package getopt takes for every command of contain.
 func parseOptions(args []string) (parsedOptions, error) {
-	p := parsedOptions{value: map[string]string{}, given: map[string]bool{}, fromEnv: map[string]bool{}}
+	p := parsedOptions{value: map[string]string{}, given: map[string]bool{}, fromEnv: map[string]bool{}, times: map[string]int{}}
 	for _, o := range Options {
 		if o.Bool {
 			p.value[o.Name] = "false"
@@ -67,146 +50,36 @@ func parseOptions(args []string) (parsedOptions, error) {
 			p.value[o.Name], p.fromEnv[o.Name] = v, true
 		}
 	}
-	i := 0
-	for ; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			i++
-			break
-		}
-		if len(a) < 2 || a[0] != '-' {
-			break
-		}
-		var err error
-		if a[1] == '-' {
-			i, err = p.long(args, i, a[2:], "--")
-		} else if name, _, _ := strings.Cut(a[1:], "="); len(name) > 1 && exactLong(name) != nil {
-			i, err = p.long(args, i, a[1:], "-")
-		} else {
-			i, err = p.short(args, i)
-		}
-		if err != nil {
-			return p, err
-		}
+	opts, byOpt := getoptTable()
+	given, rest, err := getopt.Parse(opts, args, getopt.Leading)
+	if err != nil {
+		return p, err
 	}
-	p.args = args[i:]
+	for _, g := range given {
+		p.set(byOpt[g.Option], g.Value)
+	}
+	p.args = rest
 	return p, nil
 }
 
 // helpOption is -h and --help: help is urfave/cli's to show.
 var helpOption = Option{Name: "help", Aliases: []string{"h"}, Bool: true}
 
-// allOptions are Options and help.
-func allOptions() []*Option {
-	all := make([]*Option, 0, len(Options)+1)
+// getoptTable is Options and help as package getopt's options, and the
+// Option each stands for.
+func getoptTable() ([]*getopt.Option, map[*getopt.Option]*Option) {
+	opts := make([]*getopt.Option, 0, len(Options)+1)
+	byOpt := make(map[*getopt.Option]*Option, len(Options)+1)
+	add := func(o *Option) {
+		g := &getopt.Option{Names: o.Names(), Bool: o.Bool}
+		opts = append(opts, g)
+		byOpt[g] = o
+	}
 	for i := range Options {
-		all = append(all, &Options[i])
+		add(&Options[i])
 	}
-	return append(all, &helpOption)
-}
-
-// exactLong is the option whose long name (or long alias) is name.
-func exactLong(name string) *Option {
-	for _, o := range allOptions() {
-		for _, n := range o.Names() {
-			if len(n) > 1 && n == name {
-				return o
-			}
-		}
-	}
-	return nil
-}
-
-// long reads the long option word (the argument args[i] without its
-// dashes) and returns the index of the last argument it took.
-func (p *parsedOptions) long(args []string, i int, word, dashes string) (int, error) {
-	name, value, hasValue := strings.Cut(word, "=")
-	typed := dashes + name
-	o := exactLong(name)
-	if o == nil && name != "" {
-		var matches []*Option
-		var spelled []string
-		for _, c := range allOptions() {
-			for _, n := range c.Names() {
-				if len(n) > 1 && strings.HasPrefix(n, name) && !slices.Contains(matches, c) {
-					matches = append(matches, c)
-					spelled = append(spelled, "--"+n)
-				}
-			}
-		}
-		// Names of one option (--pids, --pids-limit) are one match.
-		switch {
-		case len(matches) == 1:
-			o = matches[0]
-		case len(matches) > 1:
-			return i, &optionSyntaxError{fmt.Sprintf("option %s is ambiguous (could be %s)", text.Printable(typed), strings.Join(spelled, ", "))}
-		}
-	}
-	if o == nil {
-		return i, &optionSyntaxError{"unknown option " + text.Printable(typed)}
-	}
-	if o.Bool {
-		b := true
-		if hasValue {
-			var err error
-			if b, err = strconv.ParseBool(value); err != nil {
-				return i, &optionSyntaxError{fmt.Sprintf("option %s takes no value (given %q)", text.Printable(typed), value)}
-			}
-		}
-		p.set(o, strconv.FormatBool(b))
-		return i, nil
-	}
-	if !hasValue {
-		if i+1 >= len(args) {
-			return i, &optionSyntaxError{"option " + text.Printable(typed) + " needs a value"}
-		}
-		i++
-		value = args[i]
-	}
-	p.set(o, value)
-	return i, nil
-}
-
-// short reads args[i], one or more short options after one dash.
-func (p *parsedOptions) short(args []string, i int) (int, error) {
-	a := args[i]
-	for j := 1; j < len(a); j++ {
-		c := a[j]
-		var o *Option
-		for _, cand := range allOptions() {
-			for _, n := range cand.Names() {
-				if len(n) == 1 && n[0] == c {
-					o = cand
-				}
-			}
-		}
-		if o == nil {
-			if j == 1 {
-				return i, &optionSyntaxError{"unknown option " + text.Printable(a)}
-			}
-			return i, &optionSyntaxError{fmt.Sprintf("unknown option -%s in %s", text.Printable(string(a[j:j+1])), text.Printable(a))}
-		}
-		if o.Bool {
-			p.set(o, "true")
-			continue
-		}
-		value := a[j+1:]
-		if j == 1 && strings.HasPrefix(value, "=") {
-			// -t=5, as Go's flag package reads it: "=5" is no value
-			// of any option that has a letter.
-			value = value[1:]
-		}
-		if j+1 == len(a) {
-			if i+1 >= len(args) {
-				return i, &optionSyntaxError{fmt.Sprintf("option -%c needs a value", c)}
-			}
-			i++
-			value = args[i]
-		}
-		p.set(o, value)
-		return i, nil
-	}
-	return i, nil
+	add(&helpOption)
+	return opts, byOpt
 }
 
 func (p *parsedOptions) set(o *Option, value string) {
@@ -215,7 +88,15 @@ func (p *parsedOptions) set(o *Option, value string) {
 		return
 	}
 	p.value[o.Name], p.given[o.Name] = value, true
+	if value == "false" && o.Bool {
+		p.times[o.Name] = 0 // --verbose=false takes back the -v before it
+	} else {
+		p.times[o.Name]++
+	}
 }
+
+// Times is how many times the option named name was given: -vv is 2.
+func (p parsedOptions) Times(name string) int { return p.times[name] }
 
 // String is the value of the option named name (its Options name).
 func (p parsedOptions) String(name string) string { return p.value[name] }

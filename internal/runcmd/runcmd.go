@@ -10,16 +10,19 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/contain-cli/contain/internal/dispatch"
+	"github.com/contain-cli/contain/internal/getopt"
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/run"
 	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/internal/status"
+	"github.com/contain-cli/contain/internal/text"
 	"github.com/contain-cli/contain/tag"
 )
 
@@ -120,6 +123,51 @@ func runFailed(format string, args ...any) error {
 	return &status.Error{Code: status.Failed, Err: fmt.Errorf(format, args...)}
 }
 
+// optionFailed is a bad value of contain run's option: status 125, and
+// Main names the command before it (usageWords).
+func optionFailed(option string, err error) error {
+	return &status.Error{Code: status.Failed, Err: &run.SpecError{Option: option, Err: err}}
+}
+
+// usageWords puts cmd before err where err is about what was typed (an
+// option's value, a missing COMMAND), so that every such line reads
+// "contain: CMD: ...", as the other commands' do.
+//
+// contain timeout says a COMMAND that could not start in GNU timeout's
+// words: "failed to run command ‘x’: No such file or directory".
+func usageWords(cmd string, err error) error {
+	if err == nil {
+		return nil
+	}
+	code := status.Failed
+	var st *status.Error
+	if errors.As(err, &st) {
+		code = st.Code
+	}
+	var se *run.SpecError
+	if errors.As(err, &se) {
+		return &status.Error{Code: code, Err: fmt.Errorf("%s: %w", cmd, se)}
+	}
+	var start *run.StartError
+	if cmd == TimeoutCommand && errors.As(err, &start) {
+		return &status.Error{Code: code, Err: errors.New("failed to run command " + text.Quote(start.Name) + ": " + gnuCause(start))}
+	}
+	return err
+}
+
+// gnuCause is why COMMAND could not start, as strerror(3) says it (GNU
+// timeout's words): execvp's ENOENT where it was not found.
+func gnuCause(e *run.StartError) string {
+	if errors.Is(e.Err, exec.ErrNotFound) {
+		return "No such file or directory"
+	}
+	c := e.Cause()
+	if c == "" {
+		return c
+	}
+	return strings.ToUpper(c[:1]) + c[1:]
+}
+
 // spec is the run.Spec the parsed options ask for: their syntax read
 // here, every rule about their values in run.Spec.Check.
 func spec(c parsedOptions, prepared *run.Prepared, args []string) (run.Spec, error) {
@@ -129,9 +177,14 @@ func spec(c parsedOptions, prepared *run.Prepared, args []string) (run.Spec, err
 	if s.Args == nil {
 		s.Args = []string{}
 	}
+	if c.cmd == TimeoutCommand && c.Bool("verbose") {
+		// GNU timeout's -v: its one line when the timeout signals;
+		// contain's own lines need a second -v.
+		s.Announce, s.Verbose = true, c.Times("verbose") > 1
+	}
 	if s.Tool == "" && len(s.Args) > 0 {
 		// Given empty (-o ''): refused, not taken for the default.
-		return s, runFailed("--originator: %v", tag.ValidateTool(""))
+		return s, optionFailed("originator", tag.ValidateTool(""))
 	}
 	for _, d := range []struct {
 		flag string
@@ -142,18 +195,18 @@ func spec(c parsedOptions, prepared *run.Prepared, args []string) (run.Spec, err
 		}
 		v, err := parseDuration(c.String(d.flag))
 		if err != nil {
-			return s, runFailed("--%s: %v", d.flag, err)
+			return s, optionFailed(d.flag, err)
 		}
 		*d.dst = v
 	}
 	sig, err := signals.Parse(c.String("signal"))
 	if err != nil {
-		return s, runFailed("--signal: %v", err)
+		return s, optionFailed("signal", err)
 	}
 	s.Signal = sig
 	if s.Detach && c.IsSet("kill-after") {
 		// --kill-after 0 as well: given, it asks for what -d cannot do.
-		return s, runFailed("--detach cannot be combined with --timeout, --kill-after or --preserve-status")
+		return s, &status.Error{Code: status.Failed, Err: &run.SpecError{Err: errors.New("--detach cannot be combined with --timeout, --kill-after or --preserve-status")}}
 	}
 	if s.Limits, err = parseLimits(c); err != nil {
 		return s, err
@@ -161,7 +214,7 @@ func spec(c parsedOptions, prepared *run.Prepared, args []string) (run.Spec, err
 	if c.IsSet("on-timeout") {
 		s.OnTimeout = c.String("on-timeout")
 		if strings.TrimSpace(s.OnTimeout) == "" {
-			return s, runFailed("--on-timeout: empty command")
+			return s, optionFailed("on-timeout", errors.New("empty command"))
 		}
 	}
 	if c.cmd == "run" && !c.IsSet("timeout") && len(args) > 1 {
@@ -207,7 +260,7 @@ func Main(args []string, prepared *run.Prepared, stdout, stderr io.Writer) (code
 	}
 	cmd := args[1]
 	p, err := parseOptions(args[2:])
-	var se *optionSyntaxError
+	var se *getopt.SyntaxError
 	switch {
 	case errors.As(err, &se):
 		return status.Of(runFailed("%s: %v (see contain %s --help)", cmd, err, cmd), stderr), true
@@ -222,7 +275,7 @@ func Main(args []string, prepared *run.Prepared, stdout, stderr io.Writer) (code
 			return status.Of(err, stderr), true
 		}
 	}
-	return status.Of(runParsed(p, prepared, p.args, stdout, stderr), stderr), true
+	return status.Of(usageWords(cmd, runParsed(p, prepared, p.args, stdout, stderr)), stderr), true
 }
 
 // parseLimits reads --memory, --pids, --cpu-time, --cpus and
@@ -236,12 +289,12 @@ func parseLimits(c parsedOptions) (limit.Set, error) {
 	}
 	if v, ok := given("memory"); ok {
 		if l.Memory, err = limit.ParseSize(v); err != nil {
-			return l, runFailed("--memory: %v", err)
+			return l, optionFailed("memory", err)
 		}
 	}
 	if v, ok := given("pids"); ok {
 		if l.Pids, err = limit.ParsePids(v); err != nil {
-			return l, runFailed("--pids: %v", err)
+			return l, optionFailed("pids", err)
 		}
 	}
 	if v, ok := given("cpu-time"); ok {
@@ -250,18 +303,18 @@ func parseLimits(c parsedOptions) (limit.Set, error) {
 			err = limit.CheckCPUTime(d)
 		}
 		if err != nil {
-			return l, runFailed("--cpu-time: %v", err)
+			return l, optionFailed("cpu-time", err)
 		}
 		l.CPUTime = d
 	}
 	if v, ok := given("cpus"); ok {
 		if l.CPUs, err = limit.ParseCPUs(v, limit.NumCPU()); err != nil {
-			return l, runFailed("--cpus: %v", err)
+			return l, optionFailed("cpus", err)
 		}
 	}
 	l.Strict = c.Bool("strict-limits")
 	if l.Strict && !l.Any() {
-		return l, runFailed("--strict-limits: no limit asked for (--memory, --pids, --cpu-time or --cpus)")
+		return l, optionFailed("strict-limits", errors.New("no limit asked for (--memory, --pids, --cpu-time or --cpus)"))
 	}
 	return l, nil
 }

@@ -83,6 +83,10 @@ type Loop[H any] struct {
 	Grace     time.Duration // after a request to stop; 0: kill at once
 	Hook      bool          // an --on-timeout command is given
 	Sys       System[H]
+	// Timing, when set, is told of each signal the timeout sends
+	// COMMAND: its own (kill false), then --kill-after's SIGKILL (true),
+	// for GNU timeout's --verbose line.
+	Timing func(kill bool)
 	// After makes the loop's timers; nil: time.After. Tests make them
 	// fire when they choose.
 	After func(time.Duration) <-chan time.Time
@@ -158,6 +162,9 @@ func (l *Loop[H]) Run(sources ...Source[H]) Event[H] {
 		case i == 1:
 			killC = nil
 			l.KilledAfterTimeout = true
+			if l.Timing != nil {
+				l.Timing(true)
+			}
 			l.Sys.Kill(fmt.Sprintf("still running %v after the timeout signal", l.KillAfter))
 			continue
 		case i == 2:
@@ -223,6 +230,9 @@ func (l *Loop[H]) timeOut(why string) string {
 	if l.Hook && !l.hookRan {
 		l.hookRan = true
 		l.Sys.Hook(why)
+	}
+	if l.Timing != nil {
+		l.Timing(false)
 	}
 	return l.Sys.Signal(why)
 }

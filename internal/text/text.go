@@ -5,6 +5,7 @@ package text
 import (
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -134,4 +135,26 @@ func (t *Table) Write(w io.Writer) {
 		b.WriteByte('\n')
 	}
 	io.WriteString(w, b.String())
+}
+
+// Quote puts s between the quotation marks GNU's tools use in messages: ‘s’
+// where the locale's characters are UTF-8 (LC_ALL, else LC_CTYPE, else
+// LANG), 's' otherwise, s made printable. The marks are safe to put in a
+// format string; s is not (Fprintf escapes it again only if it must).
+func Quote(s string) string {
+	if utf8Locale() {
+		return "‘" + Printable(s) + "’"
+	}
+	return "'" + Printable(s) + "'"
+}
+
+// utf8Locale reports whether the locale's character set is UTF-8.
+func utf8Locale() bool {
+	for _, v := range []string{"LC_ALL", "LC_CTYPE", "LANG"} {
+		if l := os.Getenv(v); l != "" {
+			l = strings.ToLower(l)
+			return strings.Contains(l, "utf-8") || strings.Contains(l, "utf8")
+		}
+	}
+	return false
 }
