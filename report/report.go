@@ -350,51 +350,51 @@ func Summary(r *Report) string {
 // are the leftovers, said already), by phase, with the names:
 // ", the timeout ended 4 processes (sh, 3 sleep)".
 func endedWords(ended []Ended) string {
-	type names struct {
-		n     int
-		order []string
-		count map[string]int
-	}
 	var phases []string
-	by := map[string]*names{}
+	by := map[string][]string{}
 	for _, e := range ended {
 		if e.Phase == PhaseClose || e.EndedBy == "still running" {
 			continue
 		}
-		p := by[e.Phase]
-		if p == nil {
-			p = &names{count: map[string]int{}}
-			by[e.Phase] = p
+		if _, ok := by[e.Phase]; !ok {
 			phases = append(phases, e.Phase)
 		}
-		name := e.Comm
-		if name == "" {
-			name = "?"
-		}
-		if p.count[name] == 0 {
-			p.order = append(p.order, name)
-		}
-		p.count[name]++
-		p.n++
+		by[e.Phase] = append(by[e.Phase], e.Comm)
 	}
 	var b strings.Builder
 	for _, phase := range phases {
-		p := by[phase]
 		subject := map[string]string{PhaseTimeout: "the timeout", PhaseLimit: "the limit", PhaseStop: "the request to stop", PhaseCrash: "the crash guard"}[phase]
 		if subject == "" {
 			subject = phase
 		}
-		fmt.Fprintf(&b, ", %s ended %s (", subject, plural(p.n, "process"))
-		for i, name := range p.order {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			if n := p.count[name]; n > 1 {
-				fmt.Fprintf(&b, "%d ", n)
-			}
-			b.WriteString(name)
+		fmt.Fprintf(&b, ", %s ended %s (%s)", subject, plural(len(by[phase]), "process"), Names(by[phase]))
+	}
+	return b.String()
+}
+
+// Names lists process names, each once with how many there were, in the
+// order first seen: "sh, 3 sleep" ("?" for a name that is empty).
+func Names(names []string) string {
+	var order []string
+	count := map[string]int{}
+	for _, name := range names {
+		if name == "" {
+			name = "?"
 		}
-		b.WriteString(")")
+		if count[name] == 0 {
+			order = append(order, name)
+		}
+		count[name]++
+	}
+	var b strings.Builder
+	for i, name := range order {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if n := count[name]; n > 1 {
+			fmt.Fprintf(&b, "%d ", n)
+		}
+		b.WriteString(name)
 	}
 	return b.String()
 }

@@ -98,6 +98,12 @@ func Execute(s Spec, stdout, stderr io.Writer) Outcome {
 	if res.Signaled && !res.TimedOut && !res.Limit.Killed() {
 		out.Signal = res.Signal
 	}
+	if s.SayLeftovers && !s.Verbose && len(res.Leftovers) > 0 {
+		// What a CI step's author wants to know: the script left
+		// these running.
+		text.Fprintf(stderr, "contain: ended %s that %s left running (%s); -v says more, -q nothing\n",
+			text.Plural(len(res.Leftovers), "process", "processes"), filepath.Base(s.Args[0]), report.Names(res.Leftovers))
+	}
 	out.Status = exitStatus(res, s.PreserveStatus)
 	out.Report = s.finish(o, began, &res, out, stderr)
 	return out

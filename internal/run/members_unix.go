@@ -290,8 +290,28 @@ func (r *runner) closeGroup() {
 	}
 	defer r.noteGone(nil)
 	r.phase = report.PhaseClose
-	r.noteLeftovers(r.members())
+	ms := r.members()
+	r.noteLeftovers(ms)
+	r.nameLeftovers(ms)
 	supervise.Close(r.o.Grace, &closer{r: r, termed: map[proc.ID]bool{}}, nil)
+}
+
+// nameLeftovers keeps the names of the leftovers among ms not seen before
+// (Result.Leftovers): what COMMAND left running, counted without the
+// account, which is not kept unless asked for.
+func (r *runner) nameLeftovers(ms []member) {
+	if r.o.Hold {
+		return // a library's session: its commands are its program's
+	}
+	if r.leftSeen == nil {
+		r.leftSeen = map[proc.ID]bool{}
+	}
+	for _, m := range ms {
+		if id := (proc.ID{PID: m.pid, Start: m.start}); !r.leftSeen[id] {
+			r.leftSeen[id] = true
+			r.leftNames = append(r.leftNames, m.comm)
+		}
+	}
 }
 
 // closer is the close of the group as package supervise runs it: SIGTERM
@@ -311,6 +331,7 @@ func (c *closer) Ask() {
 	r := c.r
 	ms := r.members()
 	r.noteLeftovers(ms)
+	r.nameLeftovers(ms)
 	r.noteGone(ms)
 	for _, m := range ms {
 		id := proc.ID{PID: m.pid, Start: m.start}

@@ -78,8 +78,11 @@ type Result struct {
 	Code     int
 	Signaled bool // COMMAND was killed by Signal
 	Signal   syscall.Signal
-	TimedOut bool           // the timeout fired before COMMAND ended
-	Facts    *account.Facts // with RunOptions.Collect, where the OS's runner gathers them
+	TimedOut bool // the timeout fired before COMMAND ended
+	// Leftovers are the names of the processes still running once
+	// COMMAND had ended, which the close asked to end.
+	Leftovers []string
+	Facts     *account.Facts // with RunOptions.Collect, where the OS's runner gathers them
 	// Limit tells that a limit ended the run (nil: none did); Limits is
 	// the account of every limit asked for (nil: none was).
 	Limit  *LimitEnd

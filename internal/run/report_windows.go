@@ -117,14 +117,23 @@ func (r *winRunner) noteGroupEnding(how string) string {
 
 // named is each PID with its name: "123 (ping.exe)".
 func (r *winRunner) named(pids []int) []string {
+	out := r.imageNames(pids)
+	for i, pid := range pids {
+		out[i] = fmt.Sprintf("%d (%s)", pid, out[i])
+	}
+	return out
+}
+
+// imageNames are the names of the executables of pids ("?" where one
+// cannot be read).
+func (r *winRunner) imageNames(pids []int) []string {
 	out := make([]string, len(pids))
 	for i, pid := range pids {
-		name := "?"
+		out[i] = "?"
 		if h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid)); err == nil {
-			name = imageName(h)
+			out[i] = imageName(h)
 			windows.CloseHandle(h)
 		}
-		out[i] = fmt.Sprintf("%d (%s)", pid, name)
 	}
 	return out
 }

@@ -47,11 +47,15 @@ func Run(o Options) (Result, error) {
 }
 
 type runner struct {
-	o       Options
-	log     Logger
-	self    int
-	ownPgrp int
-	jc      *jobControl // COMMAND's share of contain's terminal
+	o   Options
+	log Logger
+	// leftNames are the names of the leftovers the close asked to end
+	// (Result.Leftovers).
+	leftNames []string
+	leftSeen  map[proc.ID]bool
+	self      int
+	ownPgrp   int
+	jc        *jobControl // COMMAND's share of contain's terminal
 	// path is COMMAND's, found in $PATH by prepare (pathErr: why not)
 	// while the crash guard starts.
 	path    string
@@ -284,7 +288,7 @@ func (r *runner) supervise() {
 
 // result is how COMMAND ended, with the facts when collected.
 func (r *runner) result() Result {
-	res := Result{Pid: r.pid, TimedOut: r.timedOut, Facts: r.finishFacts()}
+	res := Result{Pid: r.pid, TimedOut: r.timedOut, Facts: r.finishFacts(), Leftovers: r.leftNames}
 	r.lim.finish(&res)
 	switch {
 	case r.status.Exited():

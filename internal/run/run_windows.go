@@ -57,12 +57,15 @@ func PrepareRun() *Prepared { consoleEvents(); return &Prepared{} }
 func PrepareRunInInit() *Prepared { return PrepareRun() }
 
 type winRunner struct {
-	o    Options
-	log  Logger
-	sys  winSys // the job and the console, as the supervision and the close see them
-	job  *job.Job
-	cmd  *exec.Cmd
-	proc windows.Handle
+	o   Options
+	log Logger
+	// leftNames are the names of the leftovers the close asked to end
+	// (Result.Leftovers).
+	leftNames []string
+	sys       winSys // the job and the console, as the supervision and the close see them
+	job       *job.Job
+	cmd       *exec.Cmd
+	proc      windows.Handle
 	// killedBy is the signal COMMAND counts as ended by when contain
 	// terminated the job while it ran: SIGKILL (137 after a timeout), or
 	// the timeout signal when its event could not be delivered.
@@ -230,7 +233,7 @@ func (r *winRunner) supervise() {
 // result says how COMMAND ended, with the processes that left the job
 // (spared, or caught) among the leftovers.
 func (r *winRunner) result() Result {
-	res := Result{Pid: r.cmdPID(), TimedOut: r.timedOut, Facts: r.finishFacts()}
+	res := Result{Pid: r.cmdPID(), TimedOut: r.timedOut, Facts: r.finishFacts(), Leftovers: r.leftNames}
 	if f := res.Facts; f != nil {
 		for _, l := range r.left {
 			if !slices.ContainsFunc(f.Leftovers, func(k report.Leftover) bool { return k.PID == l.PID }) {
@@ -541,7 +544,9 @@ func (c *closer) Ask() {
 	if c.how != "" {
 		return
 	}
-	left := c.r.named(c.r.sys.pids())
+	pids := c.r.sys.pids()
+	left := c.r.named(pids)
+	c.r.leftNames = c.r.imageNames(pids)
 	did := c.r.deliver(signals.Break)
 	c.r.log("%d processes left in the job (%s): %s", len(left), strings.Join(left, ", "), did)
 	c.how = "CTRL_BREAK_EVENT"

@@ -44,6 +44,10 @@ type Spec struct {
 	Detach bool
 	// Verbose: contain's own lines on what it does (-v).
 	Verbose bool
+	// SayLeftovers: one line on stderr when the close ended processes
+	// that COMMAND left running (contain run without -q), unless Verbose
+	// says more.
+	SayLeftovers bool
 	// Announce: GNU timeout's --verbose, one line on stderr for each
 	// signal the timeout sends COMMAND ("sending signal TERM to command
 	// 'sleep'"), and nothing else (contain timeout -v).

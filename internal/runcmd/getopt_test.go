@@ -52,7 +52,7 @@ func TestParseOptionsAsGetoptLong(t *testing.T) {
 		{[]string{"--o", "1"}, "option --o is ambiguous (could be --originator, --on-timeout)"},
 		{[]string{"--bogus"}, "unknown option --bogus"},
 		{[]string{"-bogus"}, "unknown option -bogus"},
-		{[]string{"-vq"}, "unknown option -q in -vq"},
+		{[]string{"-vx"}, "unknown option -x in -vx"},
 		{[]string{"-vk"}, "option -k needs a value"},
 		{[]string{"--kill-after"}, "option --kill-after needs a value"},
 		{[]string{"--detach=2"}, `option --detach takes no value (given "2")`},

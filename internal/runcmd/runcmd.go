@@ -101,6 +101,7 @@ var Options = []Option{
 	{Name: "grace", Aliases: []string{"g"}, Value: "2s", Usage: "`DURATION` between SIGTERM and SIGKILL when the group is closed"},
 	{Name: "detach", Aliases: []string{"d"}, Bool: true, Usage: "start COMMAND in a new session marked as a daemon, print its PID, return at once"},
 	{Name: "verbose", Aliases: []string{"v"}, Bool: true, Usage: "say on stderr what is done"},
+	{Name: "quiet", Aliases: []string{"q"}, Bool: true, Usage: "say nothing of the leftovers ended (contain run says one line when COMMAND left processes running)"},
 	{Name: "report", EnvVar: "CONTAIN_REPORT", Usage: "when done, write a JSON report of the whole tree to `FILE` (-: stderr)"},
 	{Name: "memory", Aliases: []string{"m"}, Usage: "limit the whole tree's resident memory to `SIZE` (512M, 2G, 2GiB; binary units): exceeding it kills the tree, exit 137"},
 	{Name: "pids", Aliases: []string{"pids-limit"}, Usage: "at most `N` processes alive in the tree at once"},
@@ -177,6 +178,9 @@ func spec(c parsedOptions, prepared *run.Prepared, args []string) (run.Spec, err
 	if s.Args == nil {
 		s.Args = []string{}
 	}
+	// contain run says what COMMAND left running; contain timeout stays
+	// as silent as GNU timeout.
+	s.SayLeftovers = c.cmd == "run" && !c.Bool("quiet")
 	if c.cmd == TimeoutCommand && c.Bool("verbose") {
 		// GNU timeout's -v: its one line when the timeout signals;
 		// contain's own lines need a second -v.

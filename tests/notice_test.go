@@ -1,0 +1,73 @@
+//go:build linux
+
+package tests
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestLeftoverNotice: a CI step whose script forgot its servers passes,
+// and contain run says, in one line on stderr, what it ended: how many,
+// their names. -q says nothing; contain timeout stays as silent as GNU
+// timeout; a run that left nothing says nothing; -v says more instead.
+// As root (the cgroup holds them) and as nobody (the shim and the
+// tracking), with real daemons: redis writes its title over its argv,
+// nginx leaves a master and its workers.
+func TestLeftoverNotice(t *testing.T) {
+	t.Parallel()
+	const left = `sleep 300 & (setsid sleep 301 &) ; exit 0`
+	for _, who := range []struct {
+		name string
+		o    runOpts
+	}{{"root", runOpts{}}, {"nobody", runOpts{asNobody: true}}} {
+		t.Run(who.name, func(t *testing.T) {
+			t.Parallel()
+			res := run(t, who.o, "run", "--", "sh", "-c", left)
+			want := "contain: ended 2 processes that sh left running (2 sleep); -v says more, -q nothing\n"
+			if res.code != 0 || res.stderr != want {
+				t.Errorf("status %d, stderr %q; want 0, %q", res.code, res.stderr, want)
+			}
+			for _, c := range [][]string{
+				{"run", "-q", "--", "sh", "-c", left},
+				{"run", "--quiet", "--", "sh", "-c", left},
+				{"timeout", "60", "sh", "-c", left},
+				{"run", "--", "sh", "-c", "exit 0"},
+			} {
+				if res := run(t, who.o, c...); res.code != 0 || res.stderr != "" {
+					t.Errorf("%q: status %d, stderr %q; want 0 and nothing", c, res.code, res.stderr)
+				}
+			}
+			res = run(t, who.o, "run", "-v", "--", "sh", "-c", left)
+			if res.code != 0 || strings.Contains(res.stderr, "left running") || !strings.Contains(res.stderr, "leftover") {
+				t.Errorf("-v: status %d, stderr %q; want -v's own lines only", res.code, res.stderr)
+			}
+		})
+	}
+	t.Run("redis and nginx", func(t *testing.T) {
+		t.Parallel()
+		var script []string
+		var names []string
+		for _, d := range crashDaemons {
+			if d.name != "redis" && d.name != "nginx" {
+				continue
+			}
+			if !needTool(t, d.bin, d.pkg) {
+				return
+			}
+			script = append(script, d.start)
+		}
+		names = append(names, "redis-server", "nginx")
+		dir := t.TempDir()
+		res := run(t, runOpts{env: []string{"D=" + dir, "ROOT=1"}}, "run", "--", "sh", "-c", strings.Join(script, "\n")+"\nexit 0")
+		lines := strings.Split(strings.TrimSuffix(res.stderr, "\n"), "\n")
+		if res.code != 0 || len(lines) != 1 || !strings.HasPrefix(lines[0], "contain: ended ") || !strings.Contains(lines[0], "that sh left running") {
+			t.Fatalf("status %d, stderr %q; want 0 and one line", res.code, res.stderr)
+		}
+		for _, n := range names {
+			if !strings.Contains(lines[0], n) {
+				t.Errorf("the line does not name %s: %q", n, lines[0])
+			}
+		}
+	})
+}
