@@ -237,11 +237,15 @@ type processJSON struct {
 	Originator originatorJSON `json:"originator"`
 	State      session.State  `json:"state"`
 	Daemon     bool           `json:"daemon"`
-	Started    string         `json:"started"` // RFC 3339, to the clock tick
-	User       string         `json:"user"`
-	UID        int            `json:"uid"`
-	Argv       []string       `json:"argv"`
-	Comm       string         `json:"comm"`
+	// Registered: found through the registry of the contain run that
+	// started it, not by its tag, which its environment no longer shows
+	// (a title written over it), as contain reap finds it.
+	Registered bool     `json:"registered,omitempty"`
+	Started    string   `json:"started"` // RFC 3339, to the clock tick
+	User       string   `json:"user"`
+	UID        int      `json:"uid"`
+	Argv       []string `json:"argv"`
+	Comm       string   `json:"comm"`
 	// The process's usage: null when it could not be read, and
 	// usage_absent says why.
 	CPUSeconds  *float64 `json:"cpu_seconds"`
@@ -266,7 +270,7 @@ func jsonSessions(sessions []session.Session) []sessionJSON {
 			Totals: totalsJSON{Processes: t.Processes, CPUSeconds: t.CPU.Seconds(), RSSBytes: t.RSS, UsageUnknown: t.Unknown}}
 		for _, p := range s.Processes {
 			pj := processJSON{
-				PID: p.PID, PPID: p.PPID, Originator: sj.Originator, State: s.StateOf(p), Daemon: p.Daemon,
+				PID: p.PID, PPID: p.PPID, Originator: sj.Originator, State: s.StateOf(p), Daemon: p.Daemon, Registered: p.Registered,
 				Started: p.Started.Format(time.RFC3339Nano), User: p.User, UID: p.UID, Argv: nonNil(p.Argv), Comm: p.Comm,
 			}
 			if u := p.Usage; u.Known {

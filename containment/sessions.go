@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/internal/reap"
 	"github.com/contain-cli/contain/internal/watch"
 	"github.com/contain-cli/contain/session"
 	"github.com/contain-cli/contain/tag"
@@ -25,9 +26,13 @@ type Listing struct {
 // Sessions lists what contain ps lists: every process that carries
 // RUNNING_PROCESS_ORIGINATOR, of contain or of any other tool, grouped by
 // session, each session alive or orphaned (its originator gone, or its PID
-// taken by a later process), narrowed by f.
+// taken by a later process), narrowed by f. It also lists, as reap finds
+// them, the processes the registry of an ended contain run names (a daemon
+// spared by --allow-daemons whose title hides its tag: Registered).
 func Sessions(f session.Filter) (Listing, error) {
-	l, err := proc.ListTagged()
+	// What reap would find: the tagged processes, and what the registries
+	// of ended runs name (a spared daemon whose title hides its tag).
+	l, err := reap.ListForReap()
 	if err != nil {
 		return Listing{}, fmt.Errorf("cannot list processes: %w", err)
 	}

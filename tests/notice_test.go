@@ -38,6 +38,10 @@ func TestLeftoverNotice(t *testing.T) {
 					t.Errorf("%q: status %d, stderr %q; want 0 and nothing", c, res.code, res.stderr)
 				}
 			}
+			// Ended by the timeout, not left running: the status says it.
+			if res := run(t, who.o, "run", "-t", "0.3", "--", "sh", "-c", "sleep 300 & (setsid sleep 301 &); sleep 300"); res.code != 124 || res.stderr != "" {
+				t.Errorf("timed out: status %d, stderr %q; want 124 and nothing", res.code, res.stderr)
+			}
 			res = run(t, who.o, "run", "-v", "--", "sh", "-c", left)
 			if res.code != 0 || strings.Contains(res.stderr, "left running") || !strings.Contains(res.stderr, "leftover") {
 				t.Errorf("-v: status %d, stderr %q; want -v's own lines only", res.code, res.stderr)

@@ -78,6 +78,18 @@ func TestReapSpared(t *testing.T) {
 					t.Errorf("%s does not list %d as spared and end:\n%s", kept[0], daemon, b)
 				}
 
+				// What is left has one answer: contain ps lists the
+				// daemon that reap --include-daemons finds (through the
+				// registry), in its session, a daemon.
+				ps := run(t, o, "ps", "-o", tool, "--format", "json")
+				wantCode(t, ps, 0)
+				if !strings.Contains(ps.stdout, fmt.Sprintf(`"pid":%d,`, daemon)) || !strings.Contains(ps.stdout, `"state":"daemon","daemon":true,"registered":true`) || !strings.Contains(ps.stdout, `"`+value+`"`) {
+					t.Errorf("contain ps -o %s does not list the daemon %d of %s as a daemon:\n%s%s", tool, daemon, value, ps.stdout, ps.stderr)
+				}
+				if table := run(t, o, "ps", "-o", tool); !strings.Contains(table.stdout, strconv.Itoa(daemon)) {
+					t.Errorf("contain ps -o %s (table) does not list the daemon %d:\n%s%s", tool, daemon, table.stdout, table.stderr)
+				}
+
 				plain := run(t, o, "reap", "--session", value)
 				wantCode(t, plain, 0)
 				if want := "left alone: session " + value + " (daemon): every process is a daemon; --include-daemons reaps them"; !strings.Contains(plain.stdout, want) {

@@ -289,6 +289,9 @@ func (r *runner) closeGroup() {
 		return
 	}
 	defer r.noteGone(nil)
+	// What COMMAND left running, where nothing had ended the run
+	// before (a timeout, a request to stop, a limit: each says so).
+	r.nameLeft = r.phase == "" && !r.o.Hold
 	r.phase = report.PhaseClose
 	ms := r.members()
 	r.noteLeftovers(ms)
@@ -300,8 +303,8 @@ func (r *runner) closeGroup() {
 // (Result.Leftovers): what COMMAND left running, counted without the
 // account, which is not kept unless asked for.
 func (r *runner) nameLeftovers(ms []member) {
-	if r.o.Hold {
-		return // a library's session: its commands are its program's
+	if !r.nameLeft {
+		return
 	}
 	if r.leftSeen == nil {
 		r.leftSeen = map[proc.ID]bool{}

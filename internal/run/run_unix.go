@@ -53,6 +53,7 @@ type runner struct {
 	// (Result.Leftovers).
 	leftNames []string
 	leftSeen  map[proc.ID]bool
+	nameLeft  bool // the close names them: COMMAND ended by itself (no timeout, stop or limit)
 	self      int
 	ownPgrp   int
 	jc        *jobControl // COMMAND's share of contain's terminal

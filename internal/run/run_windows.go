@@ -510,10 +510,11 @@ func (r *winRunner) closeGroup(events <-chan uint32) {
 	if n, _ := r.sys.active(); n == 0 {
 		return
 	}
+	natural := r.phase == "" && !r.o.Hold
 	r.phase = report.PhaseClose
 	r.noteLeftovers()
 	r.noteDaemons()
-	c := &closer{r: r, events: events}
+	c := &closer{r: r, events: events, name: natural}
 	supervise.Close(r.o.Grace, c, nil)
 	c.graceOver()
 	r.noteGone("TerminateJobObject")
@@ -525,6 +526,7 @@ type closer struct {
 	r      *winRunner
 	events <-chan uint32
 	how    string // how the first request went: CTRL_BREAK_EVENT, or TerminateJobObject ("": none)
+	name   bool   // keep the leftovers' names (Result.Leftovers): COMMAND ended by itself
 	noted  bool   // what ended by it is noted
 }
 
@@ -546,7 +548,9 @@ func (c *closer) Ask() {
 	}
 	pids := c.r.sys.pids()
 	left := c.r.named(pids)
-	c.r.leftNames = c.r.imageNames(pids)
+	if c.name {
+		c.r.leftNames = c.r.imageNames(pids)
+	}
 	did := c.r.deliver(signals.Break)
 	c.r.log("%d processes left in the job (%s): %s", len(left), strings.Join(left, ", "), did)
 	c.how = "CTRL_BREAK_EVENT"
