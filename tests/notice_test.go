@@ -3,7 +3,9 @@
 package tests
 
 import (
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -74,4 +76,38 @@ func TestLeftoverNotice(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestVerboseNamesEachOnce: with -v, a process that a request to stop
+// sent SIGTERM, and that was still ending when COMMAND had ended, is not
+// sent SIGTERM again by the close, nor named twice; the report still says
+// it ended after SIGTERM.
+func TestVerboseNamesEachOnce(t *testing.T) {
+	t.Parallel()
+	if !needTool(t, "perl", "perl-base") {
+		return
+	}
+	dir := t.TempDir()
+	// perl ends half a second after SIGTERM, in its own process (a
+	// shell's trap would start a sleep, a new process for the close).
+	script := `perl -e '$SIG{TERM} = sub { select(undef, undef, undef, 0.5); exit 0 }; open(F, ">", "` + dir + `/slow"); print F "$$\n"; close(F); sleep 300' & sleep 300`
+	cmd, wait := startContain(t, runOpts{}, "run", "-v", "--", "sh", "-c", script)
+	slow := readPID(t, dir, "slow")
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	res := wait()
+	wantCode(t, res, 128+15)
+	lines := 0
+	for _, l := range strings.Split(res.stderr, "\n") {
+		if strings.Contains(l, "sending SIGTERM to ") && strings.Contains(l, " "+strconv.Itoa(slow)+" (") {
+			lines++
+		}
+	}
+	if lines != 1 {
+		t.Errorf("%d lines send SIGTERM to %d, want 1:\n%s", lines, slow, res.stderr)
+	}
+	if !strings.Contains(res.stderr, "exited 0 after SIGTERM") {
+		t.Errorf("the summary does not say the slow one exited after SIGTERM:\n%s", res.stderr)
+	}
 }

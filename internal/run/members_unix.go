@@ -99,6 +99,11 @@ func (r *runner) sendEach(sig syscall.Signal, name string, ms []member, ending b
 			if !errors.Is(err, unix.ESRCH) && !errors.Is(err, proc.ErrGone) {
 				r.log("cannot send %s to %d (%s): %v", name, m.pid, m.comm, err)
 			}
+		} else if ending && sig == unix.SIGTERM {
+			if r.termSent == nil {
+				r.termSent = map[proc.ID]bool{}
+			}
+			r.termSent[proc.ID{PID: m.pid, Start: m.start}] = true
 		}
 	}
 }
@@ -342,6 +347,13 @@ func (c *closer) Ask() {
 			continue
 		}
 		c.termed[id] = true
+		if r.termSent[id] {
+			// A request to stop (or the timeout) sent it SIGTERM
+			// already: it is not sent, nor said, twice; the report
+			// says it ended after it.
+			r.noteSignal(m, "SIGTERM")
+			continue
+		}
 		// Recorded before it is sent: the reaper may see it end before
 		// this goroutine goes on.
 		before := r.noteSignal(m, "SIGTERM")

@@ -54,9 +54,12 @@ type runner struct {
 	leftNames []string
 	leftSeen  map[proc.ID]bool
 	nameLeft  bool // the close names them: COMMAND ended by itself (no timeout, stop or limit)
-	self      int
-	ownPgrp   int
-	jc        *jobControl // COMMAND's share of contain's terminal
+	// termSent are the processes a request to stop or the timeout sent
+	// SIGTERM: the close does not send (nor say) it again.
+	termSent map[proc.ID]bool
+	self     int
+	ownPgrp  int
+	jc       *jobControl // COMMAND's share of contain's terminal
 	// path is COMMAND's, found in $PATH by prepare (pathErr: why not)
 	// while the crash guard starts.
 	path    string
