@@ -139,13 +139,27 @@ func TestLimitCPUs(t *testing.T) {
 			res, r, _ := limitReport(t, m.o, []string{"--cpus", "50%", "-t", "3"}, escapee(dir, "spin"), dir)
 			wantCode(t, res, 124)
 			l := r.Limits["cpus"]
-			if !l.Exceeded || l.Action == "" || l.Value != 0.5 {
-				t.Errorf("report limits.cpus = %+v", l)
-			}
 			cpu := *r.Resources.CPUUserSeconds + *r.Resources.CPUSystemSeconds
 			share := cpu / r.WallSeconds
-			t.Logf("%.3f s of CPU in %.3f s: %.2f CPUs (%s)", cpu, r.WallSeconds, share, l.EnforcedBy)
-			if share < 0.3 || share > 0.7 {
+			t.Logf("%.3f s of CPU in %.3f s: %.2f CPUs (%s), exceeded %v", cpu, r.WallSeconds, share, l.EnforcedBy, l.Exceeded)
+			if l.Value != 0.5 || l.Exceeded && l.Action == "" {
+				t.Errorf("report limits.cpus = %+v", l)
+			}
+			// Held: never much above its half, however idle the machine.
+			if share > 0.7 {
+				t.Errorf("the tree got %.2f CPUs, want at most about 0.5", share)
+			}
+			// A tree that got its half wanted more, and was held: the
+			// report says so. On a busy machine (two CPU hogs beside
+			// the suite) it may get less than its half from the
+			// machine, never having met the limit (0.44 was seen):
+			// then the report need not say it was exceeded.
+			if share >= 0.47 && !l.Exceeded {
+				t.Errorf("the tree got %.2f CPUs of its 0.5, and the report says it never met the limit: %+v", share, l)
+			}
+			// Not held far below it: a stop that outlasted its turn
+			// would show here, busy machine or not.
+			if share < 0.15 {
 				t.Errorf("the tree got %.2f CPUs, want about 0.5", share)
 			}
 		})
