@@ -77,7 +77,7 @@ func ClaimedEnv(env []byte) (tagged, marked bool) {
 // Options with Bool, and help): the others take the next argument unless
 // given as --NAME=VALUE. Kept in step with runcmd by a test.
 var RunBoolFlags = map[string]bool{
-	"preserve-status": true, "p": true, "detach": true, "d": true, "verbose": true, "v": true,
+	"preserve-status": true, "p": true, "detach": true, "d": true, "verbose": true, "v": true, "quiet": true, "q": true,
 	"strict-limits": true, "allow-daemons": true, "foreground": true, "f": true, "help": true, "h": true,
 }
 

@@ -46,12 +46,14 @@ type Spec struct {
 	Verbose bool
 	// SayLeftovers: one line on stderr when the close ended processes
 	// that COMMAND left running (contain run without -q), unless Verbose
-	// says more.
-	SayLeftovers bool
+	// says more. The command's alone: a library's copy says nothing on
+	// its stderr, so the wire does not carry it.
+	SayLeftovers bool `wire:"-"`
 	// Announce: GNU timeout's --verbose, one line on stderr for each
 	// signal the timeout sends COMMAND ("sending signal TERM to command
-	// 'sleep'"), and nothing else (contain timeout -v).
-	Announce bool
+	// 'sleep'"), and nothing else (contain timeout -v). The command's
+	// alone, as SayLeftovers.
+	Announce bool `wire:"-"`
 	// Report is where the report is written ("-": stderr; "": nowhere);
 	// Keep puts it in the Outcome (the library's Reports).
 	Report string
