@@ -7,6 +7,7 @@ package signals
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -35,4 +36,24 @@ func Parse(s string) (syscall.Signal, error) {
 		return sig, nil
 	}
 	return 0, fmt.Errorf("invalid signal %q%s", s, signalHint)
+}
+
+// Names lists, by number, the names of the signals Parse takes on this OS,
+// without "SIG": what completion offers after -s. Linux's real-time
+// signals are there as RTMIN and RTMAX, not each RTMIN+N.
+func Names() []string {
+	var names []string
+	for n := 1; n <= maxSignal; n++ {
+		name, ok := strings.CutPrefix(Name(syscall.Signal(n)), "SIG")
+		if !ok || strings.ContainsAny(name, "+-") || slices.Contains(names, name) {
+			continue
+		}
+		if _, err := Parse(name); err == nil {
+			names = append(names, name)
+		}
+	}
+	if _, err := Parse("RTMAX"); err == nil {
+		names = append(names, "RTMAX")
+	}
+	return names
 }
