@@ -35,7 +35,7 @@ func TestReportPathNotWritable(t *testing.T) {
 			os.Remove(marker)
 			res := run(t, runOpts{asNobody: true}, "run", "--report", c.path, "--", "touch", marker)
 			wantCode(t, res, 125)
-			wantOneErrorLine(t, res.stderr, "contain: --report: ")
+			wantOneErrorLine(t, res.stderr, "contain: run: --report: ")
 			if _, err := os.Stat(marker); err == nil {
 				t.Error("COMMAND ran although the report could not be written")
 			}

@@ -300,7 +300,7 @@ func TestReportPath(t *testing.T) {
 	marker := filepath.Join(dir, "ran")
 	res := run(t, runOpts{}, "run", "--report", filepath.Join(dir, "no", "report.json"), "--", "touch", marker)
 	wantCode(t, res, 125)
-	wantOneErrorLine(t, res.stderr, "contain: --report: ")
+	wantOneErrorLine(t, res.stderr, "contain: run: --report: ")
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("COMMAND ran although the report's directory is missing")
 	}

@@ -106,7 +106,7 @@ func TestSecurityReportLinkOtherUser(t *testing.T) {
 			}
 			if sticky {
 				wantCode(t, res, 125)
-				wantOneErrorLine(t, res.stderr, "contain: --report: the report path "+path+" is a symbolic link of uid 1's in a sticky directory")
+				wantOneErrorLine(t, res.stderr, "contain: run: --report: the report path "+path+" is a symbolic link of uid 1's in a sticky directory")
 				if _, err := os.Stat(marker); err == nil {
 					t.Error("COMMAND ran")
 				}
@@ -173,12 +173,12 @@ func TestSecurityCPUsRange(t *testing.T) {
 	for _, v := range []string{"1e300", strconv.Itoa(n + 1), strconv.Itoa(n*100+1) + "%", "1e19"} {
 		res := run(t, runOpts{}, "run", "--cpus", v, "--", "touch", marker)
 		wantCode(t, res, 125)
-		wantOneErrorLine(t, res.stderr, fmt.Sprintf("contain: --cpus: CPU share %q is more than this machine has: the range of CPUs is from 0.01 to %d", v, n))
+		wantOneErrorLine(t, res.stderr, fmt.Sprintf("contain: run: --cpus: CPU share %q is more than this machine has: the range of CPUs is from 0.01 to %d", v, n))
 	}
 	for _, v := range []string{"NaN", "inf", "-inf", "+Inf", "-1", "0", "0%"} {
 		res := run(t, runOpts{}, "run", "--cpus", v, "--", "touch", marker)
 		wantCode(t, res, 125)
-		wantOneErrorLine(t, res.stderr, "contain: --cpus: ")
+		wantOneErrorLine(t, res.stderr, "contain: run: --cpus: ")
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("COMMAND ran")
