@@ -75,9 +75,11 @@ type Options struct {
 	Verbose bool
 	// Terminal hands the program's controlling terminal to each command,
 	// as contain run does (the command reads it, and gets Ctrl-C and
-	// Ctrl-Z). Without it a command runs in a process group of its own
-	// outside the terminal's foreground, so Ctrl-C stays the program's
-	// (Unix; nothing on Windows).
+	// Ctrl-Z), and puts back the terminal's settings as they were at its
+	// start when its timeout or a signal ended it (Wait). Without it a
+	// command runs in a process group of its own outside the terminal's
+	// foreground, so Ctrl-C stays the program's (Unix; nothing on
+	// Windows).
 	Terminal bool
 }
 

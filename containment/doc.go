@@ -176,7 +176,8 @@
 //   - The terminal stays the program's: a command runs in a process
 //     group of its own, outside the terminal's foreground, unless
 //     Options.Terminal hands it the terminal (the program gets it back
-//     when Wait sees the command end).
+//     when Wait sees the command end, with the settings it had at the
+//     command's start when the timeout or a signal ended the command).
 //   - cmd.ExtraFiles, Stdin, Stdout, Stderr, Env, Dir and SysProcAttr
 //     are the command's, as with exec.Cmd (Setsid in SysProcAttr: the
 //     command leads a session of its own instead of a process group, in

@@ -323,6 +323,92 @@ func TestTerminal(t *testing.T) {
 	}
 }
 
+func init() { helpers["terminalSettings"] = terminalSettingsHost }
+
+// terminalSettingsHost, run on a terminal of its own, starts one command
+// with Options.Terminal, the shell script $CONTAINMENT_TEST_SCRIPT (and
+// Options.Timeout $CONTAINMENT_TEST_TIMEOUT), waits for it, and writes
+// whether the terminal reads lines and echoes them then: cooked or raw.
+func terminalSettingsHost() {
+	timeout, _ := time.ParseDuration(os.Getenv("CONTAINMENT_TEST_TIMEOUT"))
+	g, err := containment.NewGroup(containment.Options{Originator: "TTYSETTEST", Terminal: true, Timeout: timeout})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cmd := exec.Command("/bin/sh", "-c", os.Getenv("CONTAINMENT_TEST_SCRIPT"))
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := g.Start(cmd); err != nil {
+		fmt.Println(err)
+		return
+	}
+	g.Wait(cmd)
+	g.Close(context.Background())
+	state := "raw"
+	if s, err := unix.IoctlGetTermios(0, unix.TCGETS); err == nil && s.Lflag&(unix.ICANON|unix.ECHO) == unix.ICANON|unix.ECHO {
+		state = "cooked"
+	}
+	os.WriteFile(os.Getenv("CONTAINMENT_TEST_OUT"), []byte(state), 0o644)
+}
+
+// TestTerminalSettings: as contain run does, a command given the terminal
+// (Options.Terminal) that set it raw and was ended by a signal or by its
+// timeout (whose SIGTERM it caught, exiting 1) leaves it as it was given;
+// one that exits of itself leaves it as it chose.
+func TestTerminalSettings(t *testing.T) {
+	testtool.Need(t, "stty", "coreutils")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, script, timeout, want string }{
+		{"killed", `stty raw -echo; kill -9 $$`, "", "cooked"},
+		{"timed out", `trap "exit 1" TERM; stty raw -echo; sleep 300 & wait`, "3s", "cooked"},
+		{"exited", `stty raw -echo; exit 0`, "", "raw"},
+	} {
+		ptmx, pts := openPty(t)
+		out := filepath.Join(t.TempDir(), "out")
+		host := exec.Command(self)
+		host.Env = append(os.Environ(), "CONTAINMENT_TEST_HELPER=terminalSettings", "CONTAINMENT_TEST_SCRIPT="+c.script,
+			"CONTAINMENT_TEST_TIMEOUT="+c.timeout, "CONTAINMENT_TEST_OUT="+out)
+		host.Stdin, host.Stdout, host.Stderr = pts, pts, pts
+		host.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+		var shown strings.Builder
+		read := make(chan struct{})
+		go func() {
+			defer close(read)
+			b := make([]byte, 4096)
+			for {
+				n, err := ptmx.Read(b)
+				shown.Write(b[:n])
+				if err != nil {
+					return
+				}
+			}
+		}()
+		if err := host.Start(); err != nil {
+			t.Fatal(err)
+		}
+		pts.Close()
+		done := make(chan error, 1)
+		go func() { done <- host.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("%s: the host: %v", c.name, err)
+			}
+		case <-time.After(30 * time.Second):
+			host.Process.Kill()
+			t.Fatalf("%s: the host never ended", c.name)
+		}
+		ptmx.Close()
+		<-read
+		if b, _ := os.ReadFile(out); string(b) != c.want {
+			t.Errorf("%s: the terminal was left %q, want %q; it showed:\n%s", c.name, b, c.want, shown.String())
+		}
+	}
+}
+
 // openPty opens a pseudo-terminal pair.
 func openPty(t *testing.T) (ptmx, pts *os.File) {
 	t.Helper()

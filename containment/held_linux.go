@@ -139,11 +139,42 @@ func (a *heldAttrs) giveTerminal(attr *syscall.SysProcAttr) bool {
 	return true
 }
 
-// takeTerminal gives the terminal back to the program's process group,
-// with SIGTTOU blocked on this thread alone (the program, in the
-// background now, would else be stopped by it), so that the program's
-// own signal handling is not touched.
+// takeTerminal gives the terminal back to the program's process group.
 func (a *heldAttrs) takeTerminal() {
+	withoutSIGTTOU(func() { unix.IoctlSetPointerInt(int(a.tty.Fd()), unix.TIOCSPGRP, unix.Getpgrp()) })
+}
+
+// settings reads the terminal's settings (nil: unreadable), kept when a
+// command is given the terminal, before it can change them.
+func (a *heldAttrs) settings() *unix.Termios {
+	s, err := unix.IoctlGetTermios(int(a.tty.Fd()), unix.TCGETS)
+	if err != nil {
+		return nil
+	}
+	return s
+}
+
+// putBack sets the terminal's settings to s, those it had when a command
+// that a signal ended was given it (a program killed in raw mode leaves
+// the terminal without echo), once the output already written is sent
+// (TCSADRAIN); only while the program has the terminal, as takeTerminal
+// gave it back, and when they differ.
+func (a *heldAttrs) putBack(s *unix.Termios) {
+	fd := int(a.tty.Fd())
+	if fg, err := unix.IoctlGetInt(fd, unix.TIOCGPGRP); err != nil || fg != unix.Getpgrp() {
+		return
+	}
+	if now, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil && *now == *s {
+		return
+	}
+	withoutSIGTTOU(func() { unix.IoctlSetTermios(fd, unix.TCSETSW, s) })
+}
+
+// withoutSIGTTOU runs change, a change of the terminal, with SIGTTOU
+// blocked on this thread alone (the program, outside the foreground,
+// would else be stopped by it), so that the program's own signal
+// handling is not touched.
+func withoutSIGTTOU(change func()) {
 	// The mask is this thread's: the goroutine stays on it until the mask
 	// is put back.
 	runtime.LockOSThread()
@@ -154,7 +185,7 @@ func (a *heldAttrs) takeTerminal() {
 		return
 	}
 	defer unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
-	unix.IoctlSetPointerInt(int(a.tty.Fd()), unix.TIOCSPGRP, unix.Getpgrp())
+	change()
 }
 
 // close lets go of the cgroup's descriptor once the holder has ended

@@ -35,6 +35,9 @@ var mayHold = sync.OnceValue(cgroupWritable)
 type command struct {
 	pid      int
 	terminal bool // it was given the terminal, taken back at its end
+	// found: the terminal's settings when it was given the terminal,
+	// put back when a signal ended it (nil: none to put back).
+	found *unix.Termios
 
 	mu          sync.Mutex
 	ended       bool
@@ -51,6 +54,10 @@ func (g *Group) startIn(h *heldCopy, cmd *exec.Cmd) error {
 		attr.Setpgid, attr.Pgid = true, 0
 	}
 	terminal := g.o.Terminal && !attr.Setsid && g.held.giveTerminal(attr)
+	var found *unix.Termios
+	if terminal {
+		found = g.held.settings()
+	}
 	g.held.add(attr)
 	err := g.held.start(cmd)
 	restore()
@@ -60,7 +67,7 @@ func (g *Group) startIn(h *heldCopy, cmd *exec.Cmd) error {
 		}
 		return err
 	}
-	c := &command{pid: cmd.Process.Pid, terminal: terminal}
+	c := &command{pid: cmd.Process.Pid, terminal: terminal, found: found}
 	// Born outside the session's cgroup (cmd.SysProcAttr asked for a
 	// cgroup of its own), it is told to the holder, which keeps it
 	// whatever its environment shows from now on (a title written over
@@ -156,6 +163,12 @@ func (g *Group) waitHeld(cmd *exec.Cmd, c *command) error {
 		case ws.Signaled():
 			e.Signal, e.Status = ws.Signal(), 128+int(ws.Signal())
 		}
+	}
+	if c.found != nil && (c.timedOut || e.Signal != 0) {
+		// As contain run does: a command the timeout or a signal ended
+		// leaves the terminal as it was given; one that exited of itself,
+		// as it chose.
+		g.held.putBack(c.found)
 	}
 	return g.heldEnd(e, c.timedOut, c.killedAfter || e.Signal == syscall.SIGKILL)
 }

@@ -161,6 +161,24 @@ func TestTerminalStopAndResume(t *testing.T) {
 	})
 }
 
+// TestTerminalStoppedThenBackground: after Ctrl-Z and bg the shell has
+// the terminal; when COMMAND then ends (by the timeout), contain leaves it
+// there: taken back for contain's group, it would leave the shell unable
+// to read its next line, and an interactive bash exits.
+func TestTerminalStoppedThenBackground(t *testing.T) {
+	p := interactiveShell(t, nil)
+	p.typeLine(`$CONTAIN timeout 4 sh -c 'echo ready-6; exec sleep 300'`)
+	p.waitFor("ready-6", 2)
+	p.key("C-z")
+	p.waitFor("Stopped", 1)
+	// At its prompt, reading, when contain ends (set -b: bash says so
+	// then).
+	p.typeLine("set -b; bg")
+	p.waitFor("Exit 124", 1)
+	p.typeLine("echo alive-$((1+1))")
+	p.waitFor("alive-2", 1)
+}
+
 // TestTerminalGivenBack: a shell without job control does not take the
 // terminal back itself; contain must, or the shell's next read fails.
 func TestTerminalGivenBack(t *testing.T) {

@@ -273,7 +273,14 @@ func (r *runner) supervise() {
 		stopWatch()
 		r.lim.kernelOutcome()
 		r.jc.restore()
+		// Asked before the close, which has a phase of its own.
+		killed := r.status.Signaled() || r.phase != ""
 		r.closeGroup()
+		if killed {
+			// After the close: nothing of the group is left to change
+			// them again.
+			r.jc.putBack()
+		}
 		r.noteUntold()
 		close(closed)
 	}()
@@ -358,7 +365,7 @@ func (r *runner) startCommand() error {
 	argv := r.o.Args
 	// Decided once: a first try that fails to exec (a script without #!)
 	// has already given the terminal to its own group, now gone.
-	foreground := r.jc.inForeground()
+	foreground := r.jc.handOver()
 	for {
 		if done, err := r.sys.startUnder(path, foreground); done {
 			if err != nil && foreground {

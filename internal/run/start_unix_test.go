@@ -102,15 +102,15 @@ func TestStartCommand(t *testing.T) {
 	tty := &fakeTTY{fg: 10}
 	f = &fakeStart{results: []forkResult{{pid: 53}}}
 	r = startRunner(f, tty)
-	if err := r.startCommand(); err != nil || !f.attrs[0].Foreground || f.attrs[0].Ctty != 99 || !r.jc.gave {
-		t.Errorf("with the terminal: %v, attr %+v, given %v; want COMMAND started in the foreground", err, f.attrs[0], r.jc.gave)
+	if err := r.startCommand(); err != nil || !f.attrs[0].Foreground || f.attrs[0].Ctty != 99 || !r.jc.holds {
+		t.Errorf("with the terminal: %v, attr %+v, given %v; want COMMAND started in the foreground", err, f.attrs[0], r.jc.holds)
 	}
 	tty = &fakeTTY{fg: 10}
 	// The child takes the terminal before its exec fails.
 	f = &fakeStart{results: []forkResult{{err: unix.EACCES, execErr: true}}, onFork: func() { tty.fg = 77 }}
 	r = startRunner(f, tty)
-	if err := r.startCommand(); err == nil || tty.fg != 10 || r.jc.gave {
-		t.Errorf("a failed start in the foreground: %v, foreground %d, given %v; want the terminal back with contain", err, tty.fg, r.jc.gave)
+	if err := r.startCommand(); err == nil || tty.fg != 10 || r.jc.holds {
+		t.Errorf("a failed start in the foreground: %v, foreground %d, given %v; want the terminal back with contain", err, tty.fg, r.jc.holds)
 	}
 
 	f = &fakeStart{shim: true}

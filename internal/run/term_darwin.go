@@ -7,6 +7,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// The termios requests: read the settings, and set them once the output
+// already written has been sent (tcsetattr's TCSADRAIN).
+const (
+	getSettings      = unix.TIOCGETA
+	setSettingsDrain = unix.TIOCSETAW
+)
+
 // setForeground makes pgrp the terminal's foreground group. A process
 // outside the foreground that calls tcsetpgrp gets SIGTTOU (and would
 // stop) unless it ignores or blocks it. x/sys has no per-thread signal
@@ -18,6 +25,15 @@ import (
 func (t *terminal) setForeground(pgrp int) error {
 	signal.Ignore(unix.SIGTTOU)
 	return unix.IoctlSetPointerInt(t.fd, unix.TIOCSPGRP, pgrp)
+}
+
+// setSettings sets the terminal's settings, after the output already
+// written (TCSADRAIN), as a shell or stty(1) does. tcsetattr from outside
+// the foreground gets SIGTTOU as tcsetpgrp does: ignored, as for
+// setForeground.
+func (t *terminal) setSettings(s *unix.Termios) error {
+	signal.Ignore(unix.SIGTTOU)
+	return unix.IoctlSetTermios(t.fd, setSettingsDrain, s)
 }
 
 // selfStop is the signal contain stops itself with when COMMAND stopped:

@@ -38,3 +38,7 @@ func (t *terminal) foreground() int {
 func (t *terminal) close() { unix.Close(t.fd) }
 
 func (t *terminal) ctty() int { return t.fd }
+
+// settings reads the terminal's settings (its termios: echo, canonical
+// mode, the special characters, ...).
+func (t *terminal) settings() (*unix.Termios, error) { return unix.IoctlGetTermios(t.fd, getSettings) }
