@@ -6,7 +6,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 
+	"github.com/contain-cli/contain/internal/marker"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/procfs"
 	"github.com/contain-cli/contain/internal/registry"
@@ -80,13 +82,48 @@ func registered(known []session.Process, live map[int]string) ([]session.Process
 	if serr != nil {
 		return nil, errors.Join(err, serr)
 	}
-	return walkRegistered(orphaned, entries, known, stop, envOf, describeEntry), err
+	return walkRegistered(orphaned, entries, known, stop, envOf, describeEntry, markerHolders(orphaned, entries)), err
+}
+
+// markerHolders finds, for each registry that names a marker (package
+// marker), the processes of this user that hold it, by the session's
+// value: a process that dropped its tag and every link to the session
+// (env -i setsid) still holds what COMMAND inherited. Only this user's:
+// whoever else holds it got it from the session and is not reap's to
+// signal.
+func markerHolders(orphaned []registry.File, entries []proc.Entry) map[string][]int {
+	var out map[string][]int
+	euid := os.Geteuid()
+	for _, r := range orphaned {
+		if r.Marker == 0 {
+			continue
+		}
+		for _, e := range entries {
+			if e.Zombie || e.PID <= 1 || e.PID == os.Getpid() || e.Start < r.Origin.Start {
+				continue
+			}
+			if uid, err := proc.UIDOf(e.PID); err != nil || uid != euid {
+				continue
+			}
+			if held, _ := marker.Holds(e.PID, r.Marker); held {
+				if out == nil {
+					out = map[string][]int{}
+				}
+				out[r.Value] = append(out[r.Value], e.PID)
+			}
+		}
+	}
+	return out
 }
 
 // walkRegistered is registered's choice over one scan of every process:
 // env reads a process's environment, describe what ps shows of it.
+//
+// holders are, by session, the processes that hold its marker: each is
+// walked as a member the registry lists, a daemon where one of its
+// ancestors is a daemon the run spared.
 func walkRegistered(orphaned []registry.File, entries []proc.Entry, known []session.Process, stop map[int]bool,
-	env func(pid int) envRead, describe func(proc.Entry) (session.Process, bool)) []session.Process {
+	env func(pid int) envRead, describe func(proc.Entry) (session.Process, bool), holders map[string][]int) []session.Process {
 	byPID := make(map[int]proc.Entry, len(entries))
 	children := map[int][]proc.Entry{}
 	for _, e := range entries {
@@ -129,6 +166,11 @@ func walkRegistered(orphaned []registry.File, entries []proc.Entry, known []sess
 				queue = append(queue, step{e: e, daemon: r.Spared[m]})
 			}
 		}
+		for _, pid := range holders[r.Value] {
+			if e, ok := byPID[pid]; ok && !e.Zombie && !inside(r, e) {
+				queue = append(queue, step{e: e, daemon: underSpared(r, e, byPID)})
+			}
+		}
 		visited := map[proc.ID]bool{}
 		for len(queue) > 0 {
 			s := queue[0]
@@ -160,6 +202,22 @@ func walkRegistered(orphaned []registry.File, entries []proc.Entry, known []sess
 		}
 	}
 	return out
+}
+
+// underSpared reports whether e is, or descends from, a daemon r's run
+// spared (by the parents one scan shows).
+func underSpared(r registry.File, e proc.Entry, byPID map[int]proc.Entry) bool {
+	for n := 0; e.PID > 1 && n < len(byPID); n++ {
+		if r.Spared[proc.ID{PID: e.PID, Start: e.Start}] {
+			return true
+		}
+		p, ok := byPID[e.PPID]
+		if !ok {
+			return false
+		}
+		e = p
+	}
+	return false
 }
 
 // ListForReap lists the tagged processes, as ListTagged does, and adds

@@ -64,7 +64,7 @@ func TestWalkRegistered(t *testing.T) {
 		return session.Process{PID: p.PID, Start: p.Start}, true
 	}
 	known := []session.Process{{PID: 113, Start: 61, Value: "CONTAIN:99"}}
-	got := walkRegistered([]registry.File{reg}, entries, known, map[int]bool{108: true, 117: true, 5: true}, env, describe)
+	got := walkRegistered([]registry.File{reg}, entries, known, map[int]bool{108: true, 117: true, 5: true}, env, describe, nil)
 	var pids, daemons []int
 	for _, p := range got {
 		pids = append(pids, p.PID)

@@ -30,12 +30,56 @@ func TestWalkRegisteredSpared(t *testing.T) {
 		Spared:  map[proc.ID]bool{{PID: 200, Start: 70}: true, {PID: 202, Start: 72}: true}}
 	got := walkRegistered([]registry.File{reg}, entries, nil, map[int]bool{},
 		func(int) envRead { return envRead{} },
-		func(p proc.Entry) (session.Process, bool) { return session.Process{PID: p.PID, Start: p.Start}, true })
+		func(p proc.Entry) (session.Process, bool) { return session.Process{PID: p.PID, Start: p.Start}, true }, nil)
 	daemon := map[int]bool{}
 	for _, p := range got {
 		daemon[p.PID] = p.Daemon
 	}
 	if want := map[int]bool{200: true, 201: true, 203: false}; !reflect.DeepEqual(daemon, want) {
 		t.Errorf("listed (PID: daemon) %v, want %v", daemon, want)
+	}
+}
+
+// TestWalkRegisteredMarker: a process that holds the session's marker is
+// the session's though no line of the registry names it, nor any parent
+// (env -i setsid, its parent gone): listed, with what it started; one
+// under a spared daemon is a daemon; one that carries another session's
+// tag, or that a live nested session's originator started, is not listed.
+func TestWalkRegisteredMarker(t *testing.T) {
+	e := func(pid, ppid int, start uint64) proc.Entry {
+		return proc.Entry{PID: pid, PPID: ppid, Pgrp: pid, Start: start}
+	}
+	entries := []proc.Entry{
+		e(300, 1, 80),   // env -i setsid: a holder, no link left
+		e(301, 300, 81), // what it started
+		e(310, 1, 70),   // a spared daemon
+		e(311, 310, 82), // its child, a holder
+		e(320, 1, 83),   // a holder that carries another session's tag
+		e(330, 1, 60),   // a live nested contain (its registry alive)
+		e(331, 330, 84), // its child, a holder
+	}
+	reg := registry.File{Value: "CONTAIN:99", Origin: proc.ID{PID: 99, Start: 10}, Marker: 77,
+		Members: []proc.ID{{PID: 310, Start: 70}}, Spared: map[proc.ID]bool{{PID: 310, Start: 70}: true}}
+	env := func(pid int) envRead {
+		if pid == 320 {
+			return envRead{readable: true, tagged: true, value: "OTHER:5"}
+		}
+		return envRead{}
+	}
+	walk := func(holders map[string][]int) map[int]bool {
+		got := walkRegistered([]registry.File{reg}, entries, nil, map[int]bool{330: true}, env,
+			func(p proc.Entry) (session.Process, bool) { return session.Process{PID: p.PID, Start: p.Start}, true }, holders)
+		daemon := map[int]bool{}
+		for _, p := range got {
+			daemon[p.PID] = p.Daemon
+		}
+		return daemon
+	}
+	got := walk(map[string][]int{"CONTAIN:99": {300, 311, 320, 331}})
+	if want := map[int]bool{300: false, 301: false, 310: true, 311: true}; !reflect.DeepEqual(got, want) {
+		t.Errorf("listed (PID: daemon) %v, want %v", got, want)
+	}
+	if got := walk(nil); !reflect.DeepEqual(got, map[int]bool{310: true, 311: true}) {
+		t.Errorf("without holders: %v, want the spared daemon and its child only", got)
 	}
 }

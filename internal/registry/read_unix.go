@@ -26,6 +26,9 @@ type File struct {
 	Origin  proc.ID   // contain run
 	Members []proc.ID // COMMAND first, the spared daemons too
 	Spared  map[proc.ID]bool
+	// Marker is the identity of the session's marker (package marker;
+	// 0: none): every process that holds it is the session's.
+	Marker uint64
 	// Ended: the run ended cleanly (its end line), the registry kept for
 	// the daemons it spared. It lists the whole session.
 	Ended   bool
@@ -70,6 +73,12 @@ func parseRegistry(b []byte) (File, error) {
 		f := strings.Fields(line)
 		if len(f) == 1 && f[0] == registryEnd {
 			r.Ended = true
+			continue
+		}
+		if len(f) == 2 && f[0] == registryMarker {
+			if ino, err := strconv.ParseUint(f[1], 10, 64); err == nil {
+				r.Marker = ino
+			}
 			continue
 		}
 		if len(f) != 3 || f[0] != registryCommand && f[0] != registryMember && f[0] != registrySpared {

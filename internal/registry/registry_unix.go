@@ -87,6 +87,7 @@ const (
 	registryMember  = "member"
 	registrySpared  = "spared"
 	registryEnd     = "end"
+	registryMarker  = "marker"
 	// maxRegistry caps what is read of one registry: a line per process
 	// that ever ran in the session, 30 bytes each.
 	maxRegistry = 64 << 20
@@ -190,6 +191,16 @@ func (r *Registry) Member(pid int, start uint64) error {
 		return nil
 	}
 	return r.write(registryMember + " " + strconv.Itoa(pid) + " " + strconv.FormatUint(start, 10) + "\n")
+}
+
+// Marker records the identity of the session's marker (package marker):
+// reap finds every process that still holds it. A nil registry takes
+// nothing.
+func (r *Registry) Marker(ino uint64) error {
+	if r == nil {
+		return nil
+	}
+	return r.write(registryMarker + " " + strconv.FormatUint(ino, 10) + "\n")
 }
 
 // Spared adds a daemon the run let go (--allow-daemons), by PID and

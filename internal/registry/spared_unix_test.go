@@ -115,3 +115,15 @@ func TestRegistryClose(t *testing.T) {
 		t.Error("a nil registry took a spared daemon or kept something")
 	}
 }
+
+// TestParseRegistryMarker: a marker line gives the session's marker; one
+// cut short or malformed gives none.
+func TestParseRegistryMarker(t *testing.T) {
+	head := "contain registry 1\nsession CONTAIN:4242 900\ncommand 4300 910\n"
+	for body, want := range map[string]uint64{"marker 15747903\n": 15747903, "marker 15747903": 0, "marker x\n": 0, "marker 1 2\n": 0, "": 0} {
+		r, err := parseRegistry([]byte(head + body))
+		if err != nil || r.Marker != want || len(r.Members) != 1 {
+			t.Errorf("%q: marker %d, members %v, %v; want %d", body, r.Marker, r.Members, err, want)
+		}
+	}
+}

@@ -59,6 +59,9 @@ type osHooks interface {
 	// heldIn is the cgroup a held session's processes are to start in
 	// ("": none).
 	heldIn() string
+	// marker is the identity of the session's marker COMMAND was started
+	// with (package marker; 0: none), for the registry.
+	marker() uint64
 
 	// The reaper.
 

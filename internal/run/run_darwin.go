@@ -97,3 +97,7 @@ func (sys *darwinOS) forkCommand(path string, argv []string, attr *syscall.SysPr
 // onMainThread: macOS has no thread ID to compare; the runtime keeps the
 // main goroutine on the main thread during package initialisation.
 func onMainThread() bool { return true }
+
+// marker: no marker is placed on macOS yet (package marker reads
+// descriptors on Linux; proc_info's are issue 40's next step).
+func (sys *darwinOS) marker() uint64 { return 0 }

@@ -5,6 +5,7 @@ import (
 	"syscall"
 
 	"github.com/contain-cli/contain/internal/builtin"
+	"github.com/contain-cli/contain/internal/marker"
 
 	"golang.org/x/sys/unix"
 
@@ -30,6 +31,16 @@ type linuxOS struct {
 	shimLost   bool                  // the shim ended before COMMAND: tracking alone holds the session
 	limitWhy   map[limit.Kind]string // why the kernel does not hold a limit
 	scope      *scope.Scope          // the systemd scope contain moved into for the limits; nil: none
+	ownMarker  uint64                // the marker contain's own start of COMMAND placed (no shim, no cgroup)
+}
+
+// marker is the identity of the session's marker: the shim's, or the one
+// contain placed itself where it started COMMAND without a cgroup.
+func (sys *linuxOS) marker() uint64 {
+	if sys.r.shim.PID() != 0 {
+		return sys.r.shim.Marker()
+	}
+	return sys.ownMarker
 }
 
 var _ osHooks = (*linuxOS)(nil)
@@ -299,8 +310,17 @@ func (sys *linuxOS) forkCommand(path string, argv []string, attr *syscall.SysPro
 	if r.o.Prepared != nil && !layers.Disabled("spawn") {
 		// Made ready while the crash guard may still be executing; started
 		// once it waits.
+		moves := []builtin.Move{{Src: 0, Dst: 0}, {Src: 1, Dst: 1}, {Src: 2, Dst: 2}}
+		if sys.cg == nil && !r.o.Hold && sys.ownMarker == 0 {
+			// No cgroup holds the session: COMMAND gets its marker
+			// (package marker), which reap finds every holder of.
+			if w, ino, err := marker.New(); err == nil {
+				defer unix.Close(w)
+				moves, sys.ownMarker = append(moves, builtin.Move{Src: w, Dst: marker.FD}), ino
+			}
+		}
 		sp, err := builtin.NewSpawner(builtin.Spec{Path: path, Argv: argv, Env: r.o.Env,
-			Moves:     []builtin.Move{{Src: 0, Dst: 0}, {Src: 1, Dst: 1}, {Src: 2, Dst: 2}},
+			Moves:     moves,
 			Pdeathsig: attr.Pdeathsig, Foreground: attr.Foreground, Ctty: attr.Ctty,
 			UseCgroupFD: attr.UseCgroupFD, CgroupFD: attr.CgroupFD, Vfork: true})
 		var c *builtin.Child
@@ -324,6 +344,7 @@ func (sys *linuxOS) forkCommand(path string, argv []string, attr *syscall.SysPro
 		}
 	}
 	r.guardReady()
+	sys.ownMarker = 0 // Go's fork places none
 	pid, err = syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: r.o.Env, Files: []uintptr{0, 1, 2}, Sys: attr})
 	return pid, err, false
 }

@@ -223,6 +223,11 @@ func (r *runner) begin(layers []string, undo *cleanups) {
 	r.reg.tag, r.reg.pid, r.reg.since = r.o.Tag, r.pid, since
 	if !r.sys.strong() {
 		r.reg.open(r.log)
+		if ino := r.sys.marker(); ino != 0 {
+			if err := r.reg.Marker(ino); err != nil {
+				r.log("cannot write the session's marker to the registry: %v", err)
+			}
+		}
 	}
 	undo.add(func() { r.reg.close(r.daemons.spared(), r.log) })
 	r.track.TagOf, r.track.SidOf = track.TagReader(r.o.Tag), proc.SessionOf

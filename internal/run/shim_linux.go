@@ -28,6 +28,7 @@ type shimLink interface {
 	Spare(pid int, start uint64) error
 	ReapedCPU() time.Duration
 	Kill()
+	Marker() uint64
 }
 
 var _ shimLink = (*shim.Client)(nil)
@@ -36,6 +37,7 @@ var _ shimLink = (*shim.Client)(nil)
 type noShim struct{}
 
 func (noShim) PID() int                    { return 0 }
+func (noShim) Marker() uint64              { return 0 }
 func (noShim) ID() proc.ID                 { return proc.ID{} }
 func (noShim) Relay(shim.Receiver)         {}
 func (noShim) Watch(int, func(proc.Entry)) {}

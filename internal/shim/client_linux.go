@@ -16,6 +16,7 @@ import (
 
 	"github.com/contain-cli/contain/internal/builtin"
 	"github.com/contain-cli/contain/internal/layers"
+	"github.com/contain-cli/contain/internal/marker"
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
 )
@@ -39,6 +40,19 @@ type Client struct {
 	// spawned is the keeper that builtin.Spawn started, until its first
 	// record says that it ran (or its end that it could not).
 	spawned *builtin.Child
+	// marker is the identity of the session's marker the shim hands
+	// COMMAND (package marker); 0: none.
+	marker uint64
+}
+
+// Marker is the identity of the session's marker that COMMAND gets from
+// the shim (0: none): read from the shim's own descriptor where contain
+// did not make it (contain __shim places its own).
+func (c *Client) Marker() uint64 {
+	if c.marker == 0 {
+		c.marker = marker.Of(c.pid)
+	}
+	return c.marker
 }
 
 // newClient is the client of shim pid, ordered through orders, its
@@ -206,20 +220,31 @@ func StartKeeper(o Orders) (*Client, error) {
 	}
 	opened = append(opened, er)
 	nosigpipe.Quiet(ew)
+	moves := []builtin.Move{
+		{Src: int(brief.Fd()), Dst: base + BriefFd}, {Src: int(sw.Fd()), Dst: base + StatusFd},
+		{Src: int(er.Fd()), Dst: base + EndFd}, {Src: int(journal.Fd()), Dst: base + JournalFd},
+		{Src: int(self.Fd()), Dst: base + ExeFd}, {Src: int(prog.Fd()), Dst: base + KeeperFd}}
+	// The session's marker (package marker): the keeper holds it at
+	// marker.FD, not close-on-exec, so COMMAND, which it forks, inherits
+	// it there. None where the keeper's own descriptors would take FD.
+	var mark uint64
+	if marker.FD < base || marker.FD > base+KeeperFd {
+		if w, ino, err := marker.New(); err == nil {
+			defer unix.Close(w)
+			moves, mark = append(moves, builtin.Move{Src: w, Dst: marker.FD}), ino
+		}
+	}
 	argv := []string{"contain-shim", Arg, KeeperArg, strconv.Itoa(base)}
 	env := append(os.Environ(), "GOMAXPROCS=1")
 	// Spawned where it can be: contain goes on (briefs the guard, writes
 	// the word) while the keeper executes. The descriptors contain
 	// inherited open stay at their numbers, its own (close-on-exec) go.
-	sp, err := builtin.Spawn(builtin.Spec{Argv: argv, Env: env, Prog: base + KeeperFd, Moves: []builtin.Move{
-		{Src: int(brief.Fd()), Dst: base + BriefFd}, {Src: int(sw.Fd()), Dst: base + StatusFd},
-		{Src: int(er.Fd()), Dst: base + EndFd}, {Src: int(journal.Fd()), Dst: base + JournalFd},
-		{Src: int(self.Fd()), Dst: base + ExeFd}, {Src: int(prog.Fd()), Dst: base + KeeperFd}}})
+	sp, err := builtin.Spawn(builtin.Spec{Argv: argv, Env: env, Prog: base + KeeperFd, Moves: moves})
 	var pid int
 	if err == nil {
 		pid = sp.Pid
 	} else {
-		sp = nil
+		sp, mark = nil, 0 // the fork below places no marker
 		pid, err = syscall.ForkExec("/proc/self/fd/"+strconv.Itoa(base+KeeperFd), argv,
 			&syscall.ProcAttr{Env: env, Files: append(files, brief.Fd(), sw.Fd(), er.Fd(), journal.Fd(), self.Fd(), prog.Fd()),
 				Sys: &syscall.SysProcAttr{Setpgid: true}})
@@ -230,7 +255,7 @@ func StartKeeper(o Orders) (*Client, error) {
 		return nil, err
 	}
 	c := newClient(pid, ew, sr)
-	c.keeper, c.spawned = true, sp
+	c.keeper, c.spawned, c.marker = true, sp, mark
 	// The orders again as JSON, for contain __shim keeper should contain
 	// die.
 	b, err := json.Marshal(o)

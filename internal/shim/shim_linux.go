@@ -19,6 +19,7 @@ import (
 
 	"github.com/contain-cli/contain/internal/entry"
 	"github.com/contain-cli/contain/internal/guard"
+	"github.com/contain-cli/contain/internal/marker"
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/signals"
@@ -282,6 +283,14 @@ func (s *run) start() error {
 			defer unix.Close(fd)
 			tty = fd
 		}
+	}
+	// The session's marker (package marker): COMMAND inherits it at
+	// marker.FD; the shim keeps it, close-on-exec, so that contain reads
+	// its identity here. Without it (the descriptor in use) the session
+	// has none, as before.
+	_, release, merr := marker.Place()
+	if merr == nil {
+		defer func() { release(s.cmd != 0) }()
 	}
 	for {
 		attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.Signal(s.o.Pdeathsig)}

@@ -1,0 +1,59 @@
+package marker
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/contain-cli/contain/internal/testtool"
+)
+
+// TestPlaceAndHolds: a child started after Place holds the marker at FD,
+// Of reads its identity there, Holds finds it (also at another number),
+// and a process started before it does not hold it.
+func TestPlaceAndHolds(t *testing.T) {
+	testtool.Need(t, "bash", "bash") // dash takes no descriptor above 9
+	before := exec.Command("sleep", "30")
+	if err := before.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { before.Process.Kill(); before.Wait() }()
+	ino, release, err := Place()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The child moves it to 7 as well, and closes FD: a holder still.
+	child := exec.Command("bash", "-c", "exec 7>&205 205>&-; exec sleep 30")
+	err = child.Start()
+	release(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { child.Process.Kill(); child.Wait() }()
+	if _, err := os.Stat("/proc/self/fd/205"); err == nil {
+		t.Errorf("released without keep, yet this process still has descriptor %d", FD)
+	}
+	var held, readable bool
+	for range 100 { // until bash has run its redirections
+		if Of(child.Process.Pid) == 0 {
+			if held, readable = Holds(child.Process.Pid, ino); held {
+				break
+			}
+		}
+		exec.Command("sleep", "0.02").Run()
+	}
+	if !held || !readable {
+		t.Errorf("the child holds marker %d at descriptor 7: Holds %v, %v", ino, held, readable)
+	}
+	if held, readable := Holds(before.Process.Pid, ino); held || !readable {
+		t.Errorf("a process started before the marker: Holds %v, %v", held, readable)
+	}
+}
+
+func TestPipeInode(t *testing.T) {
+	for link, want := range map[string]uint64{"pipe:[15747903]": 15747903, "socket:[12]": 0, "pipe:[x]": 0, "/dev/null": 0, "pipe:[12": 0} {
+		if got := pipeInode(link); got != want {
+			t.Errorf("pipeInode(%q) = %d, want %d", link, got, want)
+		}
+	}
+}
