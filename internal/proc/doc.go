@@ -5,7 +5,9 @@
 // (Pin, OpenPin; OriginatorPin for contain stop), and what can be read of
 // a process: its parent, user, tag, environment (FS.Environ on Linux,
 // EnvOf on macOS: what internal/daemon reads the daemon mark from), CPU
-// time and memory (UsageOf), whether it ignores a signal (IgnoresSignal),
+// time and memory (UsageOf), on macOS its lineage and pipe descriptors
+// (UniqueIDs, FDs, PipeHandles, Pipes: proc_info, decoded in
+// procinfo.go), whether it ignores a signal (IgnoresSignal),
 // whether its environment can show a tag (EnvUntellable), and its PID
 // namespace.
 //

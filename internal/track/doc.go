@@ -6,6 +6,11 @@
 // session's tag (TagReader); with --allow-daemons it asks Daemon of each
 // new process and spares what that lets go (daemon.Verdict, Spared,
 // Release).
+// On macOS two more reads name members whatever their parent, group,
+// session or environment became: Lineage (lineage.go), the kernel's
+// record of each process's parent at fork (unique IDs), and Marker
+// (marker.go), a pipe end COMMAND is given that its descendants inherit;
+// both are decisions over plain values that proc's darwin files read.
 // Untold, over one scan, lists what no tracking can tell: the user's
 // processes that started during a session, whose parent is gone and
 // whose environment cannot show a tag (Untellable; for contain run's
