@@ -22,6 +22,7 @@ import (
 	"github.com/contain-cli/contain/internal/guard"
 	"github.com/contain-cli/contain/internal/hook"
 	"github.com/contain-cli/contain/internal/limit"
+	"github.com/contain-cli/contain/internal/marker"
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/signals"
@@ -231,6 +232,12 @@ func (r *runner) begin(layers []string, undo *cleanups) {
 	}
 	undo.add(func() { r.reg.close(r.daemons.spared(), r.log) })
 	r.track.TagOf, r.track.SidOf = track.TagReader(r.o.Tag), proc.SessionOf
+	if ino := r.sys.marker(); ino != 0 {
+		// Where the marker was placed (no cgroup), a scan finds by it
+		// what dropped every other link: its descriptor at marker.FD,
+		// read once per new process.
+		r.track.Marker = func(pid int) bool { return marker.Of(pid) == ino }
+	}
 	if r.o.Hold {
 		r.track.NoAdopter(r.self)
 	}

@@ -34,7 +34,10 @@ import (
 //     still joins by its member parent; where the leader lives, by its
 //     group or session too (a member that switched users, su or a setuid
 //     program): no one else can have that ID then;
-//   - or it carries the session's tag.
+//   - it carries the session's tag;
+//   - or it holds the session's marker (package marker: the pipe end
+//     COMMAND inherited), whatever its lineage, title or environment
+//     (Marker: where contain placed one).
 //
 // Start times are identities, not a clock that orders processes. They are
 // ordered on Linux (clock ticks since boot): there a process that started
@@ -81,6 +84,12 @@ type Tracker struct {
 	// uid is contain's): asked only of a process that a group or session
 	// whose leader is gone would take, once per process. nil: anyone's.
 	Owner func(pid int) bool
+	// Marker reports whether a process holds the session's marker (nil:
+	// the session has none). Asked once per process started after
+	// COMMAND: a process holds it from its fork, or never (unless a holder
+	// hands it over, which makes it the session's all the same).
+	Marker func(pid int) bool
+	marked map[proc.ID]bool
 
 	members  map[int]uint64 // PID → start time
 	groups   map[int]uint64 // process groups led by a member, or that were: proc.ID → the leader's start
@@ -458,7 +467,28 @@ func (t *Tracker) belongs(p *proc.Entry) string {
 	if t.tagged(p) {
 		return "tag"
 	}
+	if t.holdsMarker(p) {
+		return "marker"
+	}
 	return ""
+}
+
+// holdsMarker reports whether p holds the session's marker, read once per
+// process.
+func (t *Tracker) holdsMarker(p *proc.Entry) bool {
+	if t.Marker == nil {
+		return false
+	}
+	id := proc.ID{PID: p.PID, Start: p.Start}
+	held, ok := t.marked[id]
+	if !ok {
+		held = t.Marker(p.PID)
+		if t.marked == nil {
+			t.marked = map[proc.ID]bool{}
+		}
+		t.marked[id] = held
+	}
+	return held
 }
 
 // FoundBy is how member pid was found.
@@ -527,7 +557,7 @@ func (t *Tracker) tagged(p *proc.Entry) bool {
 // forget drops the cached reads of processes no longer seen, so that a
 // long run does not grow without bound.
 func (t *Tracker) forget(procs []proc.Entry) {
-	if len(t.tags)+len(t.sids)+len(t.before)+len(t.owners) < 4*len(procs)+1024 {
+	if len(t.tags)+len(t.sids)+len(t.before)+len(t.owners)+len(t.marked) < 4*len(procs)+1024 {
 		return
 	}
 	seen := make(map[proc.ID]bool, len(procs))
@@ -552,6 +582,11 @@ func (t *Tracker) forget(procs []proc.Entry) {
 	for id := range t.owners {
 		if !seen[id] {
 			delete(t.owners, id)
+		}
+	}
+	for id := range t.marked {
+		if !seen[id] {
+			delete(t.marked, id)
 		}
 	}
 	for id := range t.released {

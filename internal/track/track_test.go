@@ -464,3 +464,34 @@ func TestTrackParentOrderOnLinux(t *testing.T) {
 	wantMembers(t, linux, procs, 100, 101)
 	wantMembers(t, macTracker(nil), procs, 100, 101, 150)
 }
+
+// A double fork missed by the scans, in a session of its own, with no tag
+// (env -i): the marker finds it, and only what holds it; it is read once
+// per process, and a process there before COMMAND is never asked.
+func TestTrackMarker(t *testing.T) {
+	asked := map[int]int{}
+	holders := map[int]bool{202: true}
+	tr := newTestTracker(map[int]TagRead{202: TagOther, 203: TagOther})
+	tr.Marker = func(pid int) bool { asked[pid]++; return holders[pid] }
+	first := scan()
+	wantMembers(t, tr, first, 100)
+	escapee := proc.Entry{PID: 202, PPID: 1, Pgrp: 202, Sid: 202, Start: 1005}
+	stranger := proc.Entry{PID: 203, PPID: 1, Pgrp: 203, Sid: 203, Start: 1006}
+	wantMembers(t, tr, append(slices.Clone(first), escapee, stranger), 100, 202)
+	wantMembers(t, tr, append(slices.Clone(first), escapee, stranger), 100, 202)
+	if tr.FoundBy(202) != "marker" {
+		t.Errorf("202 found by %q, want marker", tr.FoundBy(202))
+	}
+	if asked[202] != 1 || asked[203] != 1 {
+		t.Errorf("asked %v, want each new process once", asked)
+	}
+	for _, p := range first {
+		if asked[p.PID] != 0 {
+			t.Errorf("asked %d, there before COMMAND", p.PID)
+		}
+	}
+	tr.Marker = nil
+	tr2 := newTestTracker(map[int]TagRead{202: TagOther})
+	wantMembers(t, tr2, first, 100)
+	wantMembers(t, tr2, append(slices.Clone(first), escapee), 100)
+}
