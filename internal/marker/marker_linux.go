@@ -40,6 +40,9 @@ func Place() (ino uint64, release func(keep bool), err error) {
 // child gets at FD (a spawner's move), its read end closed at once; ino
 // is its identity. The caller closes w once the child has it.
 func New() (w int, ino uint64, err error) {
+	if !Fits() {
+		return -1, 0, errors.New("marker: the limit of open files leaves no descriptor " + strconv.Itoa(FD))
+	}
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
 		return -1, 0, err

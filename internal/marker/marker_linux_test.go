@@ -57,3 +57,11 @@ func TestPipeInode(t *testing.T) {
 		}
 	}
 }
+
+// TestNoMarkerUnderALowLimit: where the limit of open files is at or
+// below FD, New refuses, and nothing is placed.
+func TestNoMarkerUnderALowLimit(t *testing.T) {
+	if !fits(FD+16) || !fits(1024) || fits(FD+1) || fits(FD) || fits(64) {
+		t.Errorf("fits: %v %v %v %v %v", fits(FD+16), fits(1024), fits(FD+1), fits(FD), fits(64))
+	}
+}

@@ -59,9 +59,10 @@ type osHooks interface {
 	// heldIn is the cgroup a held session's processes are to start in
 	// ("": none).
 	heldIn() string
-	// marker is the identity of the session's marker COMMAND was started
-	// with (package marker; 0: none), for the registry.
-	marker() uint64
+	// marker is the session's marker COMMAND was started with (package
+	// marker): its identity for the registry (0: none it can keep), and
+	// what tells a process that holds it, for the scans (nil: none).
+	marker() (ino uint64, holds func(pid int) bool)
 
 	// The reaper.
 

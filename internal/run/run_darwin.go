@@ -1,16 +1,24 @@
 package run
 
 import (
+	"errors"
+	"os"
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/contain-cli/contain/internal/marker"
+	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/internal/track"
 )
 
 // darwinOS is the runner's OS part on macOS (osHooks), which has nothing
-// beyond the process group, the tracking and the guard: it holds no state
-// of its own. r is the run it serves.
+// beyond the process group, the tracking, the session's marker and the
+// guard. r is the run it serves.
 type darwinOS struct {
-	r *runner
+	r    *runner
+	mark track.Marker // the session's marker (none: zero)
+	kept int          // contain's end of it, open until contain exits
 }
 
 var _ osHooks = (*darwinOS)(nil)
@@ -88,9 +96,21 @@ func ownNofile() {}
 func (sys *darwinOS) planLayers() {}
 
 // forkCommand starts COMMAND with Go's fork and exec.
+//
+// COMMAND gets the session's marker at marker.FD (placeMarker), which the
+// scans find in every process that keeps it, whatever else it drops.
 func (sys *darwinOS) forkCommand(path string, argv []string, attr *syscall.SysProcAttr) (pid int, err error, execErr bool) {
 	sys.r.guardReady()
-	pid, err = syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: sys.r.o.Env, Files: []uintptr{0, 1, 2}, Sys: attr})
+	files := []uintptr{0, 1, 2}
+	if !sys.r.o.Hold && sys.mark == (track.Marker{}) {
+		if w, err := sys.placeMarker(); err == nil {
+			defer unix.Close(w)
+			files = marker.Files(w)
+		} else {
+			sys.r.log("no marker descriptor for the session: %v", err)
+		}
+	}
+	pid, err = syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: sys.r.o.Env, Files: files, Sys: attr})
 	return pid, err, false
 }
 
@@ -98,6 +118,47 @@ func (sys *darwinOS) forkCommand(path string, argv []string, attr *syscall.SysPr
 // main goroutine on the main thread during package initialisation.
 func onMainThread() bool { return true }
 
-// marker: no marker is placed on macOS yet (package marker reads
-// descriptors on Linux; proc_info's are issue 40's next step).
-func (sys *darwinOS) marker() uint64 { return 0 }
+// marker: the marker's pair of pipe handles tells a holder, through
+// proc_info (proc.Pipes); the registry keeps nothing of it (0): once
+// contain's end is closed, a crash's, the pair names nothing reap could
+// trust.
+func (sys *darwinOS) marker() (uint64, func(pid int) bool) {
+	if sys.mark == (track.Marker{}) {
+		return 0, nil
+	}
+	m := sys.mark
+	return 0, func(pid int) bool {
+		pipes, err := proc.Pipes(pid)
+		return err == nil && m.HeldIn(pipes)
+	}
+}
+
+// placeMarker makes the session's marker (package marker, track.Marker):
+// a pipe whose write end w COMMAND gets at marker.FD and whose read end
+// contain keeps open, close-on-exec, until it exits, so that no other
+// pipe end can take its address and show the same pair of handles. The
+// caller closes w once COMMAND is started.
+func (sys *darwinOS) placeMarker() (w int, err error) {
+	if !marker.Fits() {
+		return -1, errors.New("the limit of open files leaves no marker descriptor")
+	}
+	var p [2]int
+	syscall.ForkLock.Lock()
+	err = unix.Pipe(p[:])
+	if err == nil {
+		unix.CloseOnExec(p[0])
+		unix.CloseOnExec(p[1])
+	}
+	syscall.ForkLock.Unlock()
+	if err != nil {
+		return -1, err
+	}
+	held, kept, err := proc.PipeHandles(os.Getpid(), p[1])
+	if err != nil {
+		unix.Close(p[0])
+		unix.Close(p[1])
+		return -1, err
+	}
+	sys.mark, sys.kept = track.Marker{Held: held, Kept: kept}, p[0]
+	return p[1], nil
+}

@@ -36,11 +36,16 @@ type linuxOS struct {
 
 // marker is the identity of the session's marker: the shim's, or the one
 // contain placed itself where it started COMMAND without a cgroup.
-func (sys *linuxOS) marker() uint64 {
+func (sys *linuxOS) marker() (uint64, func(pid int) bool) {
+	ino := sys.ownMarker
 	if sys.r.shim.PID() != 0 {
-		return sys.r.shim.Marker()
+		ino = sys.r.shim.Marker()
 	}
-	return sys.ownMarker
+	if ino == 0 {
+		return 0, nil
+	}
+	// Its descriptor at marker.FD: one read per new process.
+	return ino, func(pid int) bool { return marker.Of(pid) == ino }
 }
 
 var _ osHooks = (*linuxOS)(nil)
@@ -344,8 +349,15 @@ func (sys *linuxOS) forkCommand(path string, argv []string, attr *syscall.SysPro
 		}
 	}
 	r.guardReady()
-	sys.ownMarker = 0 // Go's fork places none
-	pid, err = syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: r.o.Env, Files: []uintptr{0, 1, 2}, Sys: attr})
+	files := []uintptr{0, 1, 2}
+	sys.ownMarker = 0
+	if sys.cg == nil && !r.o.Hold {
+		if w, ino, err := marker.New(); err == nil {
+			defer unix.Close(w)
+			files, sys.ownMarker = marker.Files(w), ino
+		}
+	}
+	pid, err = syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: r.o.Env, Files: files, Sys: attr})
 	return pid, err, false
 }
 

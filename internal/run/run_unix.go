@@ -22,7 +22,6 @@ import (
 	"github.com/contain-cli/contain/internal/guard"
 	"github.com/contain-cli/contain/internal/hook"
 	"github.com/contain-cli/contain/internal/limit"
-	"github.com/contain-cli/contain/internal/marker"
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/signals"
@@ -224,7 +223,7 @@ func (r *runner) begin(layers []string, undo *cleanups) {
 	r.reg.tag, r.reg.pid, r.reg.since = r.o.Tag, r.pid, since
 	if !r.sys.strong() {
 		r.reg.open(r.log)
-		if ino := r.sys.marker(); ino != 0 {
+		if ino, _ := r.sys.marker(); ino != 0 {
 			if err := r.reg.Marker(ino); err != nil {
 				r.log("cannot write the session's marker to the registry: %v", err)
 			}
@@ -232,12 +231,9 @@ func (r *runner) begin(layers []string, undo *cleanups) {
 	}
 	undo.add(func() { r.reg.close(r.daemons.spared(), r.log) })
 	r.track.TagOf, r.track.SidOf = track.TagReader(r.o.Tag), proc.SessionOf
-	if ino := r.sys.marker(); ino != 0 {
-		// Where the marker was placed (no cgroup), a scan finds by it
-		// what dropped every other link: its descriptor at marker.FD,
-		// read once per new process.
-		r.track.Marker = func(pid int) bool { return marker.Of(pid) == ino }
-	}
+	// Where the marker was placed (no cgroup), a scan finds by it what
+	// dropped every other link.
+	_, r.track.Marker = r.sys.marker()
 	if r.o.Hold {
 		r.track.NoAdopter(r.self)
 	}
