@@ -25,15 +25,3 @@ const FD = 205
 // its own descriptors above the table it is given (Files) before it puts
 // them in place, and a move that the limit refuses fails the start.
 func fits(limit uint64) bool { return limit >= FD+16 }
-
-// Files is the descriptor table of a child started with Go's
-// syscall.ForkExec: stdin, stdout and stderr, w at FD, and every number
-// between closed in the child.
-func Files(w int) []uintptr {
-	files := make([]uintptr, FD+1)
-	for i := range files {
-		files[i] = ^uintptr(0)
-	}
-	files[0], files[1], files[2], files[FD] = 0, 1, 2, uintptr(w)
-	return files
-}

@@ -16,9 +16,6 @@ import (
 // read from this process while it lives (the shim). Place refuses, and
 // changes nothing, where FD is in use or above the limit of open files.
 func Place() (ino uint64, release func(keep bool), err error) {
-	if _, err := unix.FcntlInt(uintptr(FD), unix.F_GETFD, 0); err == nil {
-		return 0, nil, errors.New("marker: descriptor " + strconv.Itoa(FD) + " is in use")
-	}
 	w, ino, err := New()
 	if err != nil {
 		return 0, nil, err
@@ -39,9 +36,15 @@ func Place() (ino uint64, release func(keep bool), err error) {
 // New makes a marker: a pipe whose write end w (close-on-exec) is what a
 // child gets at FD (a spawner's move), its read end closed at once; ino
 // is its identity. The caller closes w once the child has it.
+//
+// It refuses where this process has FD open (inherited: a descriptor the
+// caller handed down at that number stays the child's).
 func New() (w int, ino uint64, err error) {
 	if !Fits() {
 		return -1, 0, errors.New("marker: the limit of open files leaves no descriptor " + strconv.Itoa(FD))
+	}
+	if inUse(FD) {
+		return -1, 0, errors.New("marker: descriptor " + strconv.Itoa(FD) + " is in use")
 	}
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {

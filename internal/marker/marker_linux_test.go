@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/contain-cli/contain/internal/testtool"
 )
 
@@ -63,5 +65,38 @@ func TestPipeInode(t *testing.T) {
 func TestNoMarkerUnderALowLimit(t *testing.T) {
 	if !fits(FD+16) || !fits(1024) || fits(FD+1) || fits(FD) || fits(64) {
 		t.Errorf("fits: %v %v %v %v %v", fits(FD+16), fits(1024), fits(FD+1), fits(FD), fits(64))
+	}
+}
+
+// TestFilesKeepInherited: Go's fork, given Files, hands COMMAND what
+// contain inherited at its number (make's jobserver, a 5>log), closes the
+// rest below FD, and puts w at FD; a descriptor inherited at FD itself
+// stays COMMAND's, and no marker is made.
+func TestFilesKeepInherited(t *testing.T) {
+	f, err := os.Open("/dev/null")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	const kept, own = 9, 11
+	if err := unix.Dup3(int(f.Fd()), kept, 0); err != nil { // inherited: no close-on-exec
+		t.Fatal(err)
+	}
+	defer unix.Close(kept)
+	if err := unix.Dup3(int(f.Fd()), own, unix.O_CLOEXEC); err != nil { // this process's own
+		t.Fatal(err)
+	}
+	defer unix.Close(own)
+	files := Files(50)
+	if len(files) != FD+1 || files[0] != 0 || files[2] != 2 || files[kept] != kept || files[own] != ^uintptr(0) || files[FD] != 50 {
+		t.Errorf("Files: len %d, [0] %d, [2] %d, [%d] %d, [%d] %d, [FD] %d", len(files), files[0], files[2], kept, files[kept], own, files[own], files[FD])
+	}
+	if err := unix.Dup3(int(f.Fd()), FD, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(FD)
+	if w, _, err := New(); err == nil {
+		unix.Close(w)
+		t.Errorf("New with descriptor %d inherited: no error", FD)
 	}
 }

@@ -142,6 +142,9 @@ func (sys *darwinOS) placeMarker() (w int, err error) {
 	if !marker.Fits() {
 		return -1, errors.New("the limit of open files leaves no marker descriptor")
 	}
+	if !marker.Free() {
+		return -1, errors.New("descriptor 205 is in use (inherited): it stays COMMAND's")
+	}
 	var p [2]int
 	syscall.ForkLock.Lock()
 	err = unix.Pipe(p[:])
