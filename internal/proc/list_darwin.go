@@ -16,11 +16,13 @@ var Darwin = &MacSys{
 	Args:   procArgs2,
 	exists: func(pid int) error { return unix.Kill(pid, 0) },
 	kill:   unix.Kill,
-	User:   userName,
-	euid:   os.Geteuid(),
-	root:   os.Geteuid() == 0,
-	sleep:  time.Sleep,
-	now:    time.Now,
+	// A unique ID is read before every kill: UniqueIDs.
+	uniqueIDs: UniqueIDs,
+	User:      userName,
+	euid:      os.Geteuid(),
+	root:      os.Geteuid() == 0,
+	sleep:     time.Sleep,
+	now:       time.Now,
 }
 
 // kinfoOf is what contain reads of one kinfo_proc record.

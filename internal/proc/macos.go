@@ -63,11 +63,14 @@ type MacSys struct {
 	Args   func(pid int) ([]byte, error)           // sysctl kern.procargs2.PID
 	exists func(pid int) error                     // kill(pid, 0)
 	kill   func(pid int, sig syscall.Signal) error // kill(pid, sig)
-	User   func(uid int) string                    // a user's name, or its number
-	euid   int                                     // contain's effective user
-	root   bool                                    // contain may read and signal every process
-	sleep  func(time.Duration)                     // time.Sleep; tests make it instant
-	now    func() time.Time                        // time.Now
+	// uniqueIDs is proc_info's PROC_PIDUNIQIDENTIFIERINFO (UniqueIDs):
+	// a process's unique ID, never handed out again (nil: not read).
+	uniqueIDs func(pid int) (MacIDs, error)
+	User      func(uid int) string // a user's name, or its number
+	euid      int                  // contain's effective user
+	root      bool                 // contain may read and signal every process
+	sleep     func(time.Duration)  // time.Sleep; tests make it instant
+	now       func() time.Time     // time.Now
 }
 
 // Lookup reads pid's record. found is false when there is no process with
@@ -339,7 +342,8 @@ func (m *MacSys) readTag(pid int) (value string, ok bool, err error) {
 }
 
 // signalSeen sends sig to pid if it is still the process seen (start
-// time), not a zombie, and verify holds; a process that has ended gives
+// time, and the unique ID read as it begins, read again right before the
+// kill), not a zombie, and verify holds; a process that has ended gives
 // ESRCH.
 func (m *MacSys) signalSeen(pid int, start uint64, sig syscall.Signal, verify func() error) error {
 	p := &MacPin{sys: m, pid: pid, start: start}
@@ -389,10 +393,17 @@ func (m *MacSys) TagCheck(value string) func(MacProc) error {
 // PID is handed out again only after every other PID up to 99998, so the
 // few microseconds between the check and the kill leave no room for a
 // new process to take it.
+//
+// The last read before the kill is the process's unique ID (proc_info),
+// compared with the one read when the pin was made: unlike a start time
+// in microseconds of a wall clock that can step back, a unique ID is
+// never handed out again, and it is read after verify, which reads the
+// process's environment and may take milliseconds.
 type MacPin struct {
 	sys    *MacSys
 	pid    int
 	start  uint64
+	uid    uint64                  // its unique ID (0: not read yet)
 	verify func(now MacProc) error // its tag, or its process group; nil: none
 	// stoppedIt: a SIGSTOP of reap's reached it. One that fails a check
 	// later is resumed before it is left alone.
@@ -401,10 +412,14 @@ type MacPin struct {
 
 // Check reads the process again: nil when it is the one seen and verify
 // holds; errGone when it has ended (or is a zombie); errIdentity when its
-// PID names a process started at another time; a *pinFailure when it
-// cannot be read; or why it is to be left alone. full false checks its
-// identity only.
+// PID names a process started at another time, or of another unique ID
+// than the pin's; a *pinFailure when it cannot be read; or why it is to be
+// left alone. full false checks its identity only. The unique ID is read
+// last, so that a kill right after Check follows it by microseconds.
 func (p *MacPin) Check(full bool) error {
+	if err := p.identify(); err != nil {
+		return err
+	}
 	now, found, err := p.sys.Lookup(p.pid)
 	switch {
 	case err != nil:
@@ -416,7 +431,45 @@ func (p *MacPin) Check(full bool) error {
 	case now.Zombie():
 		return ErrGone
 	case full && p.verify != nil:
-		return p.verify(now)
+		if err := p.verify(now); err != nil {
+			return err
+		}
+	}
+	return p.sameProcess()
+}
+
+// identify reads the pin's unique ID, once: that of the process its PID
+// names now, which the start time that Check compares next ties to the
+// process seen (a PID taken meanwhile shows another start).
+func (p *MacPin) identify() error {
+	if p.uid != 0 || p.sys.uniqueIDs == nil {
+		return nil
+	}
+	ids, err := p.sys.uniqueIDs(p.pid)
+	switch {
+	case errors.Is(err, syscall.ESRCH):
+		return ErrGone
+	case err != nil:
+		return &PinFailure{"cannot be checked", err}
+	}
+	p.uid = ids.UniqueID
+	return nil
+}
+
+// sameProcess reads the unique ID again: errIdentity when the PID names
+// another process than the one identified.
+func (p *MacPin) sameProcess() error {
+	if p.uid == 0 {
+		return nil
+	}
+	ids, err := p.sys.uniqueIDs(p.pid)
+	switch {
+	case errors.Is(err, syscall.ESRCH):
+		return ErrGone
+	case err != nil:
+		return &PinFailure{"cannot be checked", err}
+	case ids.UniqueID != p.uid:
+		return ErrIdentity
 	}
 	return nil
 }
@@ -528,7 +581,10 @@ func (m *MacSys) WaitStopped(pids []int, starts []uint64) (running []int) {
 }
 
 // Pin pins pid, started at start, for reap: verify (its tag, or its
-// process group; nil: none) is checked again before every signal.
+// process group; nil: none) is checked again before every signal, and
+// its unique ID, read now, right before each.
 func (m *MacSys) Pin(pid int, start uint64, verify func(now MacProc) error) *MacPin {
-	return &MacPin{sys: m, pid: pid, start: start, verify: verify}
+	p := &MacPin{sys: m, pid: pid, start: start, verify: verify}
+	p.identify() // or at the first check, which says why it cannot
+	return p
 }

@@ -59,7 +59,10 @@ type fakeMac struct {
 	argsErr map[int]error
 	oneErr  map[int]error // kern.proc.pid's error (default: EIO when absent)
 	killErr map[int]error
-	calls   []string
+	// uids: a process's unique ID where a test sets one; else one made
+	// of its PID and start time (another process, another ID).
+	uids  map[int]uint64
+	calls []string
 	// before runs at the start of each call, with its log entry: a test
 	// changes the system there, as another process would.
 	before func(call string)
@@ -68,7 +71,7 @@ type fakeMac struct {
 
 func newFakeMac(procs ...MacProc) *fakeMac {
 	f := &fakeMac{procs: map[int]MacProc{}, args: map[int][]byte{}, argsErr: map[int]error{},
-		oneErr: map[int]error{}, killErr: map[int]error{}, clock: time.Unix(1700000000, 0)}
+		oneErr: map[int]error{}, killErr: map[int]error{}, uids: map[int]uint64{}, clock: time.Unix(1700000000, 0)}
 	for _, p := range procs {
 		f.procs[p.PID] = p
 	}
@@ -131,6 +134,17 @@ func (f *fakeMac) sys() *MacSys {
 				return syscall.ESRCH
 			}
 			return nil
+		},
+		uniqueIDs: func(pid int) (MacIDs, error) {
+			f.call("uid " + strconv.Itoa(pid))
+			p, ok := f.procs[pid]
+			switch {
+			case !ok:
+				return MacIDs{}, fmt.Errorf("proc_pidinfo(%d, PROC_PIDUNIQIDENTIFIERINFO): %w", pid, syscall.ESRCH)
+			case f.uids[pid] != 0:
+				return MacIDs{UniqueID: f.uids[pid]}, nil
+			}
+			return MacIDs{UniqueID: p.Start<<17 | uint64(pid)}, nil
 		},
 		User:  func(uid int) string { return "u" + strconv.Itoa(uid) },
 		euid:  501,
@@ -414,8 +428,8 @@ func macPinCase() (*fakeMac, *MacPin) {
 }
 
 // TestMacPinChecksBeforeEveryKill: every kill(2) comes right after a read
-// of the process (kern.proc.pid, then its tag), in the same call, and none
-// without.
+// of the process (kern.proc.pid, then its tag, then its unique ID), in the
+// same call, and none without.
 func TestMacPinChecksBeforeEveryKill(t *testing.T) {
 	f, p := macPinCase()
 	for _, step := range []func() error{p.Stop, func() error { return p.Signal(15) }, p.Resume, p.Kill} {
@@ -424,10 +438,11 @@ func TestMacPinChecksBeforeEveryKill(t *testing.T) {
 		}
 	}
 	want := []string{
-		"one 90", "args 90", "kill 90 17",
-		"one 90", "args 90", "kill 90 15",
-		"one 90", "kill 90 19", // SIGCONT: the identity only
-		"one 90", "args 90", "kill 90 9",
+		"uid 90", // the unique ID, read at the first check: its identity
+		"one 90", "args 90", "uid 90", "kill 90 17",
+		"one 90", "args 90", "uid 90", "kill 90 15",
+		"one 90", "uid 90", "kill 90 19", // SIGCONT: the identity only
+		"one 90", "args 90", "uid 90", "kill 90 9",
 	}
 	if !reflect.DeepEqual(f.calls, want) {
 		t.Errorf("calls:\n%q\nwant\n%q", f.calls, want)
@@ -481,6 +496,89 @@ func TestMacPinRefuses(t *testing.T) {
 		if got := f.kills(); !reflect.DeepEqual(got, c.kills) {
 			t.Errorf("%s: sent %q, want %q", c.name, got, c.kills)
 		}
+	}
+}
+
+// TestMacPinUniqueID: a process whose unique ID is not the one read when
+// it was identified is another, whatever its PID, start time, state and
+// tag say: it is not signalled, and counts as gone. Its unique ID changes
+// at each moment a read can see it: between the pin's making and its
+// first signal, between the check of its start time and the kill, and
+// between two signals. A unique ID that cannot be read stops the signal
+// too; one that says the process is gone, likewise.
+func TestMacPinUniqueID(t *testing.T) {
+	const other = 0xbad
+	for _, c := range []struct {
+		name  string
+		at    string // the call before which it changes ("": when the pin is made)
+		nth   int    // at its nth occurrence
+		sigs  int    // signals asked for
+		kills int
+	}{
+		{"the same process", "none", 0, 2, 2},
+		{"changed after the pin was made", "", 0, 1, 0},
+		{"changed between the check of its start time and the kill", "args 90", 1, 1, 0},
+		{"changed between two signals", "one 90", 2, 2, 1},
+	} {
+		f := newFakeMac(MacProc{PID: 90, PGID: 90, Start: 1000, Stat: 2, RUID: 501, EUID: 501})
+		f.args[90] = procargs2([]string{"node"}, []string{tagged}, false)
+		m := f.sys()
+		n := 0
+		f.before = func(call string) {
+			if call == c.at {
+				if n++; n == c.nth {
+					f.uids[90] = other
+				}
+			}
+		}
+		p := m.Pin(90, 1000, m.TagCheck("CI:77"))
+		if c.at == "" {
+			f.uids[90] = other
+		}
+		var err error
+		for i := 0; i < c.sigs && err == nil; i++ {
+			err = p.Signal(15)
+		}
+		if c.kills == c.sigs && err != nil || c.kills < c.sigs && !errors.Is(err, ErrGone) {
+			t.Errorf("%s: %v", c.name, err)
+		}
+		if got := len(f.kills()); got != c.kills {
+			t.Errorf("%s: %d kills, want %d: %q", c.name, got, c.kills, f.calls)
+		}
+	}
+
+	// signalSeen, contain run's and the guard's signal: the unique ID is
+	// read at its start and again right before the kill.
+	f := newFakeMac(MacProc{PID: 90, Start: 1000, Stat: 2})
+	m := f.sys()
+	f.before = func(call string) {
+		if call == "one 90" { // between the two reads
+			f.uids[90] = other
+		}
+	}
+	if err := m.signalSeen(90, 1000, macSIGKILL, nil); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("signalSeen of a process whose unique ID changed: %v, want ESRCH", err)
+	}
+	if len(f.kills()) != 0 {
+		t.Errorf("signalSeen signalled: %q", f.calls)
+	}
+
+	// A unique ID that cannot be read: checked, not signalled.
+	f = newFakeMac(MacProc{PID: 90, Start: 1000, Stat: 2})
+	m = f.sys()
+	uids, reads := m.uniqueIDs, 0
+	m.uniqueIDs = func(pid int) (MacIDs, error) {
+		if reads++; reads > 1 {
+			return MacIDs{}, syscall.EPERM
+		}
+		return uids(pid)
+	}
+	var fail *PinFailure
+	if err := m.Pin(90, 1000, nil).Signal(15); !errors.As(err, &fail) {
+		t.Errorf("unreadable unique ID: %v, want a PinFailure", err)
+	}
+	if len(f.kills()) != 0 {
+		t.Errorf("signalled with an unreadable unique ID: %q", f.calls)
 	}
 }
 

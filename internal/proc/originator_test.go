@@ -53,8 +53,8 @@ func TestOriginatorCheck(t *testing.T) {
 }
 
 // TestMacPinOriginator: on macOS the originator is read, checked, and
-// read again immediately before the kill; one whose PID was reused
-// between the two is not signalled.
+// read again immediately before the kill (its start time, then its unique
+// ID); one whose PID was reused between the two is not signalled.
 func TestMacPinOriginator(t *testing.T) {
 	f := newFakeMac(MacProc{PID: 90, Start: 1000, RUID: 501}, MacProc{PID: 91, Start: 5000, RUID: 501}, MacProc{PID: 92, Start: 10, RUID: 0})
 	m := f.sys()
@@ -77,7 +77,7 @@ func TestMacPinOriginator(t *testing.T) {
 	if err := o.pin.Signal(15); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"one 90", "kill 90 15"}; !reflect.DeepEqual(f.calls, want) {
+	if want := []string{"one 90", "uid 90", "kill 90 15"}; !reflect.DeepEqual(f.calls, want) {
 		t.Errorf("calls %q, want %q", f.calls, want)
 	}
 	// The PID now names a later process: nothing is sent, and the

@@ -234,6 +234,9 @@ func (r *runner) begin(layers []string, undo *cleanups) {
 	// Where the marker was placed (no cgroup), a scan finds by it what
 	// dropped every other link.
 	_, r.track.Marker = r.sys.marker()
+	// Where the kernel keeps each process's parent at fork (macOS), a
+	// scan finds by it what was re-parented before a scan saw it.
+	r.track.UniqueIDs = track.LineageReader()
 	if r.o.Hold {
 		r.track.NoAdopter(r.self)
 	}

@@ -10,7 +10,9 @@
 // session or environment became: Lineage (lineage.go), the kernel's
 // record of each process's parent at fork (unique IDs), and Marker
 // (marker.go), a pipe end COMMAND is given that its descendants inherit;
-// both are decisions over plain values that proc's darwin files read.
+// both are decisions over plain values that proc's darwin files read,
+// and the Tracker applies both where it is given the reads (UniqueIDs,
+// LineageReader; Marker).
 // Untold, over one scan, lists what no tracking can tell: the user's
 // processes that started during a session, whose parent is gone and
 // whose environment cannot show a tag (Untellable; for contain run's

@@ -3,6 +3,7 @@ package track
 import (
 	"maps"
 	"slices"
+	"syscall"
 	"testing"
 
 	"github.com/contain-cli/contain/internal/proc"
@@ -45,6 +46,7 @@ const (
 
 type fakeMacProc struct {
 	pid, ppid int
+	pgrp, sid int // inherited at fork; setsid makes both the process's own
 	start     uint64
 	ids       proc.MacIDs
 	zombie    bool
@@ -62,8 +64,8 @@ const (
 // contain (PID 10), which holds the kept end of the marker pipe.
 func newFakeMac(t *testing.T, v macOS) *fakeMac {
 	k := &fakeMac{t: t, os: v, nextPID: 99, procs: map[int]*fakeMacProc{}, nextPipe: 0x9e37_79b9_7f4a_7c15}
-	k.procs[fmLaunchd] = &fakeMacProc{pid: fmLaunchd, start: 1, ids: proc.MacIDs{UniqueID: 1, IDVersion: 1}, fds: map[int]proc.MacPipe{}}
-	k.procs[fmContain] = &fakeMacProc{pid: fmContain, ppid: fmLaunchd, start: 2, ids: proc.MacIDs{UniqueID: 2, ParentUniqueID: 1, IDVersion: 2}, fds: map[int]proc.MacPipe{}}
+	k.procs[fmLaunchd] = &fakeMacProc{pid: fmLaunchd, pgrp: fmLaunchd, sid: fmLaunchd, start: 1, ids: proc.MacIDs{UniqueID: 1, IDVersion: 1}, fds: map[int]proc.MacPipe{}}
+	k.procs[fmContain] = &fakeMacProc{pid: fmContain, ppid: fmLaunchd, pgrp: fmContain, sid: fmContain, start: 2, ids: proc.MacIDs{UniqueID: 2, ParentUniqueID: 1, IDVersion: 2}, fds: map[int]proc.MacPipe{}}
 	k.nextUID, k.nextVer = 2, 2
 	return k
 }
@@ -93,6 +95,7 @@ func (k *fakeMac) startCommand() (int, Marker) {
 	pid := k.fork(fmContain)
 	p := k.get(pid)
 	p.tagged = true
+	p.pgrp = pid // Setpgid
 	clear(p.fds)
 	held.FD = fmMarker
 	p.fds[fmMarker] = held
@@ -113,7 +116,7 @@ func (k *fakeMac) fork(parent int) int {
 	}
 	k.nextUID++
 	k.nextVer++
-	c := &fakeMacProc{pid: k.nextPID, ppid: parent, start: 1000 + k.nextUID, tagged: pp.tagged,
+	c := &fakeMacProc{pid: k.nextPID, ppid: parent, pgrp: pp.pgrp, sid: pp.sid, start: 1000 + k.nextUID, tagged: pp.tagged,
 		ids: proc.MacIDs{UniqueID: k.nextUID, ParentUniqueID: pp.ids.UniqueID, IDVersion: k.nextVer},
 		fds: maps.Clone(pp.fds)}
 	if k.os >= macOS154 {
@@ -164,6 +167,12 @@ func (k *fakeMac) exitReaped(pid int) {
 	k.reap(pid)
 }
 
+// setsid makes the process lead a new session and process group.
+func (k *fakeMac) setsid(pid int) {
+	p := k.get(pid)
+	p.pgrp, p.sid = pid, pid
+}
+
 // closeAll closes every descriptor but the standard ones (a daemon's
 // "close all", closefrom(3)).
 func (k *fakeMac) closeAll(pid int) { clear(k.get(pid).fds) }
@@ -177,6 +186,27 @@ func (k *fakeMac) scan() []LineageEntry {
 	}
 	slices.SortFunc(out, func(a, b LineageEntry) int { return int(b.IDs.UniqueID) - int(a.IDs.UniqueID) })
 	return out
+}
+
+// entries is kern.proc.all as the tracker reads it (proc.MacEntries),
+// with each process's session, which getsid would give.
+func (k *fakeMac) entries() []proc.Entry {
+	var out []proc.Entry
+	for _, p := range k.procs {
+		out = append(out, proc.Entry{PID: p.pid, PPID: p.ppid, Pgrp: p.pgrp, Sid: p.sid, Start: p.start, Zombie: p.zombie})
+	}
+	slices.SortFunc(out, func(a, b proc.Entry) int { return b.PID - a.PID })
+	return out
+}
+
+// uniqueIDs is proc.UniqueIDs on the fake: any process, zombies too;
+// ESRCH for a PID no process has.
+func (k *fakeMac) uniqueIDs(pid int) (proc.MacIDs, error) {
+	p := k.procs[pid]
+	if p == nil {
+		return proc.MacIDs{}, syscall.ESRCH
+	}
+	return p.ids, nil
 }
 
 // tables is every live process's pipes, as proc.Pipes reads them (a

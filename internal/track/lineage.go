@@ -65,11 +65,12 @@ type Descendant struct {
 type Lineage struct {
 	uids     map[uint64]bool
 	versions map[int32]uint64 // pidversion → the member's unique ID
+	released map[uint64]bool  // the members let go (Release)
 }
 
 // NewLineage starts with no members.
 func NewLineage() *Lineage {
-	return &Lineage{uids: map[uint64]bool{}, versions: map[int32]uint64{}}
+	return &Lineage{uids: map[uint64]bool{}, versions: map[int32]uint64{}, released: map[uint64]bool{}}
 }
 
 // Add makes a process a member: COMMAND at its start, and any the tracker
@@ -88,6 +89,10 @@ func (l *Lineage) Add(ids proc.MacIDs) {
 // --allow-daemons): what it forks from now on is not found through it.
 // (Those found before stay found: the tracker releases them with it.)
 func (l *Lineage) Release(uniqueID uint64) {
+	if uniqueID == 0 {
+		return
+	}
+	l.released[uniqueID] = true
 	delete(l.uids, uniqueID)
 	for v, uid := range l.versions {
 		if uid == uniqueID {
@@ -98,6 +103,32 @@ func (l *Lineage) Release(uniqueID uint64) {
 
 // Known reports whether the process of that unique ID is a member.
 func (l *Lineage) Known(uniqueID uint64) bool { return l.uids[uniqueID] }
+
+// ForkedByReleased reports whether a process was forked by a member the
+// session let go (its parent at fork): with --allow-daemons, what a
+// spared daemon forked is spared with it, wherever it was re-parented.
+func (l *Lineage) ForkedByReleased(ids proc.MacIDs) bool {
+	return ids.UniqueID != 0 && l.released[ids.ParentUniqueID]
+}
+
+// AnyReleased reports whether a member was let go (Release).
+func (l *Lineage) AnyReleased() bool { return len(l.released) > 0 }
+
+// Of says how the process of lineage ids descends from a member:
+// ByParent, ByOrigParent, or "" when it does not, when it is a member
+// itself, or when its lineage was not read (unique ID 0). It remembers
+// nothing: the caller Adds the process once it takes it as a member.
+func (l *Lineage) Of(ids proc.MacIDs) string {
+	switch {
+	case ids.UniqueID == 0, l.uids[ids.UniqueID]:
+		return ""
+	case l.uids[ids.ParentUniqueID]:
+		return ByParent
+	case ids.OrigParentIDVersion != 0 && l.versions[ids.OrigParentIDVersion] != 0:
+		return ByOrigParent
+	}
+	return ""
+}
 
 // Descendants goes over one scan, in the order of the forks, and returns
 // the processes that descend from a member and were not members yet,
@@ -110,24 +141,14 @@ func (l *Lineage) Descendants(scan []LineageEntry) []Descendant {
 	slices.SortFunc(sorted, func(a, b LineageEntry) int { return cmp.Compare(a.IDs.UniqueID, b.IDs.UniqueID) })
 	var found []Descendant
 	for _, p := range sorted {
-		ids := p.IDs
-		if ids.UniqueID == 0 {
+		if l.uids[p.IDs.UniqueID] {
+			l.Add(p.IDs) // a member: its pidversion now
 			continue
 		}
-		var by string
-		switch {
-		case l.uids[ids.UniqueID]:
-			l.Add(ids)
-			continue
-		case l.uids[ids.ParentUniqueID]:
-			by = ByParent
-		case ids.OrigParentIDVersion != 0 && l.versions[ids.OrigParentIDVersion] != 0:
-			by = ByOrigParent
-		default:
-			continue
+		if by := l.Of(p.IDs); by != "" {
+			l.Add(p.IDs)
+			found = append(found, Descendant{LineageEntry: p, By: by})
 		}
-		l.Add(ids)
-		found = append(found, Descendant{LineageEntry: p, By: by})
 	}
 	return found
 }

@@ -16,6 +16,7 @@ type macSession struct {
 	k     *fakeMac
 	lin   *Lineage
 	cmd   int
+	guard int // contain's crash guard: forked by contain, no member
 	mark  Marker
 	found map[int]string // PID → how Lineage found it
 }
@@ -29,7 +30,7 @@ func newMacSession(t *testing.T, v macOS) *macSession {
 	// contain's crash guard, forked by contain and no descendant of
 	// COMMAND.
 	k.fork(fmLaunchd)
-	k.fork(fmContain)
+	s.guard = k.fork(fmContain)
 	return s
 }
 

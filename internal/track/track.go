@@ -34,6 +34,9 @@ import (
 //     still joins by its member parent; where the leader lives, by its
 //     group or session too (a member that switched users, su or a setuid
 //     program): no one else can have that ID then;
+//   - it was forked by a member, or by a process that descends from
+//     one, by the kernel's record of its parent at fork, whoever its
+//     parent is now (UniqueIDs: macOS's unique IDs, Lineage);
 //   - it carries the session's tag;
 //   - or it holds the session's marker (package marker: the pipe end
 //     COMMAND inherited), whatever its lineage, title or environment
@@ -90,6 +93,20 @@ type Tracker struct {
 	// hands it over, which makes it the session's all the same).
 	Marker func(pid int) bool
 	marked map[proc.ID]bool
+	// UniqueIDs reads a process's lineage as the kernel keeps it (nil:
+	// the OS keeps none, Linux; macOS: proc.UniqueIDs, LineageReader).
+	// Where set, a process forked by a member (its parent at fork, kept
+	// when it is re-parented to launchd) or by a descendant of one is a
+	// member ("lineage"), although its parent exited before any scan
+	// showed the two together: redis's and nginx's daemonize, a double
+	// fork. Each process started since COMMAND is read once (by PID and
+	// start time, ids), whether it turns out a member or not; a live
+	// member again at each scan, which the kqueue wakes at its exec, so
+	// that its new pidversion (what macOS 15.4 keeps of the parent of
+	// what it forks) is known.
+	UniqueIDs func(pid int) (proc.MacIDs, error)
+	lineage   *Lineage
+	ids       map[proc.ID]proc.MacIDs
 
 	members  map[int]uint64 // PID → start time
 	groups   map[int]uint64 // process groups led by a member, or that were: proc.ID → the leader's start
@@ -232,6 +249,7 @@ func (t *Tracker) Update(procs []proc.Entry) (live, added []proc.Entry) {
 	isNew := map[int]bool{}
 	t.spared = t.spared[:0]
 	t.recheck(byPID)
+	t.learnMembers(order)
 	for changed := true; changed; {
 		changed = false
 		for _, p := range order {
@@ -264,6 +282,7 @@ func (t *Tracker) Update(procs []proc.Entry) (live, added []proc.Entry) {
 			t.why[p.PID] = why
 			isNew[p.PID] = true
 			changed = true
+			t.learn(p, false)
 		}
 	}
 	// A process group no scanned process is in has ended: its proc.ID is free
@@ -367,7 +386,15 @@ func (t *Tracker) admits(id int, p *proc.Entry) bool {
 // the session as a daemon (or as one's descendant).
 func (t *Tracker) releasedParent(p *proc.Entry, byPID map[int]*proc.Entry) bool {
 	par := byPID[p.PPID]
-	return par != nil && t.released[proc.ID{PID: par.PID, Start: par.Start}] && (!t.ordered || par.Start <= p.Start)
+	if par != nil && t.released[proc.ID{PID: par.PID, Start: par.Start}] && (!t.ordered || par.Start <= p.Start) {
+		return true
+	}
+	// Or forked by one, and re-parented since (its lineage read once, as
+	// the lineage rule would; never for what was there before COMMAND).
+	if t.lineage == nil || !t.lineage.AnyReleased() || t.before[proc.ID{PID: p.PID, Start: p.Start}] {
+		return false
+	}
+	return t.lineage.ForkedByReleased(t.idsOf(p, false))
 }
 
 // release takes p out of the session for good: it is no member, and
@@ -383,6 +410,13 @@ func (t *Tracker) release(p proc.Entry) {
 	for _, ids := range []map[int]uint64{t.groups, t.sessions} {
 		if start, ok := ids[p.PID]; ok && start == p.Start {
 			delete(ids, p.PID)
+		}
+	}
+	if t.lineage != nil {
+		// What it forks from now on is not found through it; what it
+		// forked is spared with it (releasedParent).
+		if ids, ok := t.ids[id]; ok {
+			t.lineage.Release(ids.UniqueID)
 		}
 	}
 	t.spared = append(t.spared, p)
@@ -455,6 +489,11 @@ func (t *Tracker) belongs(p *proc.Entry) string {
 	if _, ok := t.groups[p.Pgrp]; ok && t.admits(p.Pgrp, p) {
 		return "process group"
 	}
+	// A zombie too: its children, re-parented already, name it as their
+	// parent at fork.
+	if !before && t.descends(p) {
+		return "lineage"
+	}
 	if p.Zombie || before {
 		return "" // nothing more to read of it, or there before COMMAND
 	}
@@ -489,6 +528,59 @@ func (t *Tracker) holdsMarker(p *proc.Entry) bool {
 		t.marked[id] = held
 	}
 	return held
+}
+
+// descends reports whether p was forked by a member, or by a process
+// that descends from one, as the kernel's lineage says (UniqueIDs).
+// Like the parent rule it admits any user's process: a unique ID is
+// never handed out again, and no process can change its parent at fork.
+func (t *Tracker) descends(p *proc.Entry) bool {
+	return t.lineage != nil && t.lineage.Of(t.idsOf(p, false)) != ""
+}
+
+// learnMembers gives the lineage every member that this scan shows,
+// read again where it lives (its pidversion changes when it executes a
+// program); a zombie's is read once.
+func (t *Tracker) learnMembers(order []*proc.Entry) {
+	if t.UniqueIDs == nil {
+		return
+	}
+	if t.lineage == nil {
+		t.lineage, t.ids = NewLineage(), map[proc.ID]proc.MacIDs{}
+	}
+	for _, p := range order {
+		if start, ok := t.members[p.PID]; ok && start == p.Start {
+			t.learn(p, !p.Zombie)
+		}
+	}
+}
+
+// learn adds member p to the lineage, its lineage read again if fresh.
+func (t *Tracker) learn(p *proc.Entry, fresh bool) {
+	if t.lineage != nil {
+		t.lineage.Add(t.idsOf(p, fresh))
+	}
+}
+
+// idsOf is p's lineage, read once per process unless fresh. A read that
+// fails (the process gone since the scan) names no one (unique ID 0). A
+// read again whose unique ID is not the one first read is another
+// process's, which took the PID since the scan: the first read stands.
+func (t *Tracker) idsOf(p *proc.Entry, fresh bool) proc.MacIDs {
+	id := proc.ID{PID: p.PID, Start: p.Start}
+	old, known := t.ids[id]
+	if known && !fresh {
+		return old
+	}
+	now, err := t.UniqueIDs(p.PID)
+	switch {
+	case known && (err != nil || old.UniqueID != 0 && now.UniqueID != old.UniqueID):
+		return old
+	case err != nil:
+		now = proc.MacIDs{}
+	}
+	t.ids[id] = now
+	return now
 }
 
 // FoundBy is how member pid was found.
@@ -557,7 +649,7 @@ func (t *Tracker) tagged(p *proc.Entry) bool {
 // forget drops the cached reads of processes no longer seen, so that a
 // long run does not grow without bound.
 func (t *Tracker) forget(procs []proc.Entry) {
-	if len(t.tags)+len(t.sids)+len(t.before)+len(t.owners)+len(t.marked) < 4*len(procs)+1024 {
+	if len(t.tags)+len(t.sids)+len(t.before)+len(t.owners)+len(t.marked)+len(t.ids) < 4*len(procs)+1024 {
 		return
 	}
 	seen := make(map[proc.ID]bool, len(procs))
@@ -587,6 +679,14 @@ func (t *Tracker) forget(procs []proc.Entry) {
 	for id := range t.marked {
 		if !seen[id] {
 			delete(t.marked, id)
+		}
+	}
+	// The lineage keeps the unique IDs of members that ended: their
+	// orphans name them. A released member's read is kept while it is
+	// released, so that Release can still take it from the lineage.
+	for id := range t.ids {
+		if !seen[id] && !t.released[id] {
+			delete(t.ids, id)
 		}
 	}
 	for id := range t.released {
