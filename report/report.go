@@ -159,7 +159,7 @@ type Leftover struct {
 	Started *Time    `json:"started,omitempty"`
 	Argv    []string `json:"argv"`
 	// FoundBy is how contain knew it: "descendant", "cgroup", "process
-	// group", "session", "tracked", "tag", "job".
+	// group", "session", "tracked", "tag", "marker", "lineage", "job".
 	FoundBy          string `json:"found_by"`
 	LeftProcessGroup *bool  `json:"left_process_group,omitempty"`
 	LeftSession      *bool  `json:"left_session,omitempty"`
