@@ -230,6 +230,14 @@ func BenchmarkLibraryPerCommand(b *testing.B) {
 	}
 }
 
+// stderrOf is what a command that failed said on stderr.
+func stderrOf(err error) []byte {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.Stderr
+	}
+	return nil
+}
+
 // perCommand runs libhost each 25 MODE (libhost(mode) is that command,
 // MODE lib and exec in turns, b.N turns each) and reports the medians of
 // what libhost measured, and their ratio.
@@ -240,7 +248,14 @@ func perCommand(b *testing.B, libhost func(mode string) *exec.Cmd) {
 			mode := []string{"lib", "exec"}[(i+j)%2]
 			out, err := libhost(mode).Output()
 			if err != nil {
-				b.Fatalf("libhost each %s: %v", mode, err)
+				// A turn is measured again once, said: under Wine on a
+				// busy machine one failed in CI (its stderr, now kept,
+				// will say why); the library's own tests are what check
+				// it works (tests/win_library_test.go).
+				b.Logf("libhost each %s: %v: %s (once more)", mode, err, stderrOf(err))
+				if out, err = libhost(mode).Output(); err != nil {
+					b.Fatalf("libhost each %s: %v: %s", mode, err, stderrOf(err))
+				}
 			}
 			ns, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
 			if err != nil {
