@@ -22,6 +22,7 @@ import (
 	"github.com/contain-cli/contain/internal/cgroup"
 	"github.com/contain-cli/contain/internal/entry"
 	"github.com/contain-cli/contain/internal/layers"
+	"github.com/contain-cli/contain/internal/marker"
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/reap"
@@ -343,6 +344,7 @@ const (
 	guardHook    = "hook"     // the --on-timeout command runs: PID START
 	guardHookEnd = "hook-end" // it and what it started have been ended
 	guardCgroup  = "cgroup"   // the run's cgroup and what enabling its limits changed: a CgroupOrder
+	guardMarker  = "marker"   // the session's marker (package marker): its pipe's inode
 )
 
 // CgroupOrder is the run's cgroup and what contain changed to enable its
@@ -413,6 +415,14 @@ func (g *Guard) Command(pgrp int, since uint64) error {
 // what is left. PID 0: there is none after all (the last line counts).
 func (g *Guard) Shim(pid int, start uint64) error {
 	_, err := fmt.Fprintf(g.orders(), "%s %d %d\n", guardShim, pid, start)
+	return err
+}
+
+// Marker tells the guard the identity of the session's marker (package
+// marker): should contain die, a process that holds it is the session's,
+// whatever else it dropped.
+func (g *Guard) Marker(ino uint64) error {
+	_, err := fmt.Fprintf(g.orders(), "%s %d\n", guardMarker, ino)
 	return err
 }
 
@@ -503,6 +513,7 @@ type Orders struct {
 	Hook    proc.ID // the --on-timeout command, while it runs; pid 0: none
 	Writer  string  // who writes the report: "guard" (""), or "shim"
 	Cgroup  *CgroupOrder
+	Marker  uint64 // the session's marker's inode (0: none)
 	// SignalCommand: COMMAND has no Pdeathsig; the guard sends it Signal
 	// when contain dies, unless the shim does (see Watch).
 	SignalCommand bool
@@ -570,6 +581,12 @@ func ParseOrders(b []byte) (Orders, error) {
 				return o, err
 			}
 			o.Members = append(o.Members, id)
+		case f[0] == guardMarker && len(f) == 2:
+			ino, err := strconv.ParseUint(f[1], 10, 64)
+			if err != nil {
+				return o, err
+			}
+			o.Marker = ino
 		case f[0] == guardRelease && len(f) == 3:
 			id, err := proc.ParseID(f[1], f[2])
 			if err != nil {
@@ -739,6 +756,11 @@ func Reap(o Orders, pid int, grace time.Duration, log func(string, ...any), stat
 	me := reap.Me()
 	tr := track.New(os.Getpid(), o.Pgrp, o.Since, o.Value)
 	tr.TagOf, tr.SidOf = track.TagReader(o.Value), proc.SessionOf
+	if o.Marker != 0 {
+		// What holds the marker is the session's, found by the guard's
+		// scans too (Linux: its descriptor at marker.FD).
+		tr.Marker = func(pid int) bool { return marker.Of(pid) == o.Marker }
+	}
 	for _, m := range o.Members {
 		tr.Remember(m.PID, m.Start)
 	}

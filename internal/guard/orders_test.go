@@ -47,6 +47,9 @@ func TestParseGuardOrders(t *testing.T) {
 			want: Orders{Value: "CONTAIN:12", Grace: 2 * time.Second, Cgroup: &CgroupOrder{Dir: "/sys/fs/cgroup/job x/contain-12", Parent: "/sys/fs/cgroup/job x",
 				Leaf: "/sys/fs/cgroup/job x/contain-12.self", Enabled: []string{"memory", "pids"}}}},
 		{in: "cgroup {\"dir\":\n", bad: true},
+		// The session's marker (no cgroup): its pipe's inode.
+		{in: "session CONTAIN:12 2s false\nmarker 15747903\n", want: Orders{Value: "CONTAIN:12", Grace: 2 * time.Second, Marker: 15747903}},
+		{in: "marker x\n", bad: true},
 	} {
 		got, err := ParseOrders([]byte(c.in))
 		if (err != nil) != c.bad || (!c.bad && !reflect.DeepEqual(got, c.want)) {

@@ -22,6 +22,7 @@ type crashGuard interface {
 	Release(pid int, start uint64) error
 	Hook(pid int, start uint64) error
 	HookEnded() error
+	Marker(ino uint64) error
 	Kill()
 }
 
@@ -44,4 +45,5 @@ func (noGuard) Member(int, uint64) error       { return nil }
 func (noGuard) Release(int, uint64) error      { return nil }
 func (noGuard) Hook(int, uint64) error         { return nil }
 func (noGuard) HookEnded() error               { return nil }
+func (noGuard) Marker(uint64) error            { return nil }
 func (noGuard) Kill()                          {}

@@ -232,8 +232,14 @@ func (r *runner) begin(layers []string, undo *cleanups) {
 	undo.add(func() { r.reg.close(r.daemons.spared(), r.log) })
 	r.track.TagOf, r.track.SidOf = track.TagReader(r.o.Tag), proc.SessionOf
 	// Where the marker was placed (no cgroup), a scan finds by it what
-	// dropped every other link.
-	_, r.track.Marker = r.sys.marker()
+	// dropped every other link, and so does the crash guard's.
+	var ino uint64
+	ino, r.track.Marker = r.sys.marker()
+	if ino != 0 {
+		if err := r.guard.Marker(ino); err != nil {
+			r.log("cannot tell the crash guard the session's marker: %v", err)
+		}
+	}
 	// Where the kernel keeps each process's parent at fork (macOS), a
 	// scan finds by it what was re-parented before a scan saw it.
 	r.track.UniqueIDs = track.LineageReader()
