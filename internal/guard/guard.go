@@ -345,6 +345,7 @@ const (
 	guardHookEnd = "hook-end" // it and what it started have been ended
 	guardCgroup  = "cgroup"   // the run's cgroup and what enabling its limits changed: a CgroupOrder
 	guardMarker  = "marker"   // the session's marker (package marker): its pipe's inode
+	guardLineage = "lineage"  // a member's lineage (macOS): UNIQUEID IDVERSION
 )
 
 // CgroupOrder is the run's cgroup and what contain changed to enable its
@@ -423,6 +424,15 @@ func (g *Guard) Shim(pid int, start uint64) error {
 // whatever else it dropped.
 func (g *Guard) Marker(ino uint64) error {
 	_, err := fmt.Fprintf(g.orders(), "%s %d\n", guardMarker, ino)
+	return err
+}
+
+// Lineage tells the guard a member's lineage as the kernel keeps it
+// (macOS: its unique ID and pidversion), so that, should contain die,
+// the guard's scans find what it forked after it ended, re-parented to
+// launchd (track.Lineage).
+func (g *Guard) Lineage(ids proc.MacIDs) error {
+	_, err := fmt.Fprintf(g.orders(), "%s %d %d\n", guardLineage, ids.UniqueID, ids.IDVersion)
 	return err
 }
 
@@ -514,6 +524,8 @@ type Orders struct {
 	Writer  string  // who writes the report: "guard" (""), or "shim"
 	Cgroup  *CgroupOrder
 	Marker  uint64 // the session's marker's inode (0: none)
+	// Lineage are the members' lineages contain learned (macOS).
+	Lineage []proc.MacIDs
 	// SignalCommand: COMMAND has no Pdeathsig; the guard sends it Signal
 	// when contain dies, unless the shim does (see Watch).
 	SignalCommand bool
@@ -581,6 +593,13 @@ func ParseOrders(b []byte) (Orders, error) {
 				return o, err
 			}
 			o.Members = append(o.Members, id)
+		case f[0] == guardLineage && len(f) == 3:
+			uid, err1 := strconv.ParseUint(f[1], 10, 64)
+			version, err2 := strconv.ParseInt(f[2], 10, 32)
+			if err1 != nil || err2 != nil || uid == 0 {
+				return o, fmt.Errorf("bad lineage line %q", line)
+			}
+			o.Lineage = append(o.Lineage, proc.MacIDs{UniqueID: uid, IDVersion: int32(version)})
 		case f[0] == guardMarker && len(f) == 2:
 			ino, err := strconv.ParseUint(f[1], 10, 64)
 			if err != nil {
@@ -761,6 +780,10 @@ func Reap(o Orders, pid int, grace time.Duration, log func(string, ...any), stat
 		// scans too (Linux: its descriptor at marker.FD).
 		tr.Marker = func(pid int) bool { return marker.Of(pid) == o.Marker }
 	}
+	// macOS: what descends from a member contain knew, the ones that
+	// ended included, is the session's (nothing on Linux).
+	tr.UniqueIDs = track.LineageReader()
+	tr.Seed(o.Lineage)
 	for _, m := range o.Members {
 		tr.Remember(m.PID, m.Start)
 	}

@@ -50,6 +50,11 @@ func TestParseGuardOrders(t *testing.T) {
 		// The session's marker (no cgroup): its pipe's inode.
 		{in: "session CONTAIN:12 2s false\nmarker 15747903\n", want: Orders{Value: "CONTAIN:12", Grace: 2 * time.Second, Marker: 15747903}},
 		{in: "marker x\n", bad: true},
+		// Members' lineages (macOS), for what they forked after contain died.
+		{in: "session CONTAIN:12 2s false\nlineage 9001 77\nlineage 9002 0\n", want: Orders{Value: "CONTAIN:12", Grace: 2 * time.Second,
+			Lineage: []proc.MacIDs{{UniqueID: 9001, IDVersion: 77}, {UniqueID: 9002}}}},
+		{in: "lineage 0 1\n", bad: true},
+		{in: "lineage 9001\n", bad: true},
 	} {
 		got, err := ParseOrders([]byte(c.in))
 		if (err != nil) != c.bad || (!c.bad && !reflect.DeepEqual(got, c.want)) {

@@ -2,7 +2,10 @@
 
 package run
 
-import "github.com/contain-cli/contain/internal/guard"
+import (
+	"github.com/contain-cli/contain/internal/guard"
+	"github.com/contain-cli/contain/internal/proc"
+)
 
 // crashGuard is the runner's crash guard: the one PrepareRun started
 // (withGuard), or noGuard where there is none (a Run of another program,
@@ -23,6 +26,7 @@ type crashGuard interface {
 	Hook(pid int, start uint64) error
 	HookEnded() error
 	Marker(ino uint64) error
+	Lineage(ids proc.MacIDs) error
 	Kill()
 }
 
@@ -46,4 +50,5 @@ func (noGuard) Release(int, uint64) error      { return nil }
 func (noGuard) Hook(int, uint64) error         { return nil }
 func (noGuard) HookEnded() error               { return nil }
 func (noGuard) Marker(uint64) error            { return nil }
+func (noGuard) Lineage(proc.MacIDs) error      { return nil }
 func (noGuard) Kill()                          {}

@@ -243,6 +243,13 @@ func (r *runner) begin(layers []string, undo *cleanups) {
 	// Where the kernel keeps each process's parent at fork (macOS), a
 	// scan finds by it what was re-parented before a scan saw it.
 	r.track.UniqueIDs = track.LineageReader()
+	if r.track.UniqueIDs != nil {
+		r.track.Learned = func(ids proc.MacIDs) {
+			if err := r.guard.Lineage(ids); err != nil {
+				r.log("cannot tell the crash guard a member's lineage: %v", err)
+			}
+		}
+	}
 	if r.o.Hold {
 		r.track.NoAdopter(r.self)
 	}

@@ -105,8 +105,12 @@ type Tracker struct {
 	// that its new pidversion (what macOS 15.4 keeps of the parent of
 	// what it forks) is known.
 	UniqueIDs func(pid int) (proc.MacIDs, error)
-	lineage   *Lineage
-	ids       map[proc.ID]proc.MacIDs
+	// Learned, when set, is told each member's lineage as the tracker
+	// first learns it: contain tells its crash guard, whose scans then
+	// know the members that ended before it (an orphan's original parent).
+	Learned func(ids proc.MacIDs)
+	lineage *Lineage
+	ids     map[proc.ID]proc.MacIDs
 
 	members  map[int]uint64 // PID → start time
 	groups   map[int]uint64 // process groups led by a member, or that were: proc.ID → the leader's start
@@ -557,8 +561,28 @@ func (t *Tracker) learnMembers(order []*proc.Entry) {
 
 // learn adds member p to the lineage, its lineage read again if fresh.
 func (t *Tracker) learn(p *proc.Entry, fresh bool) {
-	if t.lineage != nil {
-		t.lineage.Add(t.idsOf(p, fresh))
+	if t.lineage == nil {
+		return
+	}
+	ids := t.idsOf(p, fresh)
+	if t.Learned != nil && ids.UniqueID != 0 && !t.lineage.Known(ids.UniqueID) {
+		t.Learned(ids)
+	}
+	t.lineage.Add(ids)
+}
+
+// Seed gives the lineage members it could not read itself: those contain
+// knew of before it died, the ones that ended since among them (the crash
+// guard). Without UniqueIDs (Linux) it does nothing.
+func (t *Tracker) Seed(members []proc.MacIDs) {
+	if t.UniqueIDs == nil {
+		return
+	}
+	if t.lineage == nil {
+		t.lineage, t.ids = NewLineage(), map[proc.ID]proc.MacIDs{}
+	}
+	for _, ids := range members {
+		t.lineage.Add(ids)
 	}
 }
 

@@ -353,3 +353,39 @@ func TestTrackLineagePIDTaken(t *testing.T) {
 		t.Errorf("the stranger's child %d was taken: %v", c, got)
 	}
 }
+
+// TestTrackLineageGuard: contain's tracker tells the guard each member's
+// lineage once (Learned), and the guard's tracker, seeded with them after
+// contain died (Seed), finds by lineage a daemon whose parent, a member
+// contain saw, ended before the guard's first scan; unseeded, it does not.
+func TestTrackLineageGuard(t *testing.T) {
+	for _, v := range versions {
+		s := newMacSession(t, v)
+		k := s.k
+		tr, _ := runTracker(s, true)
+		var told []proc.MacIDs
+		tr.Learned = func(ids proc.MacIDs) { told = append(told, ids) }
+		r := k.fork(s.cmd)
+		wantFound(t, found(tr, k), map[int]string{s.cmd: "command", r: "descendant"})
+		found(tr, k) // a second scan tells nothing again
+		if len(told) != 2 {
+			t.Fatalf("%s: told %d lineages, want COMMAND's and the child's once each: %v", v, len(told), told)
+		}
+		// contain dies; the member forks a daemon and exits, unseen.
+		d := k.fork(r)
+		k.exitReaped(r)
+		k.setsid(d)
+		k.procs[d].tagged = false
+		for _, seeded := range []bool{true, false} {
+			g, _ := runTracker(s, true)
+			g.members = map[int]uint64{}
+			if seeded {
+				g.Seed(told)
+			}
+			got := found(g, k)
+			if seeded && got[d] != "lineage" || !seeded && got[d] != "" {
+				t.Errorf("%s: the guard's tracker, seeded %v, found the daemon by %q", v, seeded, got[d])
+			}
+		}
+	}
+}
