@@ -12,6 +12,7 @@ import (
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/procfs"
 	"github.com/contain-cli/contain/internal/registry"
+	"github.com/contain-cli/contain/internal/track"
 	"github.com/contain-cli/contain/session"
 	"github.com/contain-cli/contain/tag"
 )
@@ -82,7 +83,58 @@ func registered(known []session.Process, live map[int]string) ([]session.Process
 	if serr != nil {
 		return nil, errors.Join(err, serr)
 	}
-	return walkRegistered(orphaned, entries, known, stop, envOf, describeEntry, markerHolders(orphaned, entries)), err
+	holders := markerHolders(orphaned, entries)
+	for value, pids := range lineageHolders(orphaned, entries, track.LineageReader(), proc.UIDOf) {
+		if holders == nil {
+			holders = map[string][]int{}
+		}
+		holders[value] = append(holders[value], pids...)
+	}
+	return walkRegistered(orphaned, entries, known, stop, envOf, describeEntry, holders), err
+}
+
+// lineageHolders finds, for each registry that keeps its members'
+// lineages (macOS), the processes of this user that descend from one of
+// them as the kernel's lineage says (track.Lineage): what a member forked,
+// re-parented to launchd since, which no parent of the scan shows. read
+// is proc.UniqueIDs (nil: the OS keeps no lineage, Linux: none), uidOf
+// proc.UIDOf.
+func lineageHolders(orphaned []registry.File, entries []proc.Entry, read func(int) (proc.MacIDs, error), uidOf func(int) (int, error)) map[string][]int {
+	if read == nil {
+		return nil
+	}
+	var out map[string][]int
+	euid := os.Geteuid()
+	var scan []track.LineageEntry
+	for _, r := range orphaned {
+		if len(r.Lineage) == 0 {
+			continue
+		}
+		if scan == nil {
+			for _, e := range entries {
+				if e.Zombie || e.PID <= 1 || e.PID == os.Getpid() {
+					continue
+				}
+				if uid, err := uidOf(e.PID); err != nil || uid != euid {
+					continue
+				}
+				if ids, err := read(e.PID); err == nil {
+					scan = append(scan, track.LineageEntry{PID: e.PID, Start: e.Start, IDs: ids})
+				}
+			}
+		}
+		l := track.NewLineage()
+		for _, ids := range r.Lineage {
+			l.Add(ids)
+		}
+		for _, d := range l.Descendants(scan) {
+			if out == nil {
+				out = map[string][]int{}
+			}
+			out[r.Value] = append(out[r.Value], d.PID)
+		}
+	}
+	return out
 }
 
 // markerHolders finds, for each registry that names a marker (package

@@ -3,6 +3,7 @@
 package reap
 
 import (
+	"os"
 	"reflect"
 	"testing"
 
@@ -81,5 +82,35 @@ func TestWalkRegisteredMarker(t *testing.T) {
 	}
 	if got := walk(nil); !reflect.DeepEqual(got, map[int]bool{310: true, 311: true}) {
 		t.Errorf("without holders: %v, want the spared daemon and its child only", got)
+	}
+}
+
+// TestLineageHolders: on macOS, a process whose original parent is a
+// member the registry keeps the lineage of (one that ended since), and
+// what it forked in turn, are the session's; another user's and a
+// stranger's are not; without a lineage reader (Linux) none is.
+func TestLineageHolders(t *testing.T) {
+	e := func(pid int) proc.Entry { return proc.Entry{PID: pid, PPID: 1, Pgrp: pid, Start: uint64(pid)} }
+	entries := []proc.Entry{e(400), e(401), e(402), e(403)}
+	ids := map[int]proc.MacIDs{
+		400: {UniqueID: 5001, ParentUniqueID: 5000}, // forked by the member 5000, which ended
+		401: {UniqueID: 5002, ParentUniqueID: 5001}, // forked by 400
+		402: {UniqueID: 5003, ParentUniqueID: 4000}, // a stranger's
+		403: {UniqueID: 5004, ParentUniqueID: 5000}, // the member's child, another user's
+	}
+	read := func(pid int) (proc.MacIDs, error) { return ids[pid], nil }
+	uidOf := func(pid int) (int, error) {
+		if pid == 403 {
+			return os.Geteuid() + 1, nil
+		}
+		return os.Geteuid(), nil
+	}
+	reg := registry.File{Value: "CONTAIN:99", Origin: proc.ID{PID: 99, Start: 10}, Lineage: []proc.MacIDs{{UniqueID: 5000}}}
+	got := lineageHolders([]registry.File{reg}, entries, read, uidOf)
+	if want := map[string][]int{"CONTAIN:99": {400, 401}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("lineageHolders = %v, want %v", got, want)
+	}
+	if got := lineageHolders([]registry.File{reg}, entries, nil, uidOf); got != nil {
+		t.Errorf("without a lineage reader: %v, want none", got)
 	}
 }

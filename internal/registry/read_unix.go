@@ -29,6 +29,9 @@ type File struct {
 	// Marker is the identity of the session's marker (package marker;
 	// 0: none): every process that holds it is the session's.
 	Marker uint64
+	// Lineage are the members' lineages (macOS: unique ID and
+	// pidversion), for what they forked.
+	Lineage []proc.MacIDs
 	// Ended: the run ended cleanly (its end line), the registry kept for
 	// the daemons it spared. It lists the whole session.
 	Ended   bool
@@ -73,6 +76,14 @@ func parseRegistry(b []byte) (File, error) {
 		f := strings.Fields(line)
 		if len(f) == 1 && f[0] == registryEnd {
 			r.Ended = true
+			continue
+		}
+		if len(f) == 3 && f[0] == registryLineage {
+			uid, err1 := strconv.ParseUint(f[1], 10, 64)
+			version, err2 := strconv.ParseInt(f[2], 10, 32)
+			if err1 == nil && err2 == nil && uid != 0 {
+				r.Lineage = append(r.Lineage, proc.MacIDs{UniqueID: uid, IDVersion: int32(version)})
+			}
 			continue
 		}
 		if len(f) == 2 && f[0] == registryMarker {

@@ -88,6 +88,7 @@ const (
 	registrySpared  = "spared"
 	registryEnd     = "end"
 	registryMarker  = "marker"
+	registryLineage = "lineage"
 	// maxRegistry caps what is read of one registry: a line per process
 	// that ever ran in the session, 30 bytes each.
 	maxRegistry = 64 << 20
@@ -201,6 +202,16 @@ func (r *Registry) Marker(ino uint64) error {
 		return nil
 	}
 	return r.write(registryMarker + " " + strconv.FormatUint(ino, 10) + "\n")
+}
+
+// Lineage records a member's lineage as the kernel keeps it (macOS: its
+// unique ID and pidversion): reap finds what it forked, re-parented to
+// launchd since. A nil registry takes nothing.
+func (r *Registry) Lineage(uniqueID uint64, idVersion int32) error {
+	if r == nil {
+		return nil
+	}
+	return r.write(registryLineage + " " + strconv.FormatUint(uniqueID, 10) + " " + strconv.FormatInt(int64(idVersion), 10) + "\n")
 }
 
 // Spared adds a daemon the run let go (--allow-daemons), by PID and

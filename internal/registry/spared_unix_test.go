@@ -127,3 +127,14 @@ func TestParseRegistryMarker(t *testing.T) {
 		}
 	}
 }
+
+// TestParseRegistryLineage: lineage lines (macOS) give the members'
+// unique IDs and pidversions; a malformed one is left out.
+func TestParseRegistryLineage(t *testing.T) {
+	b := "contain registry 1\nsession CONTAIN:4242 900\ncommand 4300 910\nlineage 9001 77\nlineage 0 1\nlineage x 1\nlineage 9002 -3\nlineage 9003\n"
+	r, err := parseRegistry([]byte(b))
+	want := []proc.MacIDs{{UniqueID: 9001, IDVersion: 77}, {UniqueID: 9002, IDVersion: -3}}
+	if err != nil || !reflect.DeepEqual(r.Lineage, want) {
+		t.Errorf("lineage %v, %v; want %v", r.Lineage, err, want)
+	}
+}

@@ -248,6 +248,9 @@ func (r *runner) begin(layers []string, undo *cleanups) {
 			if err := r.guard.Lineage(ids); err != nil {
 				r.log("cannot tell the crash guard a member's lineage: %v", err)
 			}
+			if err := r.reg.Lineage(ids.UniqueID, ids.IDVersion); err != nil {
+				r.log("cannot write a member's lineage to the registry: %v", err)
+			}
 		}
 	}
 	if r.o.Hold {
