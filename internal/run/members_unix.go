@@ -236,6 +236,14 @@ func (r *runner) killGroup() {
 			undo[i]()
 		}
 	}
+	if !cgKilled && inGroup(members, r.pid) {
+		// Without cgroup.kill: what COMMAND's process group's SIGSTOP
+		// held still and no scan named (a busy machine's scan missed
+		// it) would wait there, stopped, for the close's SIGCONT, and
+		// then fork on (a fork bomb refilled its tree so, at full suite
+		// load). The group is the session's while a member is in it.
+		unix.Kill(-r.pid, unix.SIGKILL)
+	}
 }
 
 // anyLeft reports whether any process of the group still lives.
