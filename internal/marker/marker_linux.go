@@ -82,27 +82,27 @@ func pipeInode(link string) uint64 {
 	return n
 }
 
-// Holds reports whether process pid holds the marker ino at any of its
-// descriptors; readable is false where its descriptors cannot be read
+// Pipes are the identities of the pipes process pid holds, each
+// descriptor read once (reap matches them against every session's
+// marker); readable is false where its descriptors cannot be read
 // (another user's, an undumpable process, hidepid).
-func Holds(pid int, ino uint64) (holds, readable bool) {
+func Pipes(pid int) (pipes []uint64, readable bool) {
 	dir := "/proc/" + strconv.Itoa(pid) + "/fd/"
-	if Of(pid) == ino {
-		return true, true
-	}
 	f, err := os.Open(dir)
 	if err != nil {
-		return false, false
+		return nil, false
 	}
 	defer f.Close()
 	names, err := f.Readdirnames(-1)
 	if err != nil {
-		return false, false
+		return nil, false
 	}
 	for _, n := range names {
-		if l, err := os.Readlink(dir + n); err == nil && pipeInode(l) == ino {
-			return true, true
+		if l, err := os.Readlink(dir + n); err == nil {
+			if ino := pipeInode(l); ino != 0 {
+				pipes = append(pipes, ino)
+			}
 		}
 	}
-	return false, true
+	return pipes, true
 }

@@ -17,5 +17,5 @@ func New() (int, uint64, error) { return -1, 0, ErrUnsupported }
 // Of reads no marker here.
 func Of(int) uint64 { return 0 }
 
-// Holds reads no descriptors here.
-func Holds(int, uint64) (holds, readable bool) { return false, false }
+// Pipes reads no descriptors here.
+func Pipes(int) ([]uint64, bool) { return nil, false }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/contain-cli/contain/internal/marker"
 	"github.com/contain-cli/contain/internal/proc"
@@ -83,41 +84,56 @@ func registered(known []session.Process, live map[int]string) ([]session.Process
 	if serr != nil {
 		return nil, errors.Join(err, serr)
 	}
-	holders := markerHolders(orphaned, entries)
-	for value, pids := range lineageHolders(orphaned, entries, track.LineageReader(), proc.UIDOf) {
-		if holders == nil {
-			holders = map[string][]int{}
+	var holders map[string][]int
+	if slices.ContainsFunc(orphaned, func(r registry.File) bool { return r.Marker != 0 || len(r.Lineage) > 0 }) {
+		own := ownProcesses(entries, proc.UIDOf)
+		holders = markerHolders(orphaned, own, marker.Pipes)
+		for value, pids := range lineageHolders(orphaned, own, track.LineageReader()) {
+			if holders == nil {
+				holders = map[string][]int{}
+			}
+			holders[value] = append(holders[value], pids...)
 		}
-		holders[value] = append(holders[value], pids...)
 	}
 	return walkRegistered(orphaned, entries, known, stop, envOf, describeEntry, holders), err
 }
 
+// ownProcesses are the live processes of entries that are this user's,
+// reap aside: the only ones a marker or a lineage makes the session's
+// (whoever else holds it got it from the session, and is not reap's to
+// signal). Each one's owner is read once, uidOf being proc.UIDOf.
+func ownProcesses(entries []proc.Entry, uidOf func(int) (int, error)) []proc.Entry {
+	euid := os.Geteuid()
+	var own []proc.Entry
+	for _, e := range entries {
+		if e.Zombie || e.PID <= 1 || e.PID == os.Getpid() {
+			continue
+		}
+		if uid, err := uidOf(e.PID); err == nil && uid == euid {
+			own = append(own, e)
+		}
+	}
+	return own
+}
+
 // lineageHolders finds, for each registry that keeps its members'
-// lineages (macOS), the processes of this user that descend from one of
-// them as the kernel's lineage says (track.Lineage): what a member forked,
-// re-parented to launchd since, which no parent of the scan shows. read
-// is proc.UniqueIDs (nil: the OS keeps no lineage, Linux: none), uidOf
-// proc.UIDOf.
-func lineageHolders(orphaned []registry.File, entries []proc.Entry, read func(int) (proc.MacIDs, error), uidOf func(int) (int, error)) map[string][]int {
+// lineages (macOS), the processes among own (this user's) that descend
+// from one of them as the kernel's lineage says (track.Lineage): what a
+// member forked, re-parented to launchd since, which no parent of the
+// scan shows. read is proc.UniqueIDs (nil: the OS keeps no lineage,
+// Linux: none).
+func lineageHolders(orphaned []registry.File, own []proc.Entry, read func(int) (proc.MacIDs, error)) map[string][]int {
 	if read == nil {
 		return nil
 	}
 	var out map[string][]int
-	euid := os.Geteuid()
 	var scan []track.LineageEntry
 	for _, r := range orphaned {
 		if len(r.Lineage) == 0 {
 			continue
 		}
 		if scan == nil {
-			for _, e := range entries {
-				if e.Zombie || e.PID <= 1 || e.PID == os.Getpid() {
-					continue
-				}
-				if uid, err := uidOf(e.PID); err != nil || uid != euid {
-					continue
-				}
+			for _, e := range own {
 				if ids, err := read(e.PID); err == nil {
 					scan = append(scan, track.LineageEntry{PID: e.PID, Start: e.Start, IDs: ids})
 				}
@@ -138,26 +154,28 @@ func lineageHolders(orphaned []registry.File, entries []proc.Entry, read func(in
 }
 
 // markerHolders finds, for each registry that names a marker (package
-// marker), the processes of this user that hold it, by the session's
-// value: a process that dropped its tag and every link to the session
-// (env -i setsid) still holds what COMMAND inherited. Only this user's:
-// whoever else holds it got it from the session and is not reap's to
-// signal.
-func markerHolders(orphaned []registry.File, entries []proc.Entry) map[string][]int {
+// marker), the processes among own (this user's) started since its run
+// that hold it, by the session's value: a process that dropped its tag
+// and every link to the session (env -i setsid) still holds what COMMAND
+// inherited. pipes is marker.Pipes: each process's descriptors are read
+// once, whatever the number of sessions.
+func markerHolders(orphaned []registry.File, own []proc.Entry, pipes func(pid int) ([]uint64, bool)) map[string][]int {
 	var out map[string][]int
-	euid := os.Geteuid()
+	read := map[int][]uint64{}
 	for _, r := range orphaned {
 		if r.Marker == 0 {
 			continue
 		}
-		for _, e := range entries {
-			if e.Zombie || e.PID <= 1 || e.PID == os.Getpid() || e.Start < r.Origin.Start {
+		for _, e := range own {
+			if e.Start < r.Origin.Start {
 				continue
 			}
-			if uid, err := proc.UIDOf(e.PID); err != nil || uid != euid {
-				continue
+			held, ok := read[e.PID]
+			if !ok {
+				held, _ = pipes(e.PID)
+				read[e.PID] = held
 			}
-			if held, _ := marker.Holds(e.PID, r.Marker); held {
+			if slices.Contains(held, r.Marker) {
 				if out == nil {
 					out = map[string][]int{}
 				}

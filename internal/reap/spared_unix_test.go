@@ -106,11 +106,11 @@ func TestLineageHolders(t *testing.T) {
 		return os.Geteuid(), nil
 	}
 	reg := registry.File{Value: "CONTAIN:99", Origin: proc.ID{PID: 99, Start: 10}, Lineage: []proc.MacIDs{{UniqueID: 5000}}}
-	got := lineageHolders([]registry.File{reg}, entries, read, uidOf)
+	got := lineageHolders([]registry.File{reg}, ownProcesses(entries, uidOf), read)
 	if want := map[string][]int{"CONTAIN:99": {400, 401}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("lineageHolders = %v, want %v", got, want)
 	}
-	if got := lineageHolders([]registry.File{reg}, entries, nil, uidOf); got != nil {
+	if got := lineageHolders([]registry.File{reg}, ownProcesses(entries, uidOf), nil); got != nil {
 		t.Errorf("without a lineage reader: %v, want none", got)
 	}
 }

@@ -211,8 +211,14 @@ func (k *fakeMac) uniqueIDs(pid int) (proc.MacIDs, error) {
 
 // tables is every live process's pipes, as proc.Pipes reads them (a
 // zombie has no descriptors left).
-func (k *fakeMac) tables() []MarkerTable {
-	var out []MarkerTable
+// markerTable is one process's pipe descriptors, as a scan reads them.
+type markerTable struct {
+	id    proc.ID
+	pipes []proc.MacPipe
+}
+
+func (k *fakeMac) tables() []markerTable {
+	var out []markerTable
 	for _, p := range k.procs {
 		if p.zombie {
 			continue
@@ -222,7 +228,7 @@ func (k *fakeMac) tables() []MarkerTable {
 			e.FD = fd
 			pipes = append(pipes, e)
 		}
-		out = append(out, MarkerTable{ID: proc.ID{PID: p.pid, Start: p.start}, Pipes: pipes})
+		out = append(out, markerTable{id: proc.ID{PID: p.pid, Start: p.start}, pipes: pipes})
 	}
 	return out
 }

@@ -3,11 +3,7 @@ package track
 // The session's marker descriptor, over plain values: tested on every OS
 // (marker_test.go); proc.Pipes reads each process's pipes on macOS.
 
-import (
-	"slices"
-
-	"github.com/contain-cli/contain/internal/proc"
-)
+import "github.com/contain-cli/contain/internal/proc"
 
 // Marker is the session's marker: one end of a pipe that COMMAND is given
 // at a high descriptor, not close-on-exec, so that every process that
@@ -47,23 +43,4 @@ func (m Marker) HeldIn(pipes []proc.MacPipe) bool {
 		}
 	}
 	return false
-}
-
-// MarkerTable is one process's pipe descriptors, as a scan read them.
-type MarkerTable struct {
-	ID    proc.ID
-	Pipes []proc.MacPipe
-}
-
-// Holders returns the processes among tables that hold the marker, in
-// PID order.
-func (m Marker) Holders(tables []MarkerTable) []proc.ID {
-	var out []proc.ID
-	for _, t := range tables {
-		if m.HeldIn(t.Pipes) {
-			out = append(out, t.ID)
-		}
-	}
-	slices.SortFunc(out, func(a, b proc.ID) int { return a.PID - b.PID })
-	return out
 }
