@@ -5,12 +5,8 @@ package tests
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -53,66 +49,24 @@ func TestMarkerFindsWhatDroppedEveryLink(t *testing.T) {
 // markerRound is one round as user uid: "" or what went wrong.
 func markerRound(t *testing.T, mode string, uid int) string {
 	t.Helper()
-	xdg, work := sharedDir(t), sharedDir(t)
-	for _, d := range []string{xdg, work} {
-		if err := os.Chown(d, uid, uid); err != nil {
-			t.Fatal(err)
-		}
-	}
-	os.Chmod(xdg, 0o700)
-	env := append(os.Environ(), "XDG_RUNTIME_DIR="+xdg, "HOME="+work)
-	if mode == "macos" {
-		env = append(env, macOSLayers)
-	}
-	as := []string{"setpriv", "--reuid=" + strconv.Itoa(uid), "--regid=" + strconv.Itoa(uid), "--clear-groups", "--"}
-	script := fmt.Sprintf("sleep 1; env -i setsid sh -c 'echo $$ > %s/escapee; exec env -i sleep 300' & sleep 300", work)
-	cmd := exec.Command(as[0], append(as[1:], bin, "run", "-v", "--", "sh", "-c", script)...)
-	cmd.Env = env
-	errFile, err := os.Create(filepath.Join(sharedDir(t), "stderr"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer errFile.Close()
-	cmd.Stderr = errFile
-	stderr := func() string { b, _ := os.ReadFile(errFile.Name()); return string(b) }
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	escapee := readPID(t, work, "escapee")
-	killOnCleanup(t, escapee)
-	time.Sleep(30 * time.Millisecond)
-	kill := []int{guardPID(t, stderr)}
-	if m := regexp.MustCompile(`shim: PID (\d+)`).FindStringSubmatch(stderr()); m != nil {
-		shim, _ := strconv.Atoi(m[1])
-		kill = append(kill, shim)
-	} else if mode == "shim" {
-		t.Fatalf("no shim:\n%s", stderr())
-	}
-	for _, p := range append(kill, cmd.Process.Pid) {
-		syscall.Kill(p, syscall.SIGKILL)
-	}
-	cmd.Wait()
-	time.Sleep(100 * time.Millisecond)
+	c := crashAllAs(t, mode, uid, func(work string) string {
+		return fmt.Sprintf("sleep 1; env -i setsid sh -c 'echo $$ > %s/escapee; exec env -i sleep 300' & sleep 300", work)
+	}, "escapee")
+	escapee := c.pid
 	if !alive(escapee) {
 		return "the escapee did not outlive contain, its guard and its shim: nothing to test"
 	}
 	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", escapee)); err != nil || len(b) != 0 {
 		return fmt.Sprintf("the escapee's environment is not empty (%q, %v)", b, err)
 	}
-	reap := exec.Command(as[0], append(as[1:], bin, "reap", "--session", fmt.Sprintf("CONTAIN:%d", cmd.Process.Pid), "-g", "0.5")...)
-	reap.Env = env
-	var out, errb strings.Builder
-	reap.Stdout, reap.Stderr = &out, &errb
-	reap.Run()
-	code := reap.ProcessState.ExitCode()
+	out, errOut, code := c.reap("--session", fmt.Sprintf("CONTAIN:%d", c.contain), "-g", "0.5")
 	gone := !alive(escapee)
 	if !gone {
 		time.Sleep(600 * time.Millisecond)
 		gone = !alive(escapee)
 	}
-	if code != 0 || !gone || !strings.Contains(out.String(), strconv.Itoa(escapee)) {
-		return fmt.Sprintf("reap --session: status %d, escapee %d gone %v\n%s%s\ncontain's stderr:\n%s", code, escapee, gone, out.String(), errb.String(), stderr())
+	if code != 0 || !gone || !strings.Contains(out, strconv.Itoa(escapee)) {
+		return fmt.Sprintf("reap --session: status %d, escapee %d gone %v\n%s%s\ncontain's stderr:\n%s", code, escapee, gone, out, errOut, c.stderr())
 	}
 	return ""
 }

@@ -73,6 +73,45 @@ func TestRegistryCrashUnseenDaemon(t *testing.T) {
 // ("ended", "told"), or what went wrong.
 func unseenDaemonRound(t *testing.T, mode string, uid int, daemon string) (string, string) {
 	t.Helper()
+	c := crashAllAs(t, mode, uid, func(work string) string {
+		return fmt.Sprintf("sleep 1; %s daemon %s/titled >/dev/null 2>&1; sleep 300", daemon, work)
+	}, "titled")
+	pid := c.pid
+	if !alive(pid) {
+		return "the daemon did not outlive contain, its guard and its shim: nothing to test", ""
+	}
+	out, errOut, code := c.reap("--session", fmt.Sprintf("CONTAIN:%d", c.contain), "-g", "0.5")
+	gone := !alive(pid)
+	if !gone {
+		time.Sleep(600 * time.Millisecond)
+		gone = !alive(pid)
+	}
+	named := strings.Contains(errOut, fmt.Sprintf("contain: reap: %d (titled) started after session CONTAIN:%d's contain run", pid, c.contain))
+	switch {
+	case gone && code == 0:
+		return "", "ended"
+	case !gone && code == 1 && named && mode == "macos":
+		return "", "told"
+	}
+	return fmt.Sprintf("reap exited %d, the daemon %d alive: %v, named: %v\nstdout: %s\nstderr: %s", code, pid, !gone, named, out, errOut), ""
+}
+
+// crashed is a session whose contain, crash guard and shim were all
+// killed (crashAllAs): pid is the process the round watches, contain
+// contain's PID, reap runs contain reap as the round's user.
+type crashed struct {
+	pid, contain int
+	stderr       func() string
+	reap         func(args ...string) (out, errOut string, code int)
+}
+
+// crashAllAs runs contain run -v -- sh -c SCRIPT as user uid, with
+// directories of the round's own (script(work) is SCRIPT; mode "macos":
+// macOS's layers), waits for the PID the script writes to work/name,
+// and 30 ms later SIGKILLs contain, its crash guard and its shim (the
+// shim required in mode "shim"), then leaves 100 ms for what follows.
+func crashAllAs(t *testing.T, mode string, uid int, script func(work string) string, name string) crashed {
+	t.Helper()
 	xdg := sharedDir(t)
 	work := sharedDir(t)
 	for _, d := range []string{xdg, work} {
@@ -86,8 +125,7 @@ func unseenDaemonRound(t *testing.T, mode string, uid int, daemon string) (strin
 		env = append(env, macOSLayers)
 	}
 	as := []string{"setpriv", "--reuid=" + strconv.Itoa(uid), "--regid=" + strconv.Itoa(uid), "--clear-groups", "--"}
-	script := fmt.Sprintf("sleep 1; %s daemon %s/titled >/dev/null 2>&1; sleep 300", daemon, work)
-	cmd := exec.Command(as[0], append(as[1:], bin, "run", "-v", "--", "sh", "-c", script)...)
+	cmd := exec.Command(as[0], append(as[1:], bin, "run", "-v", "--", "sh", "-c", script(work))...)
 	cmd.Env = env
 	// A file, not a pipe: a survivor holding a pipe would hold Wait.
 	errFile, err := os.Create(filepath.Join(sharedDir(t), "stderr"))
@@ -96,50 +134,35 @@ func unseenDaemonRound(t *testing.T, mode string, uid int, daemon string) (strin
 	}
 	defer errFile.Close()
 	cmd.Stderr = errFile
-	stderr := struct{ String func() string }{func() string { b, _ := os.ReadFile(errFile.Name()); return string(b) }}
+	stderr := func() string { b, _ := os.ReadFile(errFile.Name()); return string(b) }
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	pid := readPID(t, work, "titled")
+	pid := readPID(t, work, name)
 	killOnCleanup(t, pid)
 	time.Sleep(30 * time.Millisecond)
-	guard := guardPID(t, stderr.String)
-	kill := []int{guard}
-	if m := regexp.MustCompile(`shim: PID (\d+)`).FindStringSubmatch(stderr.String()); m != nil {
+	kill := []int{guardPID(t, stderr)}
+	if m := regexp.MustCompile(`shim: PID (\d+)`).FindStringSubmatch(stderr()); m != nil {
 		shim, _ := strconv.Atoi(m[1])
 		kill = append(kill, shim)
 	} else if mode == "shim" {
-		t.Fatalf("no shim:\n%s", stderr.String())
+		t.Fatalf("no shim:\n%s", stderr())
 	}
 	for _, p := range append(kill, cmd.Process.Pid) {
 		syscall.Kill(p, syscall.SIGKILL)
 	}
 	cmd.Wait()
 	time.Sleep(100 * time.Millisecond)
-	if !alive(pid) {
-		return "the daemon did not outlive contain, its guard and its shim: nothing to test", ""
+	reap := func(args ...string) (string, string, int) {
+		r := exec.Command(as[0], append(append(as[1:], bin, "reap"), args...)...)
+		r.Env = env
+		var out, errb strings.Builder
+		r.Stdout, r.Stderr = &out, &errb
+		if err := r.Run(); err != nil && r.ProcessState == nil {
+			t.Fatal(err)
+		}
+		return out.String(), errb.String(), r.ProcessState.ExitCode()
 	}
-	reap := exec.Command(as[0], append(as[1:], bin, "reap", "--session", fmt.Sprintf("CONTAIN:%d", cmd.Process.Pid), "-g", "0.5")...)
-	reap.Env = env
-	var out, errb strings.Builder
-	reap.Stdout, reap.Stderr = &out, &errb
-	err = reap.Run()
-	code := reap.ProcessState.ExitCode()
-	if err != nil && code < 0 {
-		t.Fatal(err)
-	}
-	gone := !alive(pid)
-	if !gone {
-		time.Sleep(600 * time.Millisecond)
-		gone = !alive(pid)
-	}
-	named := strings.Contains(errb.String(), fmt.Sprintf("contain: reap: %d (titled) started after session CONTAIN:%d's contain run", pid, cmd.Process.Pid))
-	switch {
-	case gone && code == 0:
-		return "", "ended"
-	case !gone && code == 1 && named && mode == "macos":
-		return "", "told"
-	}
-	return fmt.Sprintf("reap exited %d, the daemon %d alive: %v, named: %v\nstdout: %s\nstderr: %s", code, pid, !gone, named, out.String(), errb.String()), ""
+	return crashed{pid: pid, contain: cmd.Process.Pid, stderr: stderr, reap: reap}
 }
