@@ -22,7 +22,6 @@ import (
 	"github.com/contain-cli/contain/internal/cgroup"
 	"github.com/contain-cli/contain/internal/entry"
 	"github.com/contain-cli/contain/internal/layers"
-	"github.com/contain-cli/contain/internal/marker"
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/reap"
@@ -236,6 +235,14 @@ func startWaiter(inShell bool) (*Guard, error) {
 		// the program it runs by that name. $0 names the guard in ps.
 		path, argv = waiterShell, []string{"sh", "-c", waiterScript, "contain-guard", exe, strconv.Itoa(os.Getpid())}
 	}
+	if kept := markerPipe(); kept >= 0 {
+		// macOS: the guard holds the marker's kept end from its start,
+		// through the shell's exec (markerPipe).
+		for len(files) < keptFD {
+			files = append(files, ^uintptr(0)) // closed
+		}
+		files = append(files, uintptr(kept))
+	}
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   append(os.Environ(), "GOMAXPROCS=1"),
 		Files: files,
@@ -289,6 +296,10 @@ func (g *Guard) confirm() error {
 // a memfd contain wrote them to, and fd 3 the pipe whose EOF is
 // contain's end (the built-in waiter).
 const ordersArg = "fd:4"
+
+// keptFD is where the guard holds the marker's kept end (macOS:
+// markerPipe).
+const keptFD = 6
 
 // readyWait bounds how long contain waits for the waiter shell's word: a
 // shell starts in a millisecond, and has had contain's start to do so.
@@ -344,7 +355,7 @@ const (
 	guardHook    = "hook"     // the --on-timeout command runs: PID START
 	guardHookEnd = "hook-end" // it and what it started have been ended
 	guardCgroup  = "cgroup"   // the run's cgroup and what enabling its limits changed: a CgroupOrder
-	guardMarker  = "marker"   // the session's marker (package marker): its pipe's inode
+	guardMarker  = "marker"   // the session's marker (package marker): its pipe's inode (Linux), or HELD KEPT (macOS)
 	guardLineage = "lineage"  // a member's lineage (macOS): UNIQUEID IDVERSION
 )
 
@@ -424,6 +435,14 @@ func (g *Guard) Shim(pid int, start uint64) error {
 // whatever else it dropped.
 func (g *Guard) Marker(ino uint64) error {
 	_, err := fmt.Fprintf(g.orders(), "%s %d\n", guardMarker, ino)
+	return err
+}
+
+// MarkerPair tells the guard the session's marker as macOS names it
+// (track.Marker): the pair of handles of the pipe whose kept end the
+// guard holds (MarkerEnd).
+func (g *Guard) MarkerPair(m track.Marker) error {
+	_, err := fmt.Fprintf(g.orders(), "%s %d %d\n", guardMarker, m.Held, m.Kept)
 	return err
 }
 
@@ -523,7 +542,8 @@ type Orders struct {
 	Hook    proc.ID // the --on-timeout command, while it runs; pid 0: none
 	Writer  string  // who writes the report: "guard" (""), or "shim"
 	Cgroup  *CgroupOrder
-	Marker  uint64 // the session's marker's inode (0: none)
+	Marker  uint64       // the session's marker's inode (Linux; 0: none)
+	Pair    track.Marker // the session's marker's pair of handles (macOS; zero: none)
 	// Lineage are the members' lineages contain learned (macOS).
 	Lineage []proc.MacIDs
 	// SignalCommand: COMMAND has no Pdeathsig; the guard sends it Signal
@@ -606,6 +626,13 @@ func ParseOrders(b []byte) (Orders, error) {
 				return o, err
 			}
 			o.Marker = ino
+		case f[0] == guardMarker && len(f) == 3:
+			held, err1 := strconv.ParseUint(f[1], 10, 64)
+			kept, err2 := strconv.ParseUint(f[2], 10, 64)
+			if err1 != nil || err2 != nil || held == 0 || kept == 0 {
+				return o, fmt.Errorf("bad marker line %q", line)
+			}
+			o.Pair = track.Marker{Held: held, Kept: kept}
 		case f[0] == guardRelease && len(f) == 3:
 			id, err := proc.ParseID(f[1], f[2])
 			if err != nil {
@@ -775,11 +802,10 @@ func Reap(o Orders, pid int, grace time.Duration, log func(string, ...any), stat
 	me := reap.Me()
 	tr := track.New(os.Getpid(), o.Pgrp, o.Since, o.Value)
 	tr.TagOf, tr.SidOf = track.TagReader(o.Value), proc.SessionOf
-	if o.Marker != 0 {
-		// What holds the marker is the session's, found by the guard's
-		// scans too (Linux: its descriptor at marker.FD).
-		tr.Marker = func(pid int) bool { return marker.Of(pid) == o.Marker }
-	}
+	// What holds the marker is the session's, found by the guard's scans
+	// too (Linux: its descriptor at marker.FD; macOS: the pair of handles,
+	// while the guard holds the kept end).
+	tr.Marker = markerHolds(o)
 	// macOS: what descends from a member contain knew, the ones that
 	// ended included, is the session's (nothing on Linux).
 	tr.UniqueIDs = track.LineageReader()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/internal/track"
 )
 
 func TestParseGuardOrders(t *testing.T) {
@@ -50,6 +51,10 @@ func TestParseGuardOrders(t *testing.T) {
 		// The session's marker (no cgroup): its pipe's inode.
 		{in: "session CONTAIN:12 2s false\nmarker 15747903\n", want: Orders{Value: "CONTAIN:12", Grace: 2 * time.Second, Marker: 15747903}},
 		{in: "marker x\n", bad: true},
+		// macOS: the marker's pair of handles, whose kept end the guard holds.
+		{in: "session CONTAIN:12 2s false\nmarker 11 22\n", want: Orders{Value: "CONTAIN:12", Grace: 2 * time.Second, Pair: track.Marker{Held: 11, Kept: 22}}},
+		{in: "marker 0 22\n", bad: true},
+		{in: "marker 11 x\n", bad: true},
 		// Members' lineages (macOS), for what they forked after contain died.
 		{in: "session CONTAIN:12 2s false\nlineage 9001 77\nlineage 9002 0\n", want: Orders{Value: "CONTAIN:12", Grace: 2 * time.Second,
 			Lineage: []proc.MacIDs{{UniqueID: 9001, IDVersion: 77}, {UniqueID: 9002}}}},

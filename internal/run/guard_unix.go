@@ -5,6 +5,7 @@ package run
 import (
 	"github.com/contain-cli/contain/internal/guard"
 	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/internal/track"
 )
 
 // crashGuard is the runner's crash guard: the one PrepareRun started
@@ -26,6 +27,8 @@ type crashGuard interface {
 	Hook(pid int, start uint64) error
 	HookEnded() error
 	Marker(ino uint64) error
+	MarkerEnd() int // macOS: the end of the marker whose other end the guard holds; -1: none
+	MarkerPair(m track.Marker) error
 	Lineage(ids proc.MacIDs) error
 	Kill()
 }
@@ -50,5 +53,7 @@ func (noGuard) Release(int, uint64) error      { return nil }
 func (noGuard) Hook(int, uint64) error         { return nil }
 func (noGuard) HookEnded() error               { return nil }
 func (noGuard) Marker(uint64) error            { return nil }
+func (noGuard) MarkerEnd() int                 { return -1 }
+func (noGuard) MarkerPair(track.Marker) error  { return nil }
 func (noGuard) Lineage(proc.MacIDs) error      { return nil }
 func (noGuard) Kill()                          {}

@@ -120,8 +120,8 @@ func onMainThread() bool { return true }
 
 // marker: the marker's pair of pipe handles tells a holder, through
 // proc_info (proc.Pipes); the registry keeps nothing of it (0): once
-// contain's end is closed, a crash's, the pair names nothing reap could
-// trust.
+// contain and its guard are gone, nothing holds the kept end, and the
+// pair names nothing reap could trust (lineage is what reap has).
 func (sys *darwinOS) marker() (uint64, func(pid int) bool) {
 	if sys.mark == (track.Marker{}) {
 		return 0, nil
@@ -135,10 +135,26 @@ func (sys *darwinOS) marker() (uint64, func(pid int) bool) {
 
 // placeMarker makes the session's marker (package marker, track.Marker):
 // a pipe whose write end w COMMAND gets at marker.FD and whose read end
-// contain keeps open, close-on-exec, until it exits, so that no other
-// pipe end can take its address and show the same pair of handles. The
-// caller closes w once COMMAND is started.
+// is held open, close-on-exec, until contain exits, so that no other pipe
+// end can take its address and show the same pair of handles. The crash
+// guard made it before it started (guard.MarkerEnd) and holds the read
+// end too, so that the pair still names the marker, and the guard's
+// scans find its holders, after contain died; without a guard, contain
+// makes it here, and the guard is told nothing of it. The caller closes w
+// once COMMAND is started.
 func (sys *darwinOS) placeMarker() (w int, err error) {
+	if w = sys.r.guard.MarkerEnd(); w >= 0 {
+		held, kept, err := proc.PipeHandles(os.Getpid(), w)
+		if err != nil {
+			unix.Close(w)
+			return -1, err
+		}
+		sys.mark = track.Marker{Held: held, Kept: kept}
+		if err := sys.r.guard.MarkerPair(sys.mark); err != nil {
+			sys.r.log("cannot tell the crash guard the session's marker: %v", err)
+		}
+		return w, nil
+	}
 	if !marker.Fits() {
 		return -1, errors.New("the limit of open files leaves no marker descriptor")
 	}
