@@ -233,7 +233,7 @@ func TestWindowsUnderWine(t *testing.T) {
 	binaries := []binary{
 		{"tag", "tag.exe", "../tag", ""}, {"session", "session.exe", "../session", ""}, {"run", "run.exe", "../internal/run", ""}, {"hook", "hook.exe", "../internal/hook", ""},
 		{"job", "job.exe", "../internal/job", ""}, {"reap", "reap.exe", "../internal/reap", ""}, {"proc", "proc.exe", "../internal/proc", ""},
-		{"containment", "containment.exe", "../containment", ""},
+		{"ports", "ports.exe", "../internal/ports", ""}, {"containment", "containment.exe", "../containment", ""},
 	}
 	// The end-to-end tests, mostly waiting on timeouts, in shards that
 	// run at once, each in a console of its own.

@@ -100,3 +100,36 @@ func Pipes(pid int) ([]MacPipe, error) {
 	}
 	return out, nil
 }
+
+// Listeners reads what pid's sockets listen on (ParseMacSocket): the
+// kernel answers for contain's own user's processes only (root: every
+// process). A descriptor closed between the listing and its read is left
+// out.
+func Listeners(pid int) ([]MacListener, error) {
+	fds, err := FDs(pid)
+	if err != nil {
+		return nil, err
+	}
+	var out []MacListener
+	var buf [macSocketFDInfoSize]byte
+	for _, fd := range fds {
+		if fd.Type != MacFDTypeSocket {
+			continue
+		}
+		n, err := procInfo(macProcInfoCallPIDFDInfo, pid, macPIDFDSocketInfo, uint64(fd.FD), buf[:])
+		if errors.Is(err, unix.EBADF) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("proc_pidfdinfo(%d, %d, PROC_PIDFDSOCKETINFO): %w", pid, fd.FD, err)
+		}
+		l, err := ParseMacSocket(buf[:min(n, len(buf))])
+		if err != nil {
+			return nil, err
+		}
+		if l.Proto != "" {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
