@@ -14,6 +14,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/contain-cli/contain/containment"
+	"github.com/contain-cli/contain/internal/ports"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/status"
 	"github.com/contain-cli/contain/internal/text"
@@ -51,6 +52,7 @@ Exit status 0, 1 if the scan failed.`,
 		newListFlag(&cli.StringSliceFlag{Name: "originator", Aliases: []string{"o"}, Usage: "only sessions of `TOOL`, exactly (repeat the option for more)"}),
 		&cli.BoolFlag{Name: "orphans", Usage: "only orphaned sessions"},
 		&cli.StringFlag{Name: "format", Value: "table", Usage: "`table` for people, json for scripts"},
+		portFlag("who listens on port `N`: the session, its state and the process (exit 1 when it is no session's)"),
 	},
 	OnUsageError:    usageError,
 	Action:          doPs,
@@ -124,6 +126,16 @@ func doPs(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	port, err := portOf(c)
+	if err != nil {
+		return err
+	}
+	if port != 0 {
+		if len(tools) > 0 || c.Bool("orphans") {
+			return usageOf(c, "--port names a process: it takes no -o or --orphans")
+		}
+		return doPsPort(c, port, format)
+	}
 	all, err := containment.Sessions(session.Filter{})
 	if err != nil {
 		return &status.Error{Code: 1, Err: err}
@@ -143,8 +155,21 @@ func doPs(c *cli.Context) error {
 	}
 	// Other users' sessions are not listed at all: said always.
 	reportHidden(c.App.ErrWriter, all.Hidden)
+	// The ports each listed process listens on: its sockets, read now.
+	listening := ports.Listening(listedPIDs(shown))
 	if format == "json" {
-		return writeJSON(c.App.Writer, psJSON{Sessions: jsonSessions(shown), Unreadable: unreadable})
+		sj := jsonSessions(shown)
+		for i := range sj {
+			for j := range sj[i].Processes {
+				pj := &sj[i].Processes[j]
+				if p, ok := listening.Known(pj.PID); ok {
+					pj.Ports = ports.ToJSON(p)
+				} else {
+					pj.PortsAbsent = listening.Unknown[pj.PID]
+				}
+			}
+		}
+		return writeJSON(c.App.Writer, psJSON{Sessions: sj, Unreadable: unreadable})
 	}
 	if len(shown) == 0 && len(sessions) > 0 {
 		text.Fprintf(c.App.Writer, "no session matches %s: %s in all\n", filterWords(f), text.Plural(len(sessions), "session", "sessions"))
@@ -154,7 +179,7 @@ func doPs(c *cli.Context) error {
 		text.Fprintf(c.App.Writer, "no session matches %s: no process carries %s\n", filterWords(f), tag.Var)
 		return nil
 	}
-	writePsTable(c.App.Writer, shown)
+	writePsTable(c.App.Writer, shown, listening)
 	return nil
 }
 
@@ -251,6 +276,10 @@ type processJSON struct {
 	CPUSeconds  *float64 `json:"cpu_seconds"`
 	RSSBytes    *uint64  `json:"rss_bytes"`
 	UsageAbsent string   `json:"usage_absent,omitempty"`
+	// The TCP and UDP sockets it listens on ([] for none); null when
+	// they could not be read, and ports_absent says why.
+	Ports       []ports.JSON `json:"ports"`
+	PortsAbsent string       `json:"ports_absent,omitempty"`
 }
 
 func originatorOf(s *session.Session) originatorJSON {
@@ -306,7 +335,7 @@ func writeJSON(w io.Writer, v any) error {
 // writePsTable prints a summary line per session (its processes, their
 // CPU time and resident memory summed), then the processes, one row each,
 // the sessions apart by a blank line.
-func writePsTable(w io.Writer, sessions []session.Session) {
+func writePsTable(w io.Writer, sessions []session.Session, listening ports.Reading) {
 	if len(sessions) == 0 {
 		text.Fprintf(w, "no process carries %s\n", tag.Var)
 		return
@@ -330,7 +359,7 @@ func writePsTable(w io.Writer, sessions []session.Session) {
 	fmt.Fprintln(w)
 
 	procs := &text.Table{}
-	procs.Row("ORIGINATOR", "STATE", "PID", "PPID", "STARTED", "USER", "CPU", "RSS", "COMMAND")
+	procs.Row("ORIGINATOR", "STATE", "PID", "PPID", "STARTED", "USER", "CPU", "RSS", "PORTS", "COMMAND")
 	for i := range sessions {
 		s := &sessions[i]
 		if i > 0 {
@@ -342,7 +371,7 @@ func writePsTable(w io.Writer, sessions []session.Session) {
 				cpu, rss = text.CPUTime(p.Usage.CPU), text.MemSize(p.Usage.RSS)
 			}
 			procs.Row(text.Printable(s.Key()), string(s.StateOf(p)), strconv.Itoa(p.PID), strconv.Itoa(p.PPID),
-				p.Started.Format("2006-01-02 15:04:05"), text.Printable(p.User), cpu, rss, text.CommandLine(p.Argv, p.Comm))
+				p.Started.Format("2006-01-02 15:04:05"), text.Printable(p.User), cpu, rss, portColumn(listening, p.PID), text.CommandLine(p.Argv, p.Comm))
 		}
 	}
 	procs.Write(w)

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/contain-cli/contain/internal/ports"
 	"github.com/contain-cli/contain/internal/reap"
 	"github.com/contain-cli/contain/session"
 )
@@ -29,26 +31,29 @@ func TestPsTable(t *testing.T) {
 		}},
 	}
 	var b bytes.Buffer
-	writePsTable(&b, sessions)
+	listening := ports.Reading{By: map[int][]ports.Port{51234: nil, 51240: {{Proto: "tcp", Addr: netip.MustParseAddr("::"), Port: 3000},
+		{Proto: "tcp", Addr: netip.MustParseAddr("0.0.0.0"), Port: 3000}, {Proto: "udp", Addr: netip.MustParseAddr("127.0.0.1"), Port: 53}}, 8: nil, 10: nil},
+		Unknown: map[int]string{7: "permission denied"}}
+	writePsTable(&b, sessions, listening)
 	want := `SESSION    STATE      PROCESSES  CPU       RSS    WHY
 CLUD:4242  orphaned   2          1:01.24   13.6M  PID 4242 is gone
 X:abc      malformed  1          -         -      not TOOL:PID
 Y:9        alive      2          0:01.00+  2.0G+  PID 9 is running
 
-ORIGINATOR  STATE      PID    PPID   STARTED              USER    CPU      RSS    COMMAND
-CLUD:4242   orphaned   51234  1      2026-11-21 10:00:01  root    0:00.01  1.0M   sleep 300
-CLUD:4242   daemon     51240  51234  2026-11-21 10:00:01  root    1:01.23  12.6M  ssh-agent
+ORIGINATOR  STATE      PID    PPID   STARTED              USER    CPU      RSS    PORTS                   COMMAND
+CLUD:4242   orphaned   51234  1      2026-11-21 10:00:01  root    0:00.01  1.0M   -                       sleep 300
+CLUD:4242   daemon     51240  51234  2026-11-21 10:00:01  root    1:01.23  12.6M  127.0.0.1:53/udp,:3000  ssh-agent
 
-X:abc       malformed  7      1      2026-11-21 10:00:01  nobody  -        -      [kworker]
+X:abc       malformed  7      1      2026-11-21 10:00:01  nobody  -        -      ?                       [kworker]
 
-Y:9         alive      8      9      2026-11-21 10:00:01  nobody  0:01.00  2.0G   a
-Y:9         alive      10     9      2026-11-21 10:00:01  nobody  -        -      b
+Y:9         alive      8      9      2026-11-21 10:00:01  nobody  0:01.00  2.0G   -                       a
+Y:9         alive      10     9      2026-11-21 10:00:01  nobody  -        -      -                       b
 `
 	if got := b.String(); got != want {
 		t.Errorf("table:\n%s\nwant:\n%s", got, want)
 	}
 	b.Reset()
-	writePsTable(&b, nil)
+	writePsTable(&b, nil, ports.Reading{})
 	if !strings.Contains(b.String(), "no process carries RUNNING_PROCESS_ORIGINATOR") {
 		t.Errorf("empty table: %q", b.String())
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contain-cli/contain/internal/ports"
 	"github.com/contain-cli/contain/internal/reap"
 	"github.com/contain-cli/contain/internal/text"
 	"github.com/contain-cli/contain/session"
@@ -48,7 +49,7 @@ func TestTablesShortenHugeValues(t *testing.T) {
 		}},
 	}
 	var b bytes.Buffer
-	writePsTable(&b, sessions)
+	writePsTable(&b, sessions, ports.Reading{})
 	for _, line := range strings.Split(b.String(), "\n") {
 		// The last column is not padded: only the huge command's own row
 		// may be long.

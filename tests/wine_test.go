@@ -69,6 +69,7 @@ func setUpWine() {
 		{"test", "-c", "-o", filepath.Join(wine.dir, "job.exe"), "../internal/job"},
 		{"test", "-c", "-o", filepath.Join(wine.dir, "reap.exe"), "../internal/reap"},
 		{"test", "-c", "-o", filepath.Join(wine.dir, "proc.exe"), "../internal/proc"},
+		{"test", "-c", "-o", filepath.Join(wine.dir, "ports.exe"), "../internal/ports"},
 		{"test", "-c", "-o", filepath.Join(wine.dir, "tag.exe"), "../tag"},
 		{"test", "-c", "-o", filepath.Join(wine.dir, "session.exe"), "../session"},
 		{"test", "-c", "-o", filepath.Join(wine.dir, "containment.exe"), "../containment"},
@@ -266,7 +267,7 @@ func TestWindowsUnderWine(t *testing.T) {
 // wineSkips reports whether a Windows test's skip line names a test that
 // checks what only Windows does.
 func wineSkips(skip string) bool {
-	for _, name := range []string{"TestWinTimeoutBreak", "TestWinMemoryLimitJobObject"} {
+	for _, name := range []string{"TestWinTimeoutBreak", "TestWinMemoryLimitJobObject", "TestWindowsListening"} {
 		if strings.HasPrefix(skip, name+" ") {
 			return true
 		}

@@ -151,4 +151,3 @@ func Holders(n uint16) ([]Holder, error) {
 	}
 	return out, nil
 }
-
