@@ -118,6 +118,12 @@ func doPsPort(c *cli.Context, n uint16, format string) error {
 				one := *h.session
 				one.Processes = []session.Process{h.process}
 				sj := jsonSessions([]session.Session{one})[0]
+				read := ports.Listening([]int{h.PID})
+				if p, ok := read.Known(h.PID); ok {
+					sj.Processes[0].Ports = ports.ToJSON(p)
+				} else {
+					sj.Processes[0].PortsAbsent = read.Unknown[h.PID]
+				}
 				j.Session = &sj
 			}
 			out.Holders = append(out.Holders, j)

@@ -79,6 +79,7 @@ left (a process reap could not tell, above), 2 on bad usage.`,
 		&cli.BoolFlag{Name: "include-daemons", Usage: "also reap processes marked RUNNING_PROCESS_IS_DAEMON=1"},
 		&cli.StringFlag{Name: "format", Value: "table", Usage: "the report: `table` or json"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say on stderr each signal sent"},
+		portFlag("only the session whose process listens on port `N` (a process that carries the tag; any other is refused)"),
 	},
 	OnUsageError:    usageError,
 	Action:          doReap,
@@ -123,6 +124,19 @@ func parseReap(c *cli.Context) (reapRequest, error) {
 	rq.opts = session.Options{
 		Filter:         session.Filter{Tools: tools, Values: listValues(c, "session")},
 		IncludeDaemons: c.Bool("include-daemons"),
+	}
+	port, err := portOf(c)
+	if err != nil {
+		return rq, err
+	}
+	if port != 0 {
+		if len(tools) > 0 || len(rq.opts.Filter.Values) > 0 {
+			return rq, usageOf(c, "--port names the session: it takes no --session or -o")
+		}
+		// Last: the one part that reads the machine.
+		if rq.opts.Filter.Values, err = sessionsOnPort(c, port); err != nil {
+			return rq, err
+		}
 	}
 	rq.dryRun = c.Bool("dry-run")
 	rq.log = nopLogger

@@ -88,6 +88,7 @@ found) or --kill left something, 2 on bad usage.`,
 		&cli.BoolFlag{Name: "kill", Usage: "after --timeout, kill the originator and what is left of the session, as reap does"},
 		&cli.BoolFlag{Name: "include-daemons", Usage: "also wait for (and --kill) processes marked RUNNING_PROCESS_IS_DAEMON=1"},
 		&cli.StringFlag{Name: "format", Value: "table", Usage: "the report: `table` or json"},
+		portFlag("the session whose process listens on port `N` (a process that carries the tag; any other is refused)"),
 	},
 	OnUsageError:    usageError,
 	Action:          doStop,
@@ -102,9 +103,16 @@ type stopRequest struct {
 
 func parseStop(c *cli.Context) (stopRequest, error) {
 	var rq stopRequest
-	var err error
-	if rq.Set, err = parseSessions(c); err != nil {
+	port, err := portOf(c)
+	if err != nil {
 		return rq, err
+	}
+	if port == 0 {
+		if rq.Set, err = parseSessions(c); err != nil {
+			return rq, err
+		}
+	} else if c.Args().Len() > 0 || c.IsSet("originator") {
+		return rq, usageOf(c, "--port names the session: it takes no SESSION or -o")
 	}
 	if rq.Sig, err = signals.Parse(c.String("signal")); err != nil {
 		return rq, usageOf(c, "--signal: %v", err)
@@ -122,6 +130,14 @@ func parseStop(c *cli.Context) (stopRequest, error) {
 		return rq, err
 	}
 	rq.IncludeDaemons = c.Bool("include-daemons")
+	if port != 0 {
+		// Last: the one part that reads the machine.
+		values, err := sessionsOnPort(c, port)
+		if err != nil {
+			return rq, err
+		}
+		rq.Set = watch.Set{Values: values}
+	}
 	return rq, nil
 }
 

@@ -178,9 +178,22 @@ type Leftover struct {
 	// signalled, and its EndedBy says "spared (--allow-daemons)".
 	Daemon bool `json:"daemon,omitempty"`
 	Spared bool `json:"spared,omitempty"`
+	// Ports are the TCP and UDP sockets it listened on when contain
+	// ended it (absent: none, or Absent["ports"] says why they were not
+	// read).
+	Ports []Port `json:"ports,omitempty"`
 	// EndedAfterSeconds is how long after COMMAND's end it was seen gone.
 	EndedAfterSeconds *float64          `json:"ended_after_seconds,omitempty"`
 	Absent            map[string]string `json:"absent,omitempty"`
+}
+
+// Port is a socket a process listens on: a TCP socket in LISTEN, or a
+// bound UDP socket connected to no peer. Address is the local address
+// (0.0.0.0 or ::: every address).
+type Port struct {
+	Proto   string `json:"proto"` // "tcp" or "udp"
+	Address string `json:"address"`
+	Port    uint16 `json:"port"`
 }
 
 // The phases in which contain ends processes (Ended.Phase).

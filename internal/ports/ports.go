@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/contain-cli/contain/report"
 )
 
 // ErrUnsupported: this OS has no way written to map sockets to processes.
@@ -78,12 +80,8 @@ func Join(ports []Port) string {
 	return strings.Join(Words(ports), ",")
 }
 
-// JSON is a port as contain's JSON outputs give it.
-type JSON struct {
-	Proto   string `json:"proto"`
-	Address string `json:"address"`
-	Port    uint16 `json:"port"`
-}
+// JSON is a port as contain's JSON outputs give it (ps, the report).
+type JSON = report.Port
 
 // ToJSON gives ports as JSON (never nil: [] when none).
 func ToJSON(ports []Port) []JSON {

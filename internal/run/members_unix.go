@@ -217,6 +217,7 @@ func (r *runner) killGroup() {
 	}
 	members = newestFirst(members)
 	if r.mainDone {
+		r.readPorts(members)
 		r.noteLeftovers(members)
 	}
 	r.noteGone(members)
@@ -230,7 +231,7 @@ func (r *runner) killGroup() {
 	for i, m := range members {
 		before := r.noteSignal(m, "SIGKILL")
 		if err := r.signal(m, unix.SIGKILL); err == nil || cgKilled {
-			r.log("killed %d (%s)", m.pid, m.comm)
+			r.log("killed %d (%s%s)", m.pid, m.comm, r.listening(m))
 		} else {
 			r.noteSignal(m, before)
 			undo[i]()
@@ -307,6 +308,7 @@ func (r *runner) closeGroup() {
 	r.nameLeft = r.phase == "" && !r.o.Hold
 	r.phase = report.PhaseClose
 	ms := r.members()
+	r.readPorts(ms)
 	r.noteLeftovers(ms)
 	r.nameLeftovers(ms)
 	supervise.Close(r.o.Grace, &closer{r: r, termed: map[proc.ID]bool{}}, nil)
@@ -325,7 +327,7 @@ func (r *runner) nameLeftovers(ms []member) {
 	for _, m := range ms {
 		if id := (proc.ID{PID: m.pid, Start: m.start}); !r.leftSeen[id] {
 			r.leftSeen[id] = true
-			r.leftNames = append(r.leftNames, m.comm)
+			r.leftNames = append(r.leftNames, r.leftoverName(m))
 		}
 	}
 }
@@ -346,6 +348,7 @@ func (c *closer) Log(format string, a ...any) { c.r.log(format, a...) }
 func (c *closer) Ask() {
 	r := c.r
 	ms := r.members()
+	r.readPorts(ms)
 	r.noteLeftovers(ms)
 	r.nameLeftovers(ms)
 	r.noteGone(ms)
@@ -366,7 +369,7 @@ func (c *closer) Ask() {
 		// this goroutine goes on.
 		before := r.noteSignal(m, "SIGTERM")
 		undo := r.noteEnding(m, "SIGTERM")
-		r.log("sending SIGTERM to leftover %d (%s)", m.pid, m.comm)
+		r.log("sending SIGTERM to leftover %d (%s%s)", m.pid, m.comm, r.listening(m))
 		if err := r.signal(m, unix.SIGTERM); err == nil {
 			r.signal(m, unix.SIGCONT)
 		} else {

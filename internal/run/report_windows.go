@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/windows"
 
 	"github.com/contain-cli/contain/internal/account"
+	"github.com/contain-cli/contain/internal/ports"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/report"
 )
@@ -36,7 +37,9 @@ func (r *winRunner) noteLeftovers() {
 	if !r.rec.Collecting() {
 		return // nothing to read for
 	}
-	for _, pid := range r.sys.pids() {
+	pids := r.sys.pids()
+	r.readPorts(pids)
+	for _, pid := range pids {
 		h, err := openProcess(pid)
 		if err != nil {
 			continue // gone already
@@ -59,6 +62,11 @@ func (r *winRunner) noteLeftovers() {
 			l.Out.Absent["left_process_group"] = "a held session (a library Group) has no COMMAND whose process group a process could leave"
 		} else if g, err := r.sys.group(pid); err == nil {
 			l.Out.LeftProcessGroup = report.Ptr(g != uint32(r.cmd.Process.Pid))
+		}
+		if p := r.leftPorts[pid]; len(p) > 0 {
+			l.Out.Ports = ports.ToJSON(p)
+		} else if why := r.portsWhy[pid]; why != "" {
+			l.Out.Absent["ports"] = why
 		}
 		if !r.rec.AddLeftover(l) {
 			windows.CloseHandle(h)
@@ -115,13 +123,51 @@ func (r *winRunner) noteGroupEnding(how string) string {
 	return " (" + strings.Join(names, ", ") + ")"
 }
 
-// named is each PID with its name: "123 (ping.exe)".
+// named is each PID with its name, and the ports it listens on where
+// they were read (readPorts): "123 (ping.exe)", "456 (node.exe,
+// listening on :3000)".
 func (r *winRunner) named(pids []int) []string {
 	out := r.imageNames(pids)
 	for i, pid := range pids {
-		out[i] = fmt.Sprintf("%d (%s)", pid, out[i])
+		out[i] = fmt.Sprintf("%d (%s%s)", pid, out[i], r.listening(pid))
 	}
 	return out
+}
+
+// readPorts reads what the processes among pids not read yet listen on
+// (one read of the system's tables): the leftovers, at the close.
+func (r *winRunner) readPorts(pids []int) {
+	var need []int
+	for _, pid := range pids {
+		if !r.portsRead[pid] {
+			need = append(need, pid)
+		}
+	}
+	if len(need) == 0 {
+		return
+	}
+	if r.portsRead == nil {
+		r.portsRead, r.leftPorts, r.portsWhy = map[int]bool{}, map[int][]ports.Port{}, map[int]string{}
+	}
+	read := ports.Listening(need)
+	for _, pid := range need {
+		r.portsRead[pid] = true
+		switch p, ok := read.Known(pid); {
+		case !ok:
+			r.portsWhy[pid] = read.Unknown[pid]
+		case len(p) > 0:
+			r.leftPorts[pid] = p
+		}
+	}
+}
+
+// listening says what pid listened on when it was read: ", listening on
+// :3000" ("" when nothing).
+func (r *winRunner) listening(pid int) string {
+	if p := r.leftPorts[pid]; len(p) > 0 {
+		return ", listening on " + strings.Join(ports.Words(p), ", ")
+	}
+	return ""
 }
 
 // imageNames are the names of the executables of pids ("?" where one

@@ -23,6 +23,7 @@ import (
 	"github.com/contain-cli/contain/internal/hook"
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/nosigpipe"
+	"github.com/contain-cli/contain/internal/ports"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/internal/supervise"
@@ -53,6 +54,11 @@ type runner struct {
 	// (Result.Leftovers).
 	leftNames []string
 	leftSeen  map[proc.ID]bool
+	// leftPorts are what the leftovers listened on (readPorts), read
+	// once each (portsRead); portsWhy, why a leftover's were not read.
+	leftPorts map[proc.ID][]ports.Port
+	portsRead map[proc.ID]bool
+	portsWhy  map[proc.ID]string
 	nameLeft  bool // the close names them: COMMAND ended by itself (no timeout, stop or limit)
 	// termSent are the processes a request to stop or the timeout sent
 	// SIGTERM: the close does not send (nor say) it again.

@@ -21,6 +21,7 @@ import (
 	"github.com/contain-cli/contain/internal/job"
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/nosigpipe"
+	"github.com/contain-cli/contain/internal/ports"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/internal/supervise"
@@ -62,6 +63,11 @@ type winRunner struct {
 	// leftNames are the names of the leftovers the close asked to end
 	// (Result.Leftovers).
 	leftNames []string
+	// leftPorts are what the leftovers listened on (readPorts), read
+	// once each (portsRead); portsWhy, why a leftover's were not read.
+	leftPorts map[int][]ports.Port
+	portsRead map[int]bool
+	portsWhy  map[int]string
 	sys       winSys // the job and the console, as the supervision and the close see them
 	job       *job.Job
 	cmd       *exec.Cmd
@@ -547,9 +553,15 @@ func (c *closer) Ask() {
 		return
 	}
 	pids := c.r.sys.pids()
+	c.r.readPorts(pids)
 	left := c.r.named(pids)
 	if c.name {
 		c.r.leftNames = c.r.imageNames(pids)
+		for i, pid := range pids {
+			if l := c.r.listening(pid); l != "" {
+				c.r.leftNames[i] = fmt.Sprintf("%s (PID %d%s)", c.r.leftNames[i], pid, l)
+			}
+		}
 	}
 	did := c.r.deliver(signals.Break)
 	c.r.log("%d processes left in the job (%s): %s", len(left), strings.Join(left, ", "), did)
