@@ -6,6 +6,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"net/netip"
 	"slices"
 	"strconv"
 
@@ -212,4 +213,15 @@ func listedPIDs(sessions []session.Session) []int {
 		}
 	}
 	return pids
+}
+
+// portWords says ports from JSON in one field, as the PORTS column does.
+func portWords(js []ports.JSON) string {
+	var ps []ports.Port
+	for _, j := range js {
+		if a, err := netip.ParseAddr(j.Address); err == nil {
+			ps = append(ps, ports.Port{Proto: j.Proto, Addr: a, Port: j.Port})
+		}
+	}
+	return ports.Join(ps)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/contain-cli/contain/internal/ports"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/reap"
 	"github.com/contain-cli/contain/internal/registry"
@@ -172,7 +173,7 @@ func doReap(c *cli.Context) error {
 	}
 	reportHidden(c.App.ErrWriter, sv.Hidden)
 	rep := reapReport{SkippedSessions: skippedSessions, lookup: proc.LookupOriginator, filter: rq.opts.Filter,
-		tags: tagsOf(sessions), cgroupOf: map[proc.ID]string{}}
+		tags: tagsOf(sessions), cgroupOf: map[proc.ID]string{}, listening: listeningOf(chosen)}
 	alone := sv.LeftAlone()
 	for _, o := range alone.Processes {
 		rep.add(o, true)
@@ -274,6 +275,24 @@ type reapReport struct {
 	// leftover cgroup a target is in.
 	tags     map[proc.ID]string
 	cgroupOf map[proc.ID]string
+	// listening is what the processes chosen listened on before reap
+	// signalled them (the ports an orphaned dev server held).
+	listening ports.Reading
+}
+
+// listeningOf reads the ports of the processes chosen, before any is
+// signalled: nothing when there are none.
+func listeningOf(chosen []session.Choice) ports.Reading {
+	var pids []int
+	for _, ch := range chosen {
+		if ch.Skip == "" {
+			pids = append(pids, ch.PID)
+		}
+	}
+	if len(pids) == 0 {
+		return ports.Reading{}
+	}
+	return ports.Listening(pids)
 }
 
 type reapedJSON struct {
@@ -291,6 +310,9 @@ type reapedJSON struct {
 	Result     string         `json:"result"`
 	Alive      bool           `json:"alive"`  // it runs, as the report is written
 	Failed     bool           `json:"failed"` // reap tried to end it and could not
+	// Ports are what it listened on before reap signalled it (absent:
+	// nothing, or not read).
+	Ports []ports.JSON `json:"ports,omitempty"`
 }
 
 // add reports o; skipped: left alone by the safety rules. o.Alive is that
@@ -320,6 +342,9 @@ func (r *reapReport) add(o reap.Outcome, skipped bool) {
 	r.Processes = append(r.Processes, reapedJSON{PID: o.PID, PPID: o.PPID, Originator: orig, Cgroup: cg, User: o.User, UID: o.UID,
 		Argv: nonNil(o.Argv), Comm: o.Comm, Started: started, FoundBy: foundBy, Skipped: skipped,
 		Result: o.Result(), Alive: watch.StillRuns(r.lookup, o.Process, o.Alive), Failed: o.Alive && !skipped && !r.DryRun})
+	if p, _ := r.listening.Known(o.PID); len(p) > 0 && !skipped {
+		r.Processes[len(r.Processes)-1].Ports = ports.ToJSON(p)
+	}
 }
 
 func (r *reapReport) failed() int {
@@ -379,8 +404,12 @@ func (r *reapReport) write(w io.Writer, format string) error {
 		// One meaning a column, in a dry run as in a real one: SESSION
 		// the tag, CGROUP the leftover cgroup (when any process is in one).
 		withCgroup := slices.ContainsFunc(r.Processes, func(p reapedJSON) bool { return p.Cgroup != "" })
+		withPorts := slices.ContainsFunc(r.Processes, func(p reapedJSON) bool { return len(p.Ports) > 0 })
 		t := &text.Table{}
 		head := []string{"SESSION", "PID", "USER", "COMMAND", "RESULT"}
+		if withPorts {
+			head = slices.Insert(head, 3, "PORTS")
+		}
 		if withCgroup {
 			head = slices.Insert(head, 3, "CGROUP")
 		}
@@ -388,6 +417,9 @@ func (r *reapReport) write(w io.Writer, format string) error {
 		for _, p := range r.Processes {
 			row := []string{cmp.Or(text.Printable(p.Originator.Value), "-"), strconv.Itoa(p.PID), text.Printable(p.User),
 				text.CommandLine(p.Argv, p.Comm), text.Printable(p.Result)}
+			if withPorts {
+				row = slices.Insert(row, 3, portWords(p.Ports))
+			}
 			if withCgroup {
 				row = slices.Insert(row, 3, cmp.Or(text.Printable(p.Cgroup), "-"))
 			}

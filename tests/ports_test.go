@@ -272,8 +272,18 @@ func TestPortsReap(t *testing.T) {
 				t.Errorf("reap --port of a live session's port:\n%s%s", res.stdout, res.stderr)
 			}
 
-			res = run(t, o, "reap", "--port", strconv.Itoa(ports[1].port), "-g", "5s")
+			res = run(t, o, "reap", "--port", strconv.Itoa(ports[1].port), "-g", "5s", "--format", "json")
 			wantCode(t, res, 0)
+			var reaped struct {
+				Processes []struct {
+					PID    int          `json:"pid"`
+					Result string       `json:"result"`
+					Ports  []reportPort `json:"ports"`
+				} `json:"processes"`
+			}
+			if err := json.Unmarshal([]byte(res.stdout), &reaped); err != nil || len(reaped.Processes) != 1 || reaped.Processes[0].PID != orphan || len(reaped.Processes[0].Ports) != 2 {
+				t.Errorf("reap --port --format json: %v\n%s", err, res.stdout)
+			}
 			waitFor(t, "the orphaned listener to end", 10*time.Second, func() bool { return !alive(orphan) })
 			res = run(t, o, "stop", "--port", strconv.Itoa(live[0].port), "-t", "30s")
 			wantCode(t, res, 0)
