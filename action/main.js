@@ -75,8 +75,8 @@ async function main() {
   runner.setValue('GITHUB_STATE', 'binary', exe);
   runner.setValue('GITHUB_STATE', 'originator', originator);
   runner.setValue('GITHUB_STATE', 'reap', String(reap));
-  runner.setValue('GITHUB_STATE', 'include-daemons', String(includeDaemons));
-  runner.setValue('GITHUB_STATE', 'fail-on-reap-error', String(failOnReapError));
+  runner.setValue('GITHUB_STATE', 'include_daemons', String(includeDaemons));
+  runner.setValue('GITHUB_STATE', 'fail_on_reap_error', String(failOnReapError));
   runner.info(`${said}: ${exe} (SHA-256 checked), on PATH for the job's later steps`);
   runner.info(`CONTAIN_ORIGINATOR=${originator}: contain run and contain timeout tag what they start with it` +
     (reap ? '; after the job, what is left of it is ended' : ''));

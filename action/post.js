@@ -64,8 +64,8 @@ async function post() {
     runner.info(`reap: false: leaving what is left of ${tool} as it is`);
     return;
   }
-  const includeDaemons = runner.state('include-daemons') !== 'false';
-  const strict = runner.state('fail-on-reap-error') === 'true';
+  const includeDaemons = runner.state('include_daemons') !== 'false';
+  const strict = runner.state('fail_on_reap_error') === 'true';
 
   const ports = portsBefore(bin, tool);
   const problems = [];

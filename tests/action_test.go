@@ -541,7 +541,7 @@ func TestActionSummary(t *testing.T) {
 		"cgroups":[],"skipped_sessions":[{"originator":"GHA-1-1-ports:97","state":"daemon","reason":"every process is marked as a daemon"}]}`
 	exe := fakeContain(t, ps, stop, reap, 1)
 	state := func(strict string) []string {
-		return []string{"STATE_binary=" + exe, "STATE_originator=" + tool, "STATE_reap=true", "STATE_include-daemons=false", "STATE_fail-on-reap-error=" + strict}
+		return []string{"STATE_binary=" + exe, "STATE_originator=" + tool, "STATE_reap=true", "STATE_include_daemons=false", "STATE_fail_on_reap_error=" + strict}
 	}
 
 	f := newRunnerFiles(t)
