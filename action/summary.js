@@ -33,8 +33,11 @@ function portText(port) {
   if (number === undefined) return JSON.stringify(port);
   const address = port.address ?? port.addr ?? port.ip ?? '';
   const proto = port.proto ?? port.protocol ?? port.network ?? '';
-  const where = address ? (String(address).includes(':') ? `[${address}]:${number}` : `${address}:${number}`) : String(number);
-  return proto ? `${where}/${proto}` : where;
+  // As contain says it: ":3000" on every address, "127.0.0.1:3000",
+  // "[::1]:3000", and "/udp" after a UDP one.
+  const a = String(address);
+  const where = a === '' || a === '0.0.0.0' || a === '::' ? `:${number}` : a.includes(':') ? `[${a}]:${number}` : `${a}:${number}`;
+  return String(proto).toLowerCase().startsWith('udp') ? `${where}/udp` : where;
 }
 
 function portsText(ports) {

@@ -26,6 +26,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -368,13 +369,17 @@ contain run -d -- sleep 301 > `+dir+`/daemon.pid`)
 	killOnCleanup(t, bgSleep)
 	killOnCleanup(t, daemon)
 	orphan := startTagged(t, fmt.Sprintf("%s:%d", tool, deadPID(t)), procOpts{})
+	// An orphaned dev server: the summary names the ports it held.
+	portsFile := filepath.Join(sharedDir(t), "ports")
+	server := startTagged(t, fmt.Sprintf("%s:%d", tool, deadPID(t)), procOpts{}, listenBin(t), portsFile, "tcp4", "udp4")
+	held := readListened(t, portsFile)
 	other := startTagged(t, fmt.Sprintf("OTHER%s:%d", runID, deadPID(t)), procOpts{})
 
 	res = runStep(t, "post.js", postEnv(t, f))
 	if res.code != 0 || len(commandLines(res.stdout, "warning")) != 0 || len(commandLines(res.stdout, "error")) != 0 {
 		t.Fatalf("post step: exit %d\nstdout: %s\nstderr: %s", res.code, res.stdout, res.stderr)
 	}
-	for what, pid := range map[string]int{"the background run's sleep": bgSleep, "the daemon": daemon, "the orphan": orphan} {
+	for what, pid := range map[string]int{"the background run's sleep": bgSleep, "the daemon": daemon, "the orphan": orphan, "the orphaned server": server} {
 		if alive(pid) {
 			t.Errorf("%s (PID %d) still runs after the post step\nstdout: %s", what, pid, res.stdout)
 		}
@@ -384,10 +389,11 @@ contain run -d -- sleep 301 > `+dir+`/daemon.pid`)
 	}
 	summary := readText(t, f.summaryMD)
 	want := []string{
-		fmt.Sprintf("3 sessions of <code>%s</code>, 4 processes ended.", tool), // the background run's sh and sleep
-		fmt.Sprintf("| %d | <code>sleep 300</code> | stopped: ended |", bgSleep),
-		fmt.Sprintf("| %d | <code>sleep 301</code> | reaped: ended after the first signal |", daemon),
-		fmt.Sprintf("| %d | <code>sleep 300</code> | reaped: ended after the first signal |", orphan),
+		fmt.Sprintf("4 sessions of <code>%s</code>, 5 processes ended.", tool), // the background run's sh and sleep
+		fmt.Sprintf("| %d | <code>%s %s tcp4 udp4</code> | %s | reaped: ended after the first signal |", server, listenBin(t), portsFile, strings.Join(sortedWords(held), ", ")),
+		fmt.Sprintf("| %d | <code>sleep 300</code> |  | stopped: ended |", bgSleep),
+		fmt.Sprintf("| %d | <code>sleep 301</code> |  | reaped: ended after the first signal |", daemon),
+		fmt.Sprintf("| %d | <code>sleep 300</code> |  | reaped: ended after the first signal |", orphan),
 	}
 	for _, w := range want {
 		if !strings.Contains(summary, w) {
@@ -554,7 +560,7 @@ func TestActionSummary(t *testing.T) {
 	for _, w := range []string{
 		"2 sessions of <code>GHA-1-1-ports</code>, 2 processes ended, **1 process still running**.",
 		"| session | PID | command | ports | what became of it |",
-		"| <code>GHA-1-1-ports:99</code> | 101 | <code>redis-server &#39;&#42;:6379&#39;</code> | 127.0.0.1:6379/tcp | reaped: ended after the first signal |",
+		"| <code>GHA-1-1-ports:99</code> | 101 | <code>redis-server &#39;&#42;:6379&#39;</code> | 127.0.0.1:6379 | reaped: ended after the first signal |",
 		"| 103 | <code>python3 -m http.server</code> | 8000, udp/5353 | reaped: killed with SIGKILL |",
 		"&#124; &#60;script&#62;alert&#40;1&#41;&#60;/script&#62; &#91;a&#93;&#40;b&#41; &#96;y&#96;",
 		"| reaped: still running: operation not permitted |",
@@ -650,4 +656,15 @@ func actionInputs(t *testing.T) map[string]bool {
 		}
 	}
 	return inputs
+}
+
+// sortedWords are the ports as contain orders them: by number.
+func sortedWords(ls []listened) []string {
+	ls = slices.Clone(ls)
+	slices.SortFunc(ls, func(a, b listened) int { return a.port - b.port })
+	var w []string
+	for _, l := range ls {
+		w = append(w, l.word())
+	}
+	return w
 }
