@@ -60,11 +60,6 @@ func Listening(pids []int) Reading {
 	byNS := map[string]map[uint64]Port{}
 	for _, pid := range pids {
 		p := strconv.Itoa(pid)
-		ns, err := netNS(p)
-		if err != nil {
-			r.unknown(pid, why(err))
-			continue
-		}
 		socks, err := socketInodes(p)
 		if err != nil {
 			r.unknown(pid, why(err))
@@ -72,6 +67,12 @@ func Listening(pids []int) Reading {
 		}
 		var mine []Port
 		if len(socks) > 0 {
+			// Its namespace's tables, read once for all its processes.
+			ns, err := netNS(p)
+			if err != nil {
+				r.unknown(pid, why(err))
+				continue
+			}
 			t, ok := byNS[ns]
 			if !ok {
 				t = tables(p)
