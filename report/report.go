@@ -122,8 +122,54 @@ type Limit struct {
 	Action string `json:"action,omitempty"`
 	// Note is a remark: an OOM kill inside the tree for a limit that is
 	// not this one (an ancestor cgroup's).
-	Note   string            `json:"note,omitempty"`
+	Note string `json:"note,omitempty"`
+	// HeldBy names what held the limit when it was exceeded: for memory,
+	// the processes with the most resident memory at that moment (or the
+	// process the kernel's OOM killer ended, or the one the job object
+	// refused an allocation); for processes, those that had started the
+	// most of the tree's live processes.
+	HeldBy []Holder           `json:"held_by,omitempty"`
 	Absent map[string]string `json:"absent,omitempty"`
+}
+
+// Holder is a process that held a limit (Limit.HeldBy).
+type Holder struct {
+	PID  int    `json:"pid"`
+	Comm string `json:"comm,omitempty"`
+	// RSSBytes is its resident memory then (for an OOM kill's victim,
+	// its resident memory as the kernel killed it, or its peak).
+	RSSBytes *uint64 `json:"rss_bytes,omitempty"`
+	// Children is how many of the tree's live processes it had started
+	// (its children then).
+	Children int `json:"children,omitempty"`
+	// How says how it held the limit, where that is not its share:
+	// "ended by the kernel's OOM killer", "refused an allocation".
+	How string `json:"how,omitempty"`
+}
+
+// HolderWords say holders for a line: "tail (PID 123, 98.2 MiB), sh (PID
+// 120, 1.1 MiB)", "sh (PID 120, started 40)".
+func HolderWords(hs []Holder) string {
+	var w []string
+	for _, h := range hs {
+		var about []string
+		about = append(about, fmt.Sprintf("PID %d", h.PID))
+		if h.RSSBytes != nil {
+			about = append(about, Size(*h.RSSBytes))
+		}
+		if h.Children > 0 {
+			about = append(about, fmt.Sprintf("started %d", h.Children))
+		}
+		if h.How != "" {
+			about = append(about, h.How)
+		}
+		name := h.Comm
+		if name == "" {
+			name = "?"
+		}
+		w = append(w, fmt.Sprintf("%s (%s)", name, strings.Join(about, ", ")))
+	}
+	return strings.Join(w, ", ")
 }
 
 // Words say the limit as -v's summary does: "memory limit 100 MiB".

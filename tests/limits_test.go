@@ -48,17 +48,45 @@ func limitReport(t *testing.T, o runOpts, limit []string, shell string, dir stri
 	return res, readReport(t, path), pid
 }
 
+// checkHeldBy checks that the report and the exceeded line name pid
+// first among what held limit kind ("memory", "pids"): the most resident
+// memory (or the OOM killer's victim), or the most processes started.
+func checkHeldBy(t *testing.T, res result, r report.Report, kind string, pid int) {
+	t.Helper()
+	l := r.Limits[kind]
+	if len(l.HeldBy) == 0 || l.HeldBy[0].PID != pid {
+		t.Errorf("report limits.%s.held_by = %+v, want PID %d first\n%s", kind, l.HeldBy, pid, res.stderr)
+		return
+	}
+	h := l.HeldBy[0]
+	switch kind {
+	case "memory":
+		if h.RSSBytes == nil || *h.RSSBytes < 32<<20 {
+			t.Errorf("held_by[0] = %+v: not the memory it held", h)
+		}
+	case "pids":
+		if h.Children < 5 {
+			t.Errorf("held_by[0] = %+v: not the processes it started", h)
+		}
+	}
+	words := map[string]string{"memory": "; held by: ", "pids": "; most processes started by: "}[kind]
+	if !strings.Contains(res.stderr, words+h.Comm+fmt.Sprintf(" (PID %d, ", pid)) {
+		t.Errorf("the exceeded line does not name PID %d first:\n%s", pid, res.stderr)
+	}
+}
+
 func TestLimitMemory(t *testing.T) {
 	for _, m := range reportModes(t) {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
 			dir := sharedDir(t)
 			// 10 MiB every 100 ms: 100 MiB/s.
-			res, r, _ := limitReport(t, m.o, []string{"--memory", "100M"}, escapee(dir, "mem 10 100"), dir)
+			res, r, hogPID := limitReport(t, m.o, []string{"--memory", "100M"}, escapee(dir, "mem 10 100"), dir)
 			wantCode(t, res, 137)
 			if !strings.Contains(res.stderr, "contain: memory limit 100 MiB exceeded: ") {
 				t.Errorf("stderr says no memory limit:\n%s", res.stderr)
 			}
+			checkHeldBy(t, res, r, "memory", hogPID)
 			l, ok := r.Limits["memory"]
 			if !ok || !l.Exceeded || l.Value != 100<<20 || l.Unit != "bytes" || l.Action == "" || l.EnforcedBy == "" {
 				t.Fatalf("report limits.memory = %+v", l)
@@ -99,7 +127,7 @@ func TestLimitPids(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
 			dir := sharedDir(t)
-			res, r, _ := limitReport(t, m.o, []string{"--pids", "20", "-t", "5"}, escapee(dir, "fork"), dir)
+			res, r, hogPID := limitReport(t, m.o, []string{"--pids", "20", "-t", "5"}, escapee(dir, "fork"), dir)
 			l := r.Limits["pids"]
 			switch {
 			case l.EnforcedBy == "cgroup pids.max":
@@ -114,6 +142,8 @@ func TestLimitPids(t *testing.T) {
 				if !strings.Contains(res.stderr, "contain: process limit 20 exceeded: ") {
 					t.Errorf("stderr:\n%s", res.stderr)
 				}
+				// The hog starts them all: it started the most.
+				checkHeldBy(t, res, r, "pids", hogPID)
 				// How far past it the tree got depends on the machine's
 				// load: bench/pids-overshoot.sh measures that, not a test.
 				if !l.Exceeded || l.Peak == nil || *l.Peak <= 20 {
@@ -278,6 +308,9 @@ func TestLimitKernelMemory(t *testing.T) {
 	if l.EnforcedBy != "cgroup memory.max" || !l.Exceeded || !strings.Contains(l.Action, "OOM killer") {
 		t.Errorf("report limits.memory = %+v\n%s", l, res.stderr)
 	}
+	if len(l.HeldBy) == 0 || l.HeldBy[0].How != "ended by the kernel's OOM killer" || l.HeldBy[0].Comm != "hog" {
+		t.Errorf("report limits.memory.held_by = %+v: not the OOM killer's victim", l.HeldBy)
+	}
 	if entries, _ := filepath.Glob(filepath.Join(own, cgroup.Prefix+"*"+cgroup.SelfSuffix)); len(entries) > 0 {
 		t.Errorf("leaf left behind: %v", entries)
 	}
@@ -299,8 +332,9 @@ i=0; while [ ! -s $D/redis.pid ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); d
 cp $D/redis.pid $D/hog
 redis-cli -s $D/redis.sock debug populate 3000000 >/dev/null
 sleep 60`, dir)
-			res, r, _ := limitReport(t, m.o, []string{"--memory", "64M"}, script, dir)
+			res, r, redis := limitReport(t, m.o, []string{"--memory", "64M"}, script, dir)
 			wantCode(t, res, 137)
+			checkHeldBy(t, res, r, "memory", redis)
 			if l := r.Limits["memory"]; !l.Exceeded || !strings.Contains(res.stderr, "contain: memory limit 64 MiB exceeded") {
 				t.Errorf("limits.memory %+v\n%s", l, res.stderr)
 			}

@@ -4,3 +4,6 @@ import "golang.org/x/sys/unix"
 
 // maxRSSBytes: macOS gives ru_maxrss in bytes.
 func maxRSSBytes(ru *unix.Rusage) uint64 { return uint64(max(ru.Maxrss, 0)) }
+
+// MaxRSS is a reaped process's peak resident memory, in bytes.
+func MaxRSS(ru *unix.Rusage) uint64 { return maxRSSBytes(ru) }

@@ -1,10 +1,14 @@
 package limit
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/contain-cli/contain/report"
 )
 
 // Tree is a run's whole tree as its OS holds it (a cgroup, or the
@@ -37,6 +41,37 @@ type Tree interface {
 type Halter interface {
 	// Halt stops the tree; seen is what the finding saw of it (Hit.Seen).
 	Halt(seen any)
+}
+
+// Attributor is a Tree that can say what held a memory or process limit
+// at the moment it was found exceeded, once the tree is halted (so that
+// what it reads stands still): the processes with the most resident
+// memory, or those that had started the most of the tree's processes.
+type Attributor interface {
+	// HeldBy reads the tree for limit k; seen is Hit.Seen.
+	HeldBy(k Kind, seen any) []report.Holder
+}
+
+// heldMost is how many processes a limit's line and report name.
+const heldMost = 3
+
+// Top keeps the n holders that held most: by resident memory, or by
+// children started, the larger first (ties: the lower PID).
+func Top(hs []report.Holder, n int) []report.Holder {
+	key := func(h report.Holder) uint64 {
+		if h.RSSBytes != nil {
+			return *h.RSSBytes
+		}
+		return uint64(h.Children)
+	}
+	slices.SortStableFunc(hs, func(a, b report.Holder) int {
+		if c := cmp.Compare(key(b), key(a)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.PID, b.PID)
+	})
+	hs = slices.DeleteFunc(hs, func(h report.Holder) bool { return key(h) == 0 })
+	return hs[:min(n, len(hs))]
 }
 
 // Hit is a limit found exceeded: what the main loop is told.
@@ -74,6 +109,11 @@ type Outcome struct {
 	// CPU share, for ThrottledTime in all.
 	Throttled     uint64
 	ThrottledTime time.Duration
+	// OOMVictims are the processes of the tree the kernel's OOM killer
+	// ended, where the OS can tell (Linux: the kernel's log, for root;
+	// else the members contain reaped that died of SIGKILL it had not
+	// sent).
+	OOMVictims []report.Holder
 }
 
 // Enforcer holds a run's limits over its tree, the same on every OS: it
@@ -214,6 +254,11 @@ func (e *Enforcer) Act(h Hit) {
 	if t, ok := e.tree.(Halter); ok && e.halted.CompareAndSwap(false, true) {
 		t.Halt(h.Seen)
 	}
+	// What held it, read while the tree stands still (halted), before
+	// the line that says so is made.
+	if a, ok := e.tree.(Attributor); ok {
+		e.w.Held(h.Kind, Top(a.HeldBy(h.Kind, h.Seen), heldMost))
+	}
 	if e.closing.Load() {
 		e.late(h)
 		return
@@ -312,6 +357,10 @@ func (e *Enforcer) KernelOutcome() {
 		case o.OOMKills > 0:
 			// Said once, by the command (the End), -v or not.
 			if e.claim() {
+				for i := range o.OOMVictims {
+					o.OOMVictims[i].How = "ended by the kernel's OOM killer"
+				}
+				w.Held(Memory, o.OOMVictims)
 				e.record(Memory, "the kernel's OOM killer ended the tree", fmt.Sprintf("the kernel killed %d process(es) of the tree for it", o.OOMKills))
 			}
 		case o.OtherOOMKills > 0:
@@ -324,6 +373,11 @@ func (e *Enforcer) KernelOutcome() {
 			w.Observe(Pids, float64(o.PidsPeak))
 		}
 		if o.Refused > 0 {
+			// Who had started the most, as the tree stands now: the
+			// kernel says how many starts it refused, not whose.
+			if a, ok := e.tree.(Attributor); ok {
+				w.Held(Pids, Top(a.HeldBy(Pids, nil), heldMost))
+			}
 			w.Hit(Pids, fmt.Sprintf("refused %d %s", o.Refused, o.RefusedWhat))
 			e.log("%s", w.Message(Pids, "the tree tried to start more processes"))
 		}

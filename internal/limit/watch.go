@@ -53,7 +53,8 @@ type Watch struct {
 	exceeded [nKinds]bool
 	action   [nKinds]string
 	remark   [nKinds]string
-	window   Sample // the start of the current 1-second window for the CPU share
+	held     map[Kind][]report.Holder // what held each limit exceeded (Held)
+	window   Sample                   // the start of the current 1-second window for the CPU share
 }
 
 // NewWatch starts the account of limits s, each enforced by sampling
@@ -234,7 +235,32 @@ func Said(k Kind, s Sample) string {
 func (w *Watch) Message(k Kind, what string) string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return fmt.Sprintf("%s %s exceeded: %s (%s); %s", k.Words(), w.Set.Show(k), what, w.by[k], w.action[k])
+	m := fmt.Sprintf("%s %s exceeded: %s (%s); %s", k.Words(), w.Set.Show(k), what, w.by[k], w.action[k])
+	if hs := w.held[k]; len(hs) > 0 {
+		m += "; " + heldWords(k) + ": " + report.HolderWords(hs)
+	}
+	return m
+}
+
+// heldWords introduce what held limit k, in its line.
+func heldWords(k Kind) string {
+	if k == Pids {
+		return "most processes started by"
+	}
+	return "held by"
+}
+
+// Held records what held limit k when it was exceeded (report.Limit's
+// HeldBy): the first record is kept.
+func (w *Watch) Held(k Kind, hs []report.Holder) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.held == nil {
+		w.held = map[Kind][]report.Holder{}
+	}
+	if _, ok := w.held[k]; !ok && len(hs) > 0 {
+		w.held[k] = hs
+	}
 }
 
 // Report is the report's limits object; nil when no limit was asked.
@@ -246,7 +272,7 @@ func (w *Watch) Report() map[string]report.Limit {
 	defer w.mu.Unlock()
 	out := map[string]report.Limit{}
 	for _, k := range w.Set.Asked() {
-		l := report.Limit{Value: w.Set.Value(k), Unit: k.Unit(), EnforcedBy: w.by[k], Exceeded: w.exceeded[k], Action: w.action[k], Note: w.remark[k]}
+		l := report.Limit{Value: w.Set.Value(k), Unit: k.Unit(), EnforcedBy: w.by[k], Exceeded: w.exceeded[k], Action: w.action[k], Note: w.remark[k], HeldBy: w.held[k]}
 		// A figure past a limit is the limit exceeded, whatever was done
 		// of it: the report never shows a peak over the value beside
 		// "exceeded": false.

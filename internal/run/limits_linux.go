@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/contain-cli/contain/internal/cgroup"
 	"github.com/contain-cli/contain/internal/guard"
 	"github.com/contain-cli/contain/internal/layers"
@@ -12,6 +14,7 @@ import (
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/scope"
 	"github.com/contain-cli/contain/internal/text"
+	"github.com/contain-cli/contain/report"
 )
 
 // controllerOf is the cgroup controller each kernel-held limit needs; CPU
@@ -35,6 +38,13 @@ func controllersOf(kinds []limit.Kind) []string {
 // asks systemd for a scope to do the same in (intoScope). What neither
 // holds stays sampled, and kernelWhy says why, in one line each.
 func (sys *linuxOS) kernelLimits(w *limit.Watch) {
+	defer func() {
+		// Where the kernel holds memory, its log names what its OOM
+		// killer ends (root): read from here on, at the end.
+		if w.Kernel(limit.Memory) {
+			sys.kmsg = openKmsg()
+		}
+	}()
 	r := sys.r
 	sys.limitWhy = map[limit.Kind]string{}
 	var kinds []limit.Kind // the limits a controller holds
@@ -247,7 +257,29 @@ func (sys *linuxOS) kernelEvents() limit.Outcome {
 	} else {
 		o.OtherOOMKills = e.OOMKills
 	}
+	if o.OOMKills > 0 {
+		o.OOMVictims = sys.oomVictims()
+	}
+	if sys.kmsg > 0 {
+		unix.Close(sys.kmsg)
+		sys.kmsg = 0
+	}
 	return o
+}
+
+// oomVictims are the processes the OOM killer ended for the run's own
+// memory limit: from the kernel's log where contain could open it, else
+// the members contain reaped that died of a SIGKILL it had not sent.
+func (sys *linuxOS) oomVictims() []report.Holder {
+	if sys.kmsg > 0 {
+		if v := oomVictims(readKmsg(sys.kmsg), memcgPath(sys.cg.cg.Dir)); len(v) > 0 {
+			return v
+		}
+	}
+	if l, ok := sys.r.lim.(*limiter); ok {
+		return l.killedUnsent()
+	}
+	return nil
 }
 
 // sampled gives up what the kernel held (the run's cgroup refused

@@ -6,14 +6,17 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/contain-cli/contain/internal/account"
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/signals"
+	"github.com/contain-cli/contain/report"
 )
 
 // limiter is a run's limit enforcer on Linux and macOS (limit.Enforcer),
@@ -38,6 +41,30 @@ type limiter struct {
 	// reapedCPU is the CPU time, in ns, of the processes contain reaped
 	// (each with the children it waited for).
 	reapedCPU atomic.Int64
+	// killed are the members contain reaped dead of a SIGKILL it had not
+	// sent (killedBy): where the kernel holds memory, its OOM killer's.
+	mu     sync.Mutex
+	killed []report.Holder
+}
+
+// killedBy records a member reaped dead of a SIGKILL contain had not
+// sent, with its peak resident memory.
+func (l *limiter) killedBy(pid int, name string, ru *unix.Rusage) {
+	h := report.Holder{PID: pid, Comm: name}
+	if ru != nil {
+		rss := account.MaxRSS(ru)
+		h.RSSBytes = &rss
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.killed = append(l.killed, h)
+}
+
+// killedUnsent is what killedBy recorded.
+func (l *limiter) killedUnsent() []report.Holder {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.killed)
 }
 
 var _ limit.Halter = (*limiter)(nil)
@@ -71,8 +98,10 @@ type treeLimits interface {
 	// exceeded acts on one.
 	hits() <-chan limit.Hit
 	exceeded(h limit.Hit, timeOut func(string) string) (timedOut bool)
-	// reaped adds the CPU time of a process contain reaped.
+	// reaped adds the CPU time of a process contain reaped; killedBy
+	// records one reaped dead of a SIGKILL contain had not sent.
 	reaped(ru *unix.Rusage)
+	killedBy(pid int, name string, ru *unix.Rusage)
 	// finish completes the account once the group is closed.
 	finish(res *Result)
 	// sampledProcs is the most live processes contain counted, when it
@@ -347,4 +376,46 @@ func (l *limiter) sampledProcs() (int, bool) {
 // (Ctrl-Z, SIGTSTP, still is).
 func (r *runner) ourStop(sig unix.Signal) bool {
 	return sig == unix.SIGSTOP && (r.selfStopped.Load() || r.lim.holdsStops())
+}
+
+// HeldBy reads what held limit k (limit.Attributor), the tree halted:
+// each member's resident memory, or how many of the members each one
+// started (its children among them). seen is the members the finding saw
+// ([]member; nil: scanned now).
+func (l *limiter) HeldBy(k limit.Kind, seen any) []report.Holder {
+	r := l.r
+	ms, _ := seen.([]member)
+	if ms == nil {
+		ms = r.members()
+	}
+	var out []report.Holder
+	switch k {
+	case limit.Memory:
+		buf := make([]byte, 1024)
+		for _, m := range ms {
+			u := m.entry.Usage
+			if !u.Known {
+				u, _, _ = proc.UsageOf(m.pid, buf)
+			}
+			if u.Known && u.RSS > 0 {
+				rss := u.RSS
+				out = append(out, report.Holder{PID: m.pid, Comm: m.comm, RSSBytes: &rss})
+			}
+		}
+	case limit.Pids:
+		in := make(map[int]member, len(ms))
+		for _, m := range ms {
+			in[m.pid] = m
+		}
+		children := map[int]int{}
+		for _, m := range ms {
+			if _, ok := in[m.entry.PPID]; ok {
+				children[m.entry.PPID]++
+			}
+		}
+		for pid, n := range children {
+			out = append(out, report.Holder{PID: pid, Comm: in[pid].comm, Children: n})
+		}
+	}
+	return out
 }

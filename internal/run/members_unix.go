@@ -36,6 +36,9 @@ func cpuTime() time.Duration {
 // signal sends sig to m, after checking that the PID still names the
 // process that was seen (through a pidfd on Linux).
 func (r *runner) signal(m member, sig syscall.Signal) error {
+	if sig == unix.SIGKILL {
+		r.sentKill.Store(true)
+	}
 	return r.procs.signal(m.pid, m.start, sig, r.grp)
 }
 
@@ -177,6 +180,9 @@ func (r *runner) commandGroup(sig syscall.Signal) bool {
 	if sig == unix.SIGSTOP {
 		r.selfStopped.Store(true)
 	}
+	if sig == unix.SIGKILL {
+		r.sentKill.Store(true)
+	}
 	return unix.Kill(-r.pid, sig) == nil
 }
 
@@ -204,6 +210,7 @@ func (r *runner) notNested(members []member) []member {
 // cgroup, or every one when there is none), the newest first: in a fork
 // bomb those are the ones forking.
 func (r *runner) killGroup() {
+	r.sentKill.Store(true)
 	var members []member
 	if r.sys.freezable() {
 		members = r.members()

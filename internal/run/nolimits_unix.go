@@ -22,6 +22,7 @@ func (noLimits) halted() bool                                 { return false }
 func (noLimits) hits() <-chan limit.Hit                       { return nil }
 func (noLimits) exceeded(limit.Hit, func(string) string) bool { return false }
 func (noLimits) reaped(*unix.Rusage)                          {}
+func (noLimits) killedBy(int, string, *unix.Rusage)           {}
 func (noLimits) finish(*Result)                               {}
 func (noLimits) sampledProcs() (int, bool)                    { return 0, false }
 func (noLimits) sampled()                                     {}

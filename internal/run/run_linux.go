@@ -22,6 +22,7 @@ import (
 // run it serves.
 type linuxOS struct {
 	r          *runner
+	kmsg       int          // the kernel's log, open at the run's start (openKmsg) where the kernel holds memory; 0: not open
 	cg         *cgroupGroup // also the run's group; nil: none
 	cgPlan     *cgroup.Plan // where it is made (planLayers)
 	cgPlanErr  error
@@ -159,7 +160,7 @@ func (sys *linuxOS) started() []string {
 	go r.shim.Relay(shim.Receiver{
 		Stopped: func(ws unix.WaitStatus) { r.events <- waitEvent{status: ws} },
 		Exited:  func(ws unix.WaitStatus, more bool) { r.events <- waitEvent{status: ws, more: more} },
-		Reaped:  func(pid int, ws unix.WaitStatus) { r.reapedOne(pid, ws, nil) },
+		Reaped:  func(pid int, ws unix.WaitStatus) { r.reapedOne(pid, "", ws, nil) },
 	})
 	go r.shim.Watch(r.pid, sys.adopted)
 	r.log("shim: PID %d, a subreaper above COMMAND that outlives contain", s.PID)

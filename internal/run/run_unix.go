@@ -54,6 +54,10 @@ type runner struct {
 	// (Result.Leftovers).
 	leftNames []string
 	leftSeen  map[proc.ID]bool
+	// sentKill: contain has sent a SIGKILL (or cgroup.kill): a member
+	// reaped dead of SIGKILL since may be its doing, not the kernel's
+	// OOM killer's (limiter.killedUnsent).
+	sentKill atomic.Bool
 	// leftPorts are what the leftovers listened on (readPorts), read
 	// once each (portsRead); portsWhy, why a leftover's were not read.
 	leftPorts map[proc.ID][]ports.Port
@@ -502,7 +506,7 @@ func (r *runner) reap() {
 		}
 		wpid, name, err := r.sys.reapWait(&ws, flags, &ru)
 		if err == nil && wpid > 0 && !proc.StoppedStatus(ws) {
-			r.reapedOne(wpid, ws, &ru)
+			r.reapedOne(wpid, name, ws, &ru)
 		}
 		switch {
 		case err == unix.EINTR:
@@ -560,9 +564,12 @@ func (r *runner) endGuardEarly() {
 }
 
 // reapedOne counts a process contain reaped, for the report.
-func (r *runner) reapedOne(pid int, ws unix.WaitStatus, ru *unix.Rusage) {
+func (r *runner) reapedOne(pid int, name string, ws unix.WaitStatus, ru *unix.Rusage) {
 	r.rec.ReapedOne(pid, r.pid, ws, ru)
 	r.lim.reaped(ru)
+	if ws.Signaled() && ws.Signal() == unix.SIGKILL && !r.sentKill.Load() {
+		r.lim.killedBy(pid, name, ru)
+	}
 }
 
 // reapReady reaps the children that have already ended and reports whether
@@ -573,7 +580,7 @@ func (r *runner) reapReady() (alive bool) {
 		pid, name, err = r.sys.reapWait(ws, unix.WNOHANG, ru)
 		return pid, err
 	}, func(pid int, ws unix.WaitStatus, ru *unix.Rusage) {
-		r.reapedOne(pid, ws, ru)
+		r.reapedOne(pid, name, ws, ru)
 		r.log("reaped adopted process %d (%s)", pid, name)
 	})
 }

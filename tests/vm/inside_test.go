@@ -316,6 +316,15 @@ func TestMemoryEscapee(t *testing.T) {
 			}
 			const limit = 64 << 20
 			checkOOMKill(t, r, limit, mark, pids)
+			// What held it: the OOM killer's victim, the escapee's hog,
+			// from the kernel's log (root) or as contain reaped it.
+			if len(l.HeldBy) == 0 || l.HeldBy[0].Comm != "vmtest" || l.HeldBy[0].How != "ended by the kernel's OOM killer" ||
+				l.HeldBy[0].RSSBytes == nil || *l.HeldBy[0].RSSBytes < 32<<20 {
+				t.Errorf("the report's --memory held_by: %+v", l.HeldBy)
+			}
+			if !strings.Contains(r.stderr, "; held by: vmtest (PID ") {
+				t.Errorf("the exceeded line does not name what held the limit:\n%s", r.stderr)
+			}
 			checkClean(t, dir)
 		})
 	}
@@ -356,7 +365,7 @@ func TestPidsForkBomb(t *testing.T) {
 			if !strings.Contains(r.stderr, "--pids 16: enforced by cgroup pids.max") {
 				t.Errorf("-v does not say that pids.max holds the limit")
 			}
-			t.Logf("the most tasks at once: %d", peak)
+			t.Logf("the most tasks at once: %d; held_by, as the tree stood when contain read the kernel's count: %+v", peak, l.HeldBy)
 			checkClean(t, dir)
 		})
 	}
