@@ -128,7 +128,7 @@ type Limit struct {
 	// process the kernel's OOM killer ended, or the one the job object
 	// refused an allocation); for processes, those that had started the
 	// most of the tree's live processes.
-	HeldBy []Holder           `json:"held_by,omitempty"`
+	HeldBy []Holder          `json:"held_by,omitempty"`
 	Absent map[string]string `json:"absent,omitempty"`
 }
 
