@@ -3,6 +3,7 @@
 package tests
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -84,6 +85,14 @@ func TestWinMemoryLimit(t *testing.T) {
 	if underWine() && (l.Peak == nil || *l.Peak <= 100<<20) {
 		t.Errorf("limits.memory.peak %v, want above the limit it exceeded", l.Peak)
 	}
+	// What held it: the allocating process, first (the largest under
+	// Wine; on Windows the one the job refused an allocation).
+	if len(l.HeldBy) == 0 || l.HeldBy[0].PID != alloc.pid || l.HeldBy[0].RSSBytes == nil || *l.HeldBy[0].RSSBytes < 50<<20 {
+		t.Errorf("limits.memory.held_by %+v, want the allocating process %d first", l.HeldBy, alloc.pid)
+	}
+	if !strings.Contains(res.stderr, fmt.Sprintf("; held by: %s (PID %d, ", l.HeldBy[0].Comm, alloc.pid)) {
+		t.Errorf("the exceeded line does not name the allocating process:\n%s", res.stderr)
+	}
 	got, _ := os.ReadFile(filepath.Join(dir, "allocated"))
 	t.Logf("the process held %s MiB when it was ended; %s", got, strings.TrimSpace(res.stderr))
 }
@@ -138,8 +147,13 @@ func TestWinPidsLimit(t *testing.T) {
 	if !forker.gone() {
 		t.Errorf("the forking process (PID %d) is still running", forker.pid)
 	}
-	if l := wantLimit(t, r, "pids", "sampling every"); l.Peak == nil || *l.Peak <= 5 {
+	l := wantLimit(t, r, "pids", "sampling every")
+	if l.Peak == nil || *l.Peak <= 5 {
 		t.Errorf("limits.pids.peak %v, want above 5", l.Peak)
+	}
+	// What held it: the forking process started them all.
+	if len(l.HeldBy) == 0 || l.HeldBy[0].PID != forker.pid || l.HeldBy[0].Children < 3 {
+		t.Errorf("limits.pids.held_by %+v, want the forking process %d first", l.HeldBy, forker.pid)
 	}
 }
 

@@ -55,8 +55,10 @@ type Attributor interface {
 // heldMost is how many processes a limit's line and report name.
 const heldMost = 3
 
-// Top keeps the n holders that held most: by resident memory, or by
-// children started, the larger first (ties: the lower PID).
+// Top keeps the n holders that held most: one the OS names for how it
+// held the limit (How: the job refused it an allocation) first, then by
+// resident memory, or by children started, the larger first (ties: the
+// lower PID).
 func Top(hs []report.Holder, n int) []report.Holder {
 	key := func(h report.Holder) uint64 {
 		if h.RSSBytes != nil {
@@ -65,12 +67,18 @@ func Top(hs []report.Holder, n int) []report.Holder {
 		return uint64(h.Children)
 	}
 	slices.SortStableFunc(hs, func(a, b report.Holder) int {
+		if a.How != "" && b.How == "" {
+			return -1
+		}
+		if b.How != "" && a.How == "" {
+			return 1
+		}
 		if c := cmp.Compare(key(b), key(a)); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.PID, b.PID)
 	})
-	hs = slices.DeleteFunc(hs, func(h report.Holder) bool { return key(h) == 0 })
+	hs = slices.DeleteFunc(hs, func(h report.Holder) bool { return key(h) == 0 && h.How == "" })
 	return hs[:min(n, len(hs))]
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/contain-cli/contain/internal/job"
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/proc"
+	"github.com/contain-cli/contain/report"
 )
 
 // jobLimits is a run's limit enforcer on Windows (limit.Enforcer), over
@@ -33,7 +34,10 @@ type jobLimits struct {
 	wine    bool
 	port    windows.Handle // the job's messages; 0: none read
 	refused atomic.Int64   // process starts the job refused
-	stopped atomic.Bool    // the throttle could not suspend a process
+	// refusedPID is the process the job refused an allocation (its
+	// memory limit's message); 0: none.
+	refusedPID atomic.Int64
+	stopped    atomic.Bool // the throttle could not suspend a process
 	// accounted: Wine's job accounting counts CPU time after all (a Wine
 	// later than 8); it is then the figure.
 	accounted bool
@@ -222,6 +226,9 @@ func (l *jobLimits) readJobMessages(done chan<- struct{}) {
 		switch msg {
 		case job.MsgMemoryLimit:
 			if l.First(limit.Memory) {
+				// The process refused is named first, with what it
+				// holds: the job's message says which one it was.
+				l.refusedPID.Store(int64(value))
 				l.Act(limit.Hit{Kind: limit.Memory, What: fmt.Sprintf("process %d of the tree was refused an allocation", value)})
 			}
 		case job.MsgProcessLimit:
@@ -448,4 +455,57 @@ func (l *jobLimits) finish(res *Result) {
 	if e := l.End(); e != nil {
 		res.Limit = &LimitEnd{Kind: e.Kind, Message: e.Message}
 	}
+}
+
+// HeldBy reads what held limit k (limit.Attributor): each process of
+// the job with its memory (the one the job refused an allocation first,
+// whatever its share), or how many of the job's processes each one
+// started (their parents, from a snapshot of the system's processes).
+func (l *jobLimits) HeldBy(k limit.Kind, _ any) []report.Holder {
+	r := l.r
+	pids := r.job.PIDs()
+	names := r.imageNames(pids)
+	var out []report.Holder
+	switch k {
+	case limit.Memory:
+		refused := int(l.refusedPID.Load())
+		for i, pid := range pids {
+			ph, err := r.openMember(pid, windows.PROCESS_QUERY_LIMITED_INFORMATION)
+			if err != nil {
+				continue
+			}
+			u, err := proc.UsageOfHandle(ph)
+			windows.CloseHandle(ph)
+			if err != nil {
+				continue
+			}
+			rss := u.RSS
+			h := report.Holder{PID: pid, Comm: names[i], RSSBytes: &rss}
+			if pid == refused {
+				h.How = "refused an allocation" // named first (limit.Top)
+			}
+			out = append(out, h)
+		}
+	case limit.Pids:
+		parents, err := proc.ParentsOf()
+		if err != nil {
+			return nil
+		}
+		in := map[int]string{}
+		for i, pid := range pids {
+			in[pid] = names[i]
+		}
+		children := map[int]int{}
+		for _, pid := range pids {
+			if pp, ok := parents[pid]; ok {
+				if _, member := in[pp]; member {
+					children[pp]++
+				}
+			}
+		}
+		for pid, n := range children {
+			out = append(out, report.Holder{PID: pid, Comm: in[pid], Children: n})
+		}
+	}
+	return out
 }
