@@ -1,7 +1,9 @@
 package run
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -277,9 +279,21 @@ func (sys *linuxOS) oomVictims() []report.Holder {
 		}
 	}
 	if l, ok := sys.r.lim.(*limiter); ok {
-		return l.killedUnsent()
+		// The largest first: the one that held most of the limit.
+		v := l.killedUnsent()
+		slices.SortStableFunc(v, func(a, b report.Holder) int {
+			return cmp.Compare(rssOf(b), rssOf(a))
+		})
+		return v
 	}
 	return nil
+}
+
+func rssOf(h report.Holder) uint64 {
+	if h.RSSBytes == nil {
+		return 0
+	}
+	return *h.RSSBytes
 }
 
 // sampled gives up what the kernel held (the run's cgroup refused
