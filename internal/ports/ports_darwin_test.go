@@ -12,19 +12,7 @@ import (
 // TestDarwinListening: what this process listens on, on ports the kernel
 // picked, IPv4 and IPv6, TCP and UDP, as proc_pidfdinfo says.
 func TestDarwinListening(t *testing.T) {
-	var want []Port
-	l4, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l4.Close()
-	a := l4.Addr().(*net.TCPAddr).AddrPort()
-	want = append(want, Port{Proto: "tcp", Addr: a.Addr(), Port: a.Port()})
-	if l6, err := net.Listen("tcp6", "[::1]:0"); err == nil {
-		defer l6.Close()
-		a := l6.Addr().(*net.TCPAddr).AddrPort()
-		want = append(want, Port{Proto: "tcp", Addr: a.Addr(), Port: a.Port()})
-	}
+	want := tcpListeners(t)
 	u4, err := net.ListenPacket("udp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -43,11 +31,11 @@ func TestDarwinListening(t *testing.T) {
 			t.Errorf("%v missing from %v", w, got)
 		}
 	}
-	hs, err := Holders(a.Port())
+	hs, err := Holders(want[0].Port)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.ContainsFunc(hs, func(h Holder) bool { return h.PID == os.Getpid() }) {
-		t.Errorf("Holders(%d) = %v, without this process", a.Port(), hs)
+		t.Errorf("Holders(%d) = %v, without this process", want[0].Port, hs)
 	}
 }

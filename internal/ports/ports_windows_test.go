@@ -3,7 +3,6 @@ package ports
 // Runs on Windows (under Wine here, tests/wine_test.go).
 
 import (
-	"net"
 	"net/netip"
 	"os"
 	"slices"
@@ -15,19 +14,7 @@ import (
 // TestWindowsListening: what this process listens on, on ports the kernel
 // picked, IPv4 and IPv6, TCP and UDP, as the IP Helper tables say.
 func TestWindowsListening(t *testing.T) {
-	var want []Port
-	l4, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l4.Close()
-	a := l4.Addr().(*net.TCPAddr).AddrPort()
-	want = append(want, Port{Proto: "tcp", Addr: a.Addr(), Port: a.Port()})
-	if l6, err := net.Listen("tcp6", "[::1]:0"); err == nil {
-		defer l6.Close()
-		a := l6.Addr().(*net.TCPAddr).AddrPort()
-		want = append(want, Port{Proto: "tcp", Addr: a.Addr(), Port: a.Port()})
-	}
+	want := tcpListeners(t)
 	// A UDP socket made without Go's net, which sets SIO_UDP_CONNRESET,
 	// an ioctl Wine refuses.
 	u4, err := windows.Socket(windows.AF_INET, windows.SOCK_DGRAM, windows.IPPROTO_UDP)

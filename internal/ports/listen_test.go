@@ -1,0 +1,28 @@
+package ports
+
+import (
+	"net"
+	"testing"
+)
+
+// tcpListeners listens on TCP ports the kernel picks, on 127.0.0.1 and,
+// where the machine has IPv6, on [::1], until the test ends, and returns
+// them as Ports.
+func tcpListeners(t *testing.T) []Port {
+	t.Helper()
+	var out []Port
+	for _, c := range [][2]string{{"tcp4", "127.0.0.1:0"}, {"tcp6", "[::1]:0"}} {
+		l, err := net.Listen(c[0], c[1])
+		if err != nil {
+			if c[0] == "tcp4" {
+				t.Fatal(err)
+			}
+			t.Logf("no IPv6 here: %v", err)
+			continue
+		}
+		t.Cleanup(func() { l.Close() })
+		a := l.Addr().(*net.TCPAddr).AddrPort()
+		out = append(out, Port{Proto: "tcp", Addr: a.Addr().Unmap(), Port: a.Port()})
+	}
+	return out
+}
