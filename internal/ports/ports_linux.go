@@ -2,8 +2,11 @@ package ports
 
 import (
 	"os"
+	"runtime"
 	"strconv"
-	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // procRoot is where /proc is (tests keep it).
@@ -28,63 +31,116 @@ func netNS(pid string) (string, error) {
 
 // socketInodes lists the inodes of pid's sockets (/proc/PID/fd: links
 // "socket:[INODE]"). Another user's descriptors: permission denied,
-// without root.
-func socketInodes(pid string) ([]uint64, error) {
-	dir := procRoot + "/" + pid + "/fd"
-	f, err := os.Open(dir)
+// without root. One directory descriptor, its entries read into buf and
+// each link read relative to it (readlinkat): what ps pays per process
+// it lists, kept to the system calls themselves.
+func socketInodes(pid string, buf *fdBuffers) ([]uint64, error) {
+	dir, err := unix.Open(procRoot+"/"+pid+"/fd", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, err
+		return nil, &os.PathError{Op: "open", Path: procRoot + "/" + pid + "/fd", Err: err}
 	}
-	names, err := f.Readdirnames(-1)
-	f.Close()
-	if err != nil {
-		return nil, err
-	}
+	defer unix.Close(dir)
 	var out []uint64
-	for _, n := range names {
-		l, err := os.Readlink(dir + "/" + n)
-		if err != nil || !strings.HasPrefix(l, "socket:[") || !strings.HasSuffix(l, "]") {
-			continue
+	for {
+		n, err := unix.Getdents(dir, buf.dents)
+		if err != nil {
+			return nil, &os.PathError{Op: "getdents", Path: procRoot + "/" + pid + "/fd", Err: err}
 		}
-		if ino, err := strconv.ParseUint(l[len("socket:["):len(l)-1], 10, 64); err == nil {
-			out = append(out, ino)
+		if n <= 0 {
+			return out, nil
+		}
+		_, _, names := unix.ParseDirent(buf.dents[:n], -1, buf.names[:0])
+		buf.names = names[:0]
+		for _, name := range names {
+			m, err := unix.Readlinkat(dir, name, buf.link)
+			if err != nil {
+				continue // closed since
+			}
+			l := buf.link[:m]
+			const pre = "socket:["
+			if len(l) < len(pre)+2 || string(l[:len(pre)]) != pre || l[len(l)-1] != ']' {
+				continue
+			}
+			if ino, err := strconv.ParseUint(string(l[len(pre):len(l)-1]), 10, 64); err == nil {
+				out = append(out, ino)
+			}
 		}
 	}
-	return out, nil
+}
+
+// fdBuffers are socketInodes' buffers, reused from one process to the
+// next.
+type fdBuffers struct {
+	dents, link []byte
+	names       []string
+}
+
+func newFDBuffers() *fdBuffers {
+	return &fdBuffers{dents: make([]byte, 8192), link: make([]byte, 256)}
 }
 
 // Listening reads what each of pids listens on: its sockets matched to
-// the tables of its network namespace, each namespace's read once.
+// the tables of its network namespace, each namespace's read once. The
+// processes are read by a few goroutines at once: on a machine of many
+// processes the descriptor tables are most of what ps reads.
 func Listening(pids []int) Reading {
-	var r Reading
+	type one struct {
+		ports []Port
+		why   string
+	}
+	res := make([]one, len(pids))
+	var mu sync.Mutex
 	byNS := map[string]map[uint64]Port{}
-	for _, pid := range pids {
-		p := strconv.Itoa(pid)
-		socks, err := socketInodes(p)
-		if err != nil {
-			r.unknown(pid, why(err))
-			continue
+	tablesOf := func(ns, pid string) map[uint64]Port {
+		mu.Lock()
+		defer mu.Unlock()
+		t, ok := byNS[ns]
+		if !ok {
+			t = tables(pid)
+			byNS[ns] = t
 		}
-		var mine []Port
-		if len(socks) > 0 {
-			// Its namespace's tables, read once for all its processes.
-			ns, err := netNS(p)
-			if err != nil {
-				r.unknown(pid, why(err))
-				continue
-			}
-			t, ok := byNS[ns]
-			if !ok {
-				t = tables(p)
-				byNS[ns] = t
-			}
-			for _, ino := range socks {
-				if port, ok := t[ino]; ok {
-					mine = append(mine, port)
+		return t
+	}
+	workers := min(max(runtime.GOMAXPROCS(0), 1), 4, (len(pids)+63)/64)
+	var wg sync.WaitGroup
+	for w := range max(workers, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := newFDBuffers()
+			for i := w; i < len(pids); i += max(workers, 1) {
+				p := strconv.Itoa(pids[i])
+				socks, err := socketInodes(p, buf)
+				if err != nil {
+					res[i].why = why(err)
+					continue
+				}
+				if len(socks) == 0 {
+					continue
+				}
+				// Its namespace's tables, read once for all its processes.
+				ns, err := netNS(p)
+				if err != nil {
+					res[i].why = why(err)
+					continue
+				}
+				t := tablesOf(ns, p)
+				for _, ino := range socks {
+					if port, ok := t[ino]; ok {
+						res[i].ports = append(res[i].ports, port)
+					}
 				}
 			}
+		}()
+	}
+	wg.Wait()
+	var r Reading
+	for i, pid := range pids {
+		if res[i].why != "" {
+			r.unknown(pid, res[i].why)
+		} else {
+			r.set(pid, res[i].ports)
 		}
-		r.set(pid, mine)
 	}
 	return r
 }
@@ -119,6 +175,7 @@ func Holders(n uint16) ([]Holder, error) {
 		return w
 	}
 	ownNS := onN("self", self)
+	buf := newFDBuffers()
 	found := map[uint64]bool{}
 	var out []Holder
 	for _, name := range names {
@@ -134,7 +191,7 @@ func Holders(n uint16) ([]Holder, error) {
 		if len(w) == 0 {
 			continue
 		}
-		socks, err := socketInodes(name)
+		socks, err := socketInodes(name, buf)
 		if err != nil {
 			continue
 		}
