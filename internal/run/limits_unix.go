@@ -14,6 +14,7 @@ import (
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/signals"
+	"github.com/contain-cli/contain/report"
 )
 
 // limiter is a run's limit enforcer on Linux and macOS (limit.Enforcer),
@@ -215,6 +216,7 @@ func newestFirst(ms []member) []member {
 // contain exits 137 either way.
 func (l *limiter) Kill(h limit.Hit, late bool) {
 	r := l.r
+	emitLimit(r.o.Events, l.Watch(), h.Kind, h.What, "")
 	if !late {
 		r.log("%s %s exceeded (%s): killing the tree, the newest processes first", h.Kind.Words(), r.o.Limits.Show(h.Kind), h.What)
 		r.killGroup()
@@ -225,6 +227,7 @@ func (l *limiter) Kill(h limit.Hit, late bool) {
 	for _, m := range newestFirst(r.members()) {
 		if r.signal(m, unix.SIGKILL) == nil {
 			r.log("killed %d (%s)", m.pid, m.comm)
+			r.emitSignal("SIGKILL", m, report.PhaseLimit)
 		}
 	}
 }
@@ -309,8 +312,10 @@ func (l *limiter) hits() <-chan limit.Hit { return l.Hits() }
 // as the timeout signal sent.
 func (l *limiter) exceeded(h limit.Hit, timeOut func(string) string) (timedOut bool) {
 	return l.Exceeded(h, func(why string) string {
+		did := "sent the timeout signal " + signals.Name(l.r.o.Signal)
+		emitLimit(l.r.o.Events, l.Watch(), h.Kind, h.What, did)
 		timeOut(why)
-		return "sent the timeout signal " + signals.Name(l.r.o.Signal)
+		return did
 	})
 }
 
