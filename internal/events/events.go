@@ -399,18 +399,21 @@ func appendString(b []byte, s string) []byte {
 // Flush waits until every line queued before it is written, or the
 // Linger has passed (a reader that has stopped reading).
 func (w *Writer) Flush() {
-	if w == nil {
-		return
+	if w != nil {
+		w.flushBy(time.NewTimer(Linger))
 	}
-	done := make(chan struct{})
-	t := time.NewTimer(Linger)
+}
+
+// flushBy is Flush, until t fires (and stops t).
+func (w *Writer) flushBy(t *time.Timer) {
 	defer t.Stop()
+	done := make(chan struct{})
 	w.mu.RLock()
 	if w.closed {
 		w.mu.RUnlock()
 		return
 	}
-	// A full queue is waited for, the Linger at most; the lines queued
+	// A full queue is waited for, until t at most; the lines queued
 	// meanwhile may come before the mark, which only follows those
 	// queued before.
 	select {
@@ -426,13 +429,14 @@ func (w *Writer) Flush() {
 	}
 }
 
-// Close writes what is queued (the Linger at most, as Flush) and ends
-// the Writer: lines emitted after it are not written.
+// Close writes what is queued, the Linger at most in all, and ends the
+// Writer: lines emitted after it are not written.
 func (w *Writer) Close() {
 	if w == nil {
 		return
 	}
-	w.Flush()
+	deadline := time.Now().Add(Linger)
+	w.flushBy(time.NewTimer(Linger))
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
@@ -449,7 +453,7 @@ func (w *Writer) Close() {
 	w.closed = true
 	close(w.q)
 	w.mu.Unlock()
-	t := time.NewTimer(Linger)
+	t := time.NewTimer(max(time.Until(deadline), 0))
 	defer t.Stop()
 	select {
 	case <-w.stopped:
