@@ -46,6 +46,7 @@ const (
 	tagOnTimeout
 	tagNoTerminal
 	tagHold
+	tagSendEvents
 )
 
 // The Outcome's fields.
@@ -162,6 +163,7 @@ func marshalSpec(s run.Spec) []byte {
 	f.str(tagOnTimeout, s.OnTimeout)
 	f.flag(tagNoTerminal, s.NoTerminal)
 	f.flag(tagHold, s.Hold)
+	f.flag(tagSendEvents, s.SendEvents)
 	return f
 }
 
@@ -197,6 +199,8 @@ func unmarshalSpec(b []byte) (run.Spec, error) {
 			s.NoTerminal = true
 		case tagHold:
 			s.Hold = true
+		case tagSendEvents:
+			s.SendEvents = true
 		case tagTimeout, tagSignal, tagKillAfter, tagGrace, tagMemory, tagPids, tagCPUTime, tagCPUs:
 			if n, err = varint(v); err != nil {
 				return err

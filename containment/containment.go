@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/contain-cli/contain/internal/events"
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/nosigpipe"
 	"github.com/contain-cli/contain/internal/proc"
@@ -73,6 +74,20 @@ type Options struct {
 	// with Verbose what contain run -v says. nil: none are kept.
 	Log     io.Writer
 	Verbose bool
+	// Events receives what happens in the session as it happens, as
+	// contain run --events writes it: one JSON object a line (schema
+	// version 1, docs/REPORT.md), each with its session's tag. In a
+	// session the Group holds, the lines are the session's (started,
+	// daemon, limit, signal, leftover, end: what its close ended);
+	// joined is not said (the program starts each command), nor a
+	// command's timeout, which the program sends itself. Where each
+	// command has a copy of its own, each copy's lines, each with its
+	// own tag. Lines are written from a goroutine of the Group's, never
+	// holding a command up: a writer that blocks has the lines that do
+	// not fit dropped, and a "dropped" line says how many. Close (and
+	// Wait, for a command with a copy of its own) returns once the lines
+	// of what it waited for are written. nil: none are made.
+	Events io.Writer
 	// Terminal hands the program's controlling terminal to each command,
 	// as contain run does (the command reads it, and gets Ctrl-C and
 	// Ctrl-Z), and puts back the terminal's settings as they were at its
@@ -118,6 +133,8 @@ type Group struct {
 	noHold   atomic.Bool // the holder found nothing to hold the session in: a copy per command
 	cmds     map[*exec.Cmd]*command
 	held     heldAttrs // what each command's start adds (held_*.go)
+	// events writes the copies' lines to Options.Events (nil: none).
+	events *events.Writer
 }
 
 // heldCopy is one command started: the copy that holds it, the pipe
@@ -157,6 +174,7 @@ func NewGroup(o Options) (*Group, error) {
 	if g.spec, err = specOf(o); err != nil {
 		return nil, err
 	}
+	g.events = events.New(o.Events, "")
 	if g.exe, err = os.Executable(); err != nil {
 		return nil, fmt.Errorf("containment: cannot find this program's executable to run it again: %w", err)
 	}
@@ -184,7 +202,7 @@ func (g *Group) Tag() string {
 // Options' fields.
 func specOf(o Options) (run.Spec, error) {
 	s := run.Spec{Tool: o.Originator, Grace: o.Grace, Timeout: o.Timeout, Signal: o.Signal, KillAfter: o.KillAfter,
-		AllowDaemons: o.AllowDaemons, Verbose: o.Verbose, Keep: o.Reports, NoTerminal: !o.Terminal,
+		AllowDaemons: o.AllowDaemons, Verbose: o.Verbose, Keep: o.Reports, NoTerminal: !o.Terminal, SendEvents: o.Events != nil,
 		Limits: limit.Set{Memory: o.Limits.Memory, Pids: o.Limits.Pids, CPUTime: o.Limits.CPUTime, CPUs: o.Limits.CPUs, Strict: o.Limits.Strict}}
 	if s.Grace == 0 {
 		s.Grace = 2 * time.Second
@@ -400,6 +418,8 @@ func (g *Group) listen(m *heldCopy, r *os.File) {
 			if g.o.Log != nil {
 				g.o.Log.Write(append(b, '\n'))
 			}
+		case frameEvent:
+			g.events.Line(b)
 		case frameOutcome:
 			if o, err := unmarshalOutcome(b); err == nil {
 				m.outcome = &o
@@ -465,6 +485,7 @@ func (g *Group) Wait(cmd *exec.Cmd) error {
 	}
 	werr := cmd.Wait()
 	<-m.done
+	g.events.Flush() // what the copy said is written
 	if o := m.outcome; o != nil {
 		if o.Status == 0 && o.Error == "" {
 			return nil
@@ -607,5 +628,8 @@ func (g *Group) Close(ctx context.Context) ([]*report.Report, error) {
 			out = append(out, m.outcome.Report)
 		}
 	}
+	// Every copy has said all it had to say: its lines are written, and
+	// no copy starts any more.
+	g.events.Close()
 	return out, nil
 }

@@ -92,7 +92,7 @@ func TestWire(t *testing.T) {
 	spec := run.Spec{Args: []string{"sh", "-c", "echo 'x\ny'", "", "caf\xe9\xff"}, Env: []string{"A=1", "CONTAIN_REPORT=/tmp/r", "L=\x80"},
 		Tool: "T", Timeout: time.Second, Signal: syscall.SIGINT, KillAfter: 3, Grace: -4, PreserveStatus: true, Detach: true,
 		Verbose: true, Report: "/tmp/r", Keep: true, Limits: limit.Set{Memory: 1 << 40, Pids: 3, CPUTime: time.Minute, CPUs: 1.5, Strict: true},
-		AllowDaemons: true, OnTimeout: "echo", NoTerminal: true, Hold: true}
+		AllowDaemons: true, OnTimeout: "echo", NoTerminal: true, Hold: true, SendEvents: true}
 	// Every field the wire carries is set above: a field added to
 	// run.Spec without its tag fails here.
 	v := reflect.ValueOf(spec)

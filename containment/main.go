@@ -101,6 +101,9 @@ func supervise(inInit bool) {
 	handOn()
 	w := &frameWriter{w: nosigpipe.Pipe(out)}
 	spec.Prepared, spec.Close, spec.Log, spec.Members = prepared, closed, w.lines(), members
+	if spec.SendEvents {
+		spec.Events = w.eventLines()
+	}
 	spec.Started = func(pid int) {
 		drop()
 		w.send(frameStarted, strconv.AppendInt(nil, int64(pid), 10))

@@ -30,7 +30,9 @@ import (
 // On the out pipe the copy writes: COMMAND's PID once it runs (frameStarted),
 // or, for a Group's holder, that it holds the session and the cgroup its
 // commands start in (frameHeld),
-// contain's own lines (frameLog), and, last, how the run ended
+// contain's own lines (frameLog), the run's events when the program asked
+// for them (frameEvent: one line of package events, each frame), and,
+// last, how the run ended
 // (frameOutcome, a run.Outcome, field by field). A copy that ends
 // without an Outcome was killed.
 const (
@@ -39,6 +41,7 @@ const (
 	frameHeld    = 'H'
 	frameMember  = 'M'
 	frameLog     = 'L'
+	frameEvent   = 'E'
 	frameOutcome = 'O'
 )
 
@@ -142,6 +145,21 @@ func splitLines(b []byte) [][]byte {
 		b = b[i:]
 	}
 	return out
+}
+
+// eventLines is an io.Writer that sends each line written (package
+// events writes one a Write) as an event frame.
+func (f *frameWriter) eventLines() io.Writer { return eventLines{f} }
+
+type eventLines struct{ f *frameWriter }
+
+func (l eventLines) Write(b []byte) (int, error) {
+	for _, line := range splitLines(b) {
+		if err := l.f.send(frameEvent, line); err != nil {
+			return 0, err
+		}
+	}
+	return len(b), nil
 }
 
 // memberFrame tells the holder of process id, started in its session.

@@ -330,7 +330,7 @@ func CheckPath(path string) error {
 	if path == "" {
 		return fmt.Errorf("the report path is empty")
 	}
-	_, _, err := plan(path, true)
+	_, _, err := plan(path, true, "report")
 	return err
 }
 

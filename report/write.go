@@ -45,21 +45,22 @@ const (
 const writeMode = 0o644
 
 // plan decides how path is written; check asks the kernel whether it can
-// be (CheckPath's question), without touching anything.
-func plan(path string, check bool) (how, fs.FileInfo, error) {
+// be (CheckPath's question), without touching anything. noun names what
+// is written there, in its errors ("report").
+func plan(path string, check bool, noun string) (how, fs.FileInfo, error) {
 	if fd, ok := fdPath(path); ok {
 		if check && !fdOpen(fd) {
-			return 0, nil, fmt.Errorf("the report path %s names file descriptor %d, which is not open", path, fd)
+			return 0, nil, fmt.Errorf("the %s path %s names file descriptor %d, which is not open", noun, path, fd)
 		}
 		return howFD, nil, nil
 	}
 	dir := filepath.Dir(path)
 	dst, err := os.Stat(dir)
 	if err != nil {
-		return 0, nil, fmt.Errorf("the report's directory: %v", err)
+		return 0, nil, fmt.Errorf("the %s's directory: %v", noun, err)
 	}
 	if !dst.IsDir() {
-		return 0, nil, fmt.Errorf("the report's directory %s is not a directory", dir)
+		return 0, nil, fmt.Errorf("the %s's directory %s is not a directory", noun, dir)
 	}
 	replace := func(st fs.FileInfo) (how, fs.FileInfo, error) {
 		if !check {
@@ -69,7 +70,7 @@ func plan(path string, check bool) (how, fs.FileInfo, error) {
 			return 0, nil, fmt.Errorf("cannot create %s in %s: %v", filepath.Base(path), dir, err)
 		}
 		if st != nil && !mayReplace(dst, st) {
-			return 0, nil, fmt.Errorf("the report path %s is %s of uid %d's in a sticky directory: contain neither writes through it nor may replace it", path, kindOf(st), ownerOf(st))
+			return 0, nil, fmt.Errorf("the %s path %s is %s of uid %d's in a sticky directory: contain neither writes through it nor may replace it", noun, path, kindOf(st), ownerOf(st))
 		}
 		return howReplace, st, nil
 	}
@@ -78,9 +79,9 @@ func plan(path string, check bool) (how, fs.FileInfo, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		return replace(nil)
 	case err != nil:
-		return 0, nil, fmt.Errorf("the report path: %v", err)
+		return 0, nil, fmt.Errorf("the %s path: %v", noun, err)
 	case st.IsDir():
-		return 0, nil, fmt.Errorf("the report path %s is a directory", path)
+		return 0, nil, fmt.Errorf("the %s path %s is a directory", noun, path)
 	case st.Mode()&fs.ModeSymlink != 0:
 		if t, err := os.Stat(path); err == nil && trusted(st) && deviceOK(t) {
 			return device(path, t, check)
@@ -102,7 +103,7 @@ func plan(path string, check bool) (how, fs.FileInfo, error) {
 	case deviceOK(st):
 		return device(path, st, check)
 	}
-	return 0, nil, fmt.Errorf("the report path %s is %s of uid %d's, which contain does not write", path, kindOf(st), ownerOf(st))
+	return 0, nil, fmt.Errorf("the %s path %s is %s of uid %d's, which contain does not write", noun, path, kindOf(st), ownerOf(st))
 }
 
 // device is a FIFO or character device written in place.
@@ -142,7 +143,7 @@ func kindOf(st fs.FileInfo) string {
 
 // writeFile writes data to path as plan decides.
 func writeFile(path string, data []byte) error {
-	h, st, err := plan(path, false)
+	h, st, err := plan(path, false, "report")
 	if err != nil {
 		return err
 	}
@@ -162,11 +163,33 @@ func writeFile(path string, data []byte) error {
 	return err
 }
 
-// replaceFile writes data to a new file beside path (O_CREAT|O_EXCL, a
-// random name, which no link can redirect) and renames it over path:
-// whatever was at path, a link included, is replaced, never written
-// through. old is what was there (nil: nothing).
+// replaceFile writes data to a new file beside path (createBeside) and
+// renames it over path: whatever was at path, a link included, is
+// replaced, never written through. old is what was there (nil: nothing).
 func replaceFile(path string, old fs.FileInfo, data []byte) error {
+	f, err := createBeside(path, old)
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+// createBeside creates a new file beside path (O_CREAT|O_EXCL, a random
+// name, which no link can redirect), with the permissions of old when it
+// is the user's own regular file (nil: nothing was there), and returns it
+// open; its name is f.Name().
+func createBeside(path string, old fs.FileInfo) (*os.File, error) {
 	dir, base := filepath.Split(path)
 	var f *os.File
 	var err error
@@ -178,23 +201,14 @@ func replaceFile(path string, old fs.FileInfo, data []byte) error {
 		}
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	tmp := f.Name()
 	if old != nil && old.Mode().IsRegular() && ownerOf(old) == myUID() {
-		err = f.Chmod(old.Mode().Perm())
+		if err := f.Chmod(old.Mode().Perm()); err != nil {
+			f.Close()
+			os.Remove(f.Name())
+			return nil, err
+		}
 	}
-	if err == nil {
-		_, err = f.Write(data)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+	return f, nil
 }

@@ -20,8 +20,8 @@ func writeFD(int, []byte) error        { return errors.ErrUnsupported }
 func fdOpen(int) bool                  { return false }
 
 // writeDevice writes data to a device or named pipe (NUL, \\.\pipe\...).
-func writeDevice(path string, _ fs.FileInfo, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+func writeDevice(path string, st fs.FileInfo, data []byte) error {
+	f, err := openDevice(path, st)
 	if err != nil {
 		return err
 	}
@@ -30,19 +30,50 @@ func writeDevice(path string, _ fs.FileInfo, data []byte) error {
 	return err
 }
 
+// openDevice opens a device or named pipe for writing.
+func openDevice(path string, _ fs.FileInfo) (*os.File, error) {
+	return os.OpenFile(path, os.O_WRONLY, 0)
+}
+
 // writeInPlace truncates and writes the existing file path.
 func writeInPlace(path string, st fs.FileInfo, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	f, err := openInPlace(path, st)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	if now, err := f.Stat(); err != nil || !os.SameFile(now, st) {
-		return errors.New(path + ": changed since contain looked at it")
-	}
-	if err := f.Truncate(0); err != nil {
-		return err
-	}
 	_, err = f.Write(data)
 	return err
+}
+
+// openInPlace opens the existing file path, as it was found (st), and
+// truncates it.
+func openInPlace(path string, st fs.FileInfo) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	now, err := f.Stat()
+	if err != nil || !os.SameFile(now, st) {
+		f.Close()
+		return nil, errors.New(path + ": changed since contain looked at it")
+	}
+	if err := f.Truncate(0); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// renameOpen renames the new file f over path and returns path open for
+// writing: Windows renames no file that is open (Go opens files without
+// FILE_SHARE_DELETE), so f is closed first and path opened again.
+func renameOpen(f *os.File, path string) (*os.File, error) {
+	tmp := f.Name()
+	f.Close()
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return nil, err
+	}
+	return os.OpenFile(path, os.O_WRONLY, 0)
 }

@@ -49,58 +49,79 @@ func refused(err error) bool {
 	return errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)
 }
 
-// writeDevice writes data to a FIFO or character device: opened without
-// O_CREAT or O_TRUNC, not through a link unless st is the link's target
-// (a trusted link), then checked to be what was asked.
+// writeDevice writes data to a FIFO or character device (openDevice).
 func writeDevice(path string, st fs.FileInfo, data []byte) error {
-	flags := unix.O_WRONLY | unix.O_CLOEXEC | unix.O_NOCTTY
-	if l, err := os.Lstat(path); err != nil {
-		return err
-	} else if l.Mode()&fs.ModeSymlink == 0 {
-		flags |= unix.O_NOFOLLOW
-	} else if !trusted(l) {
-		return fmt.Errorf("%s: a symbolic link of uid %d's: not followed", path, ownerOf(l))
-	}
-	f, err := openFile(path, flags)
+	f, err := openDevice(path, st)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	now, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if !deviceOK(now) || now.Mode().Type() != st.Mode().Type() {
-		return fmt.Errorf("%s: no longer a FIFO or character device of this user's or root's", path)
-	}
 	_, err = f.Write(data)
 	return err
 }
 
+// openDevice opens a FIFO or character device for writing: without
+// O_CREAT or O_TRUNC, not through a link unless st is the link's target
+// (a trusted link), then checked to be what was asked.
+func openDevice(path string, st fs.FileInfo) (*os.File, error) {
+	flags := unix.O_WRONLY | unix.O_CLOEXEC | unix.O_NOCTTY
+	if l, err := os.Lstat(path); err != nil {
+		return nil, err
+	} else if l.Mode()&fs.ModeSymlink == 0 {
+		flags |= unix.O_NOFOLLOW
+	} else if !trusted(l) {
+		return nil, fmt.Errorf("%s: a symbolic link of uid %d's: not followed", path, ownerOf(l))
+	}
+	f, err := openFile(path, flags)
+	if err != nil {
+		return nil, err
+	}
+	now, err := f.Stat()
+	if err == nil && (!deviceOK(now) || now.Mode().Type() != st.Mode().Type()) {
+		err = fmt.Errorf("%s: no longer a FIFO or character device of this user's or root's", path)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
 // writeInPlace truncates and writes the existing regular file path, as it
-// was found (st): opened with O_NOFOLLOW, and checked to be the same file,
-// still of one link.
+// was found (st): openInPlace.
 func writeInPlace(path string, st fs.FileInfo, data []byte) error {
-	f, err := openFile(path, unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY)
+	f, err := openInPlace(path, st)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	now, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if !now.Mode().IsRegular() || !os.SameFile(now, st) || links(now) != 1 {
-		return fmt.Errorf("%s: changed since contain looked at it", path)
-	}
-	if err := f.Truncate(0); err != nil {
-		return err
-	}
 	_, err = f.Write(data)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	return err
+}
+
+// openInPlace opens the existing regular file path, as it was found
+// (st), and truncates it: opened with O_NOFOLLOW, and checked to be the
+// same file, still of one link.
+func openInPlace(path string, st fs.FileInfo) (*os.File, error) {
+	f, err := openFile(path, unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY)
+	if err != nil {
+		return nil, err
+	}
+	now, err := f.Stat()
+	if err == nil && (!now.Mode().IsRegular() || !os.SameFile(now, st) || links(now) != 1) {
+		err = fmt.Errorf("%s: changed since contain looked at it", path)
+	}
+	if err == nil {
+		err = f.Truncate(0)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // openFile opens path with flags, retrying on EINTR (a FIFO's open
@@ -137,4 +158,15 @@ func writeFD(fd int, data []byte) error {
 func fdOpen(fd int) bool {
 	_, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
 	return err == nil
+}
+
+// renameOpen renames the new file f over path and returns it, still open:
+// what is written to it is at path.
+func renameOpen(f *os.File, path string) (*os.File, error) {
+	if err := os.Rename(f.Name(), path); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	return f, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/contain-cli/contain/internal/account"
 	"github.com/contain-cli/contain/internal/daemon"
+	"github.com/contain-cli/contain/internal/events"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/registry"
 	"github.com/contain-cli/contain/internal/track"
@@ -125,6 +126,7 @@ func (s *sparing) spare(ps []proc.Entry) {
 			why = "marked RUNNING_PROCESS_IS_DAEMON=1 when first seen"
 		}
 		r.log("sparing %d (%s): %s (--allow-daemons)", p.PID, p.Comm, why)
+		r.emit(events.Daemon{PID: p.PID, Comm: p.Comm, Why: why})
 		dir, err := r.grp.release(p.PID)
 		switch {
 		case err != nil && !proc.Lives(proc.ID{PID: p.PID, Start: p.Start}):

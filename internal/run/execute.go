@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/contain-cli/contain/internal/account"
+	"github.com/contain-cli/contain/internal/events"
 	"github.com/contain-cli/contain/internal/layers"
 	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/internal/status"
@@ -67,6 +68,7 @@ func Execute(s Spec, stdout, stderr io.Writer) Outcome {
 	if err != nil {
 		return failed(status.Failed, err)
 	}
+	defer o.closeEvents()
 	if off := layers.Off(); len(off) > 0 {
 		// A switch for contain's own tests is never honoured silently.
 		text.Fprintf(stderr, "contain: %s turns off %s: a switch for contain's tests; what COMMAND starts may outlive it\n", layers.Var, strings.Join(off, ", "))
@@ -80,6 +82,7 @@ func Execute(s Spec, stdout, stderr io.Writer) Outcome {
 		}
 		out := failed(code, err)
 		out.Report = s.finish(o, began, nil, out, stderr)
+		emitEnd(o, nil, out)
 		return out
 	}
 	out := Outcome{Pid: res.Pid, TimedOut: res.TimedOut, Exited: res.Exited, Code: res.Code}
@@ -88,7 +91,9 @@ func Execute(s Spec, stdout, stderr io.Writer) Outcome {
 	}
 	if s.Detach {
 		fmt.Fprintln(stdout, res.Pid)
+		o.Events.Emit(events.Started{PID: res.Pid, Command: o.Args, ContainPID: os.Getpid(), Detached: true})
 		out.Report = s.finish(o, began, &res, out, stderr)
+		emitEnd(o, &res, out)
 		return out
 	}
 	if res.Limit != nil {
@@ -106,6 +111,7 @@ func Execute(s Spec, stdout, stderr io.Writer) Outcome {
 	}
 	out.Status = exitStatus(res, s.PreserveStatus)
 	out.Report = s.finish(o, began, &res, out, stderr)
+	emitEnd(o, &res, out)
 	return out
 }
 
@@ -130,8 +136,15 @@ func (s *Spec) options(stderr io.Writer) (Options, error) {
 			o.Report = abs
 		}
 	}
-	o.Collect = o.Report != "" || s.Verbose || s.Keep
 	o.Tag = tag.Format(s.ToolOf(), os.Getpid())
+	ev, done, err := s.openEvents(o.Tag, stderr)
+	if err != nil {
+		return Options{}, err
+	}
+	o.Events, o.eventsDone = ev, done
+	// The events say what the report says, as it happens: the same
+	// account.
+	o.Collect = o.Report != "" || s.Verbose || s.Keep || o.Events != nil
 	env := s.Env
 	if env == nil {
 		env = os.Environ()

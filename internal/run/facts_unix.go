@@ -120,7 +120,9 @@ func (r *runner) noteGone(live []member) {
 	for _, m := range live {
 		alive[proc.ID{PID: m.pid, Start: m.start}] = true
 	}
-	r.rec.Gone(func(l *account.Leftover) bool { return !alive[l.ID] })
+	check, emit := r.goneCheck(func(l *account.Leftover) bool { return !alive[l.ID] })
+	r.rec.Gone(check)
+	emit(live == nil)
 }
 
 // finishFacts completes the facts once the group is closed: a process

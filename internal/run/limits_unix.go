@@ -244,6 +244,7 @@ func newestFirst(ms []member) []member {
 // contain exits 137 either way.
 func (l *limiter) Kill(h limit.Hit, late bool) {
 	r := l.r
+	emitLimit(r.o.Events, l.Watch(), h.Kind, h.What, "")
 	if !late {
 		r.log("%s %s exceeded (%s): killing the tree, the newest processes first", h.Kind.Words(), r.o.Limits.Show(h.Kind), h.What)
 		r.killGroup()
@@ -254,6 +255,7 @@ func (l *limiter) Kill(h limit.Hit, late bool) {
 	for _, m := range newestFirst(r.members()) {
 		if r.signal(m, unix.SIGKILL) == nil {
 			r.log("killed %d (%s)", m.pid, m.comm)
+			r.emitSignal("SIGKILL", m, report.PhaseLimit)
 		}
 	}
 }
@@ -338,8 +340,10 @@ func (l *limiter) hits() <-chan limit.Hit { return l.Hits() }
 // as the timeout signal sent.
 func (l *limiter) exceeded(h limit.Hit, timeOut func(string) string) (timedOut bool) {
 	return l.Exceeded(h, func(why string) string {
+		did := "sent the timeout signal " + signals.Name(l.r.o.Signal)
+		emitLimit(l.r.o.Events, l.Watch(), h.Kind, h.What, did)
 		timeOut(why)
-		return "sent the timeout signal " + signals.Name(l.r.o.Signal)
+		return did
 	})
 }
 

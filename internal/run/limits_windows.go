@@ -412,7 +412,10 @@ func (l *jobLimits) Pause(d time.Duration, done <-chan struct{}) bool {
 // COMMAND runs or after: the job is terminated, and COMMAND counts as
 // killed (137). The message is said once, by the command (Result.Limit),
 // -v or not.
-func (l *jobLimits) Kill(limit.Hit, bool) { l.r.terminate(syscall.SIGKILL) }
+func (l *jobLimits) Kill(h limit.Hit, _ bool) {
+	emitLimit(l.r.o.Events, l.Watch(), h.Kind, h.What, "")
+	l.r.terminate(syscall.SIGKILL)
+}
 
 // Outcome is what the job object did of the limits it held: the process
 // starts it refused, its peak committed memory.
@@ -437,7 +440,10 @@ func (l *jobLimits) hits() <-chan limit.Hit { return l.Hits() }
 // timeout signal, then --kill-after), and counts as timed out by what
 // that did.
 func (l *jobLimits) exceeded(h limit.Hit, timeOut func(string) string) (timedOut bool) {
-	return l.Exceeded(h, func(why string) string { return "timed out: " + timeOut(why) })
+	return l.Exceeded(h, func(why string) string {
+		emitLimit(l.r.o.Events, l.Watch(), h.Kind, h.What, "timed out")
+		return "timed out: " + timeOut(why)
+	})
 }
 
 // lateLimits acts, once COMMAND has ended and the limits are no longer

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/contain-cli/contain/internal/events"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/internal/supervise"
@@ -102,7 +103,12 @@ func (r *runner) sendEach(sig syscall.Signal, name string, ms []member, ending b
 			if !errors.Is(err, unix.ESRCH) && !errors.Is(err, proc.ErrGone) {
 				r.log("cannot send %s to %d (%s): %v", name, m.pid, m.comm, err)
 			}
-		} else if ending && sig == unix.SIGTERM {
+			continue
+		}
+		if ending {
+			r.emitSignal(name, m, r.phase)
+		}
+		if ending && sig == unix.SIGTERM {
 			if r.termSent == nil {
 				r.termSent = map[proc.ID]bool{}
 			}
@@ -235,10 +241,16 @@ func (r *runner) killGroup() {
 		undo[i] = r.noteEnding(m, "SIGKILL")
 	}
 	cgKilled := r.grp.kill()
+	if cgKilled && r.o.Events != nil {
+		// cgroup.kill: every process in the cgroup, those no scan named
+		// included.
+		r.emit(events.Signal{Signal: "SIGKILL", To: events.ToGroup, Why: signalWhy(r.phase)})
+	}
 	for i, m := range members {
 		before := r.noteSignal(m, "SIGKILL")
 		if err := r.signal(m, unix.SIGKILL); err == nil || cgKilled {
 			r.log("killed %d (%s%s)", m.pid, m.comm, r.listening(m))
+			r.emitSignal("SIGKILL", m, r.phase)
 		} else {
 			r.noteSignal(m, before)
 			undo[i]()
@@ -378,6 +390,7 @@ func (c *closer) Ask() {
 		undo := r.noteEnding(m, "SIGTERM")
 		r.log("sending SIGTERM to leftover %d (%s%s)", m.pid, m.comm, r.listening(m))
 		if err := r.signal(m, unix.SIGTERM); err == nil {
+			r.emitSignal("SIGTERM", m, r.phase)
 			r.signal(m, unix.SIGCONT)
 		} else {
 			r.noteSignal(m, before)
@@ -417,6 +430,7 @@ func (r *runner) pause(d time.Duration) (stop bool) {
 		case sig == unix.SIGALRM: // COMMAND has ended: nothing to time out
 		default:
 			r.signalGroup(sig)
+			r.emitForwarded(sig)
 		}
 	}
 	return false
@@ -463,8 +477,9 @@ const (
 // new one. It returns the function that stops it.
 func (r *runner) watch() (stop func()) {
 	// With --allow-daemons the scans also find the daemons to spare while
-	// COMMAND runs, cgroup or not: a process is judged as first seen.
-	if r.sys.strong() && !r.o.AllowDaemons {
+	// COMMAND runs, cgroup or not: a process is judged as first seen; with
+	// --events, the escapees as they appear.
+	if r.sys.strong() && !r.o.AllowDaemons && r.o.Events == nil {
 		return func() {}
 	}
 	done, stopped := make(chan struct{}), make(chan struct{})
@@ -518,6 +533,7 @@ func (r *runner) scanAll() (live, added []proc.Entry) {
 	r.trackMu.Lock()
 	defer r.trackMu.Unlock()
 	live, added = r.track.Update(procs)
+	r.emitJoined(live)
 	r.reg.Touch() // contain still runs: reap's bound on what it could have seen
 	if spared := r.track.Spared(); len(spared) > 0 {
 		r.daemons.spare(spared)

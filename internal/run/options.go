@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/contain-cli/contain/internal/account"
+	"github.com/contain-cli/contain/internal/events"
 	"github.com/contain-cli/contain/internal/hook"
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/proc"
@@ -43,6 +44,12 @@ type Options struct {
 	// Report is where the report goes ("-": stderr), for the crash guard
 	// to write it if contain dies.
 	Report string
+	// Events takes the run's events as they happen (package events);
+	// nil: none are made.
+	Events *events.Writer
+	// eventsDone closes what Spec opened for Events, once the last line
+	// is written.
+	eventsDone func()
 	// Limits are the whole-tree limits asked for.
 	Limits limit.Set
 	// AllowDaemons lets the processes that carry RUNNING_PROCESS_IS_DAEMON=1
@@ -132,6 +139,13 @@ func (e *StartError) Cause() string {
 func (e *StartError) Unwrap() error { return e.Err }
 
 func nopLog(string, ...any) {}
+
+// closeEvents ends the events, their last line written.
+func (o *Options) closeEvents() {
+	if o.eventsDone != nil {
+		o.eventsDone()
+	}
+}
 
 func (o *Options) logger() Logger {
 	if o.Log == nil {

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/windows"
 
 	"github.com/contain-cli/contain/internal/account"
+	"github.com/contain-cli/contain/internal/events"
 	"github.com/contain-cli/contain/internal/ports"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/report"
@@ -198,13 +199,29 @@ func imageName(h windows.Handle) string {
 // noteGone records the end of each leftover that has ended, by what
 // contain did last (how; "": nothing yet, it exited by itself).
 func (r *winRunner) noteGone(how string) {
+	var gone []events.Leftover
 	r.rec.Gone(func(l *account.Leftover) bool {
 		if !ended(l.Ref) {
 			return false
 		}
 		l.Signal = how
+		if r.o.Events != nil {
+			gone = append(gone, events.Leftover{PID: l.Out.PID, Comm: l.Out.Comm, EndedBy: leftEndedBy(l), Ports: l.Out.Ports})
+		}
 		return true
 	})
+	for _, e := range gone {
+		r.o.Events.Emit(e)
+	}
+}
+
+// leftEndedBy is how the ended leftover l ended: by what contain did
+// last before it was seen gone, else by its exit code.
+func leftEndedBy(l *account.Leftover) string {
+	if l.Signal != "" {
+		return l.Signal
+	}
+	return fmt.Sprintf("exited %d", exitCode(l.Ref))
 }
 
 // exitCode is the exit code of the ended process h.
@@ -224,12 +241,7 @@ func (r *winRunner) finishFacts() *account.Facts {
 		return nil
 	}
 	r.noteGone("")
-	f := rec.Finish(func(l *account.Leftover) string {
-		if l.Signal != "" {
-			return l.Signal
-		}
-		return fmt.Sprintf("exited %d", exitCode(l.Ref))
-	}, func(e *account.Ending) string {
+	f := rec.Finish(leftEndedBy, func(e *account.Ending) string {
 		switch {
 		case !ended(e.Ref):
 			return account.StillRunning

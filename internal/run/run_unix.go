@@ -119,6 +119,7 @@ type runner struct {
 
 	rec *account.Recorder // what the report says; nil: nothing is collected
 	lim treeLimits        // the whole-tree limits: noLimits when none is asked
+	ev  runEvents         // what the events need (events_unix.go)
 }
 
 // waitEvent is what the reaper reports about COMMAND.
@@ -284,6 +285,7 @@ func (r *runner) begin(layers []string, undo *cleanups) {
 		r.log("started %s as PID %d; containment: %s", r.o.Args[0], r.pid, strings.Join(layers, ", "))
 	}
 	r.rec.Started(layers)
+	r.emitStarted(layers)
 }
 
 // supervise runs the run: the later signals subscribed (unless sigcatch
@@ -309,6 +311,7 @@ func (r *runner) supervise() {
 		stopEnforce()
 		stopWatch()
 		r.lim.kernelOutcome()
+		r.emitKernelLimits()
 		r.jc.restore()
 		// Asked before the close, which has a phase of its own.
 		killed := r.status.Signaled() || r.phase != ""
@@ -633,6 +636,7 @@ func (r *runner) waitEvent(ev waitEvent) supervise.Event[limit.Hit] {
 	}
 	return supervise.Event[limit.Hit]{Kind: supervise.Ended, Do: func() {
 		r.status, r.more, r.mainDone = ev.status, ev.more, true
+		r.ev.commandEnded.Store(true)
 		r.rec.CommandEnded()
 	}}
 }
@@ -654,13 +658,17 @@ func (r *runner) signalEvent(s os.Signal) supervise.Event[limit.Hit] {
 			r.endGroup(sig)
 		}}
 	case sig == unix.SIGCONT:
-		return supervise.Event[limit.Hit]{Kind: supervise.Other, Do: func() { r.jc.resumed(r.pid) }}
+		return supervise.Event[limit.Hit]{Kind: supervise.Other, Do: func() {
+			r.jc.resumed(r.pid)
+			r.emitForwarded(sig)
+		}}
 	case sig == unix.SIGALRM:
 		return supervise.Event[limit.Hit]{Kind: supervise.TimeOutNow, Name: "received SIGALRM: timing out now"}
 	default:
 		return supervise.Event[limit.Hit]{Kind: supervise.Other, Do: func() {
 			r.log("received %s: forwarding it to the group", name)
 			r.signalGroup(sig)
+			r.emitForwarded(sig)
 		}}
 	}
 }

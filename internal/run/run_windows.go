@@ -17,6 +17,7 @@ import (
 
 	"github.com/contain-cli/contain/internal/account"
 	"github.com/contain-cli/contain/internal/daemon"
+	"github.com/contain-cli/contain/internal/events"
 	"github.com/contain-cli/contain/internal/hook"
 	"github.com/contain-cli/contain/internal/job"
 	"github.com/contain-cli/contain/internal/limit"
@@ -217,6 +218,7 @@ func (r *winRunner) begin(layers []string, _ *cleanups) {
 	}
 	r.rec = account.New(r.o.Collect)
 	r.rec.Started(layers)
+	r.o.Events.Emit(events.Started{PID: r.cmdPID(), Command: r.o.Args, Layers: layers, ContainPID: os.Getpid(), Held: r.o.Hold})
 }
 
 // supervise runs the main loop until COMMAND has ended, then closes the
@@ -234,6 +236,12 @@ func (r *winRunner) supervise() {
 	r.lim.late()
 	r.closeGroup(r.events)
 	r.left = r.breaks.Finish()
+	for _, l := range r.left {
+		// The breakaway watch says them as it ends (package job).
+		if l.Spared {
+			r.o.Events.Emit(events.Daemon{PID: l.PID, Comm: l.Comm, Why: "marked RUNNING_PROCESS_IS_DAEMON=1 (--allow-daemons)"})
+		}
+	}
 }
 
 // result says how COMMAND ended, with the processes that left the job
@@ -443,6 +451,7 @@ func (r *winRunner) deliver(sig syscall.Signal) string {
 		r.terminate(sig)
 		return fmt.Sprintf("cannot send %s to the command's process group (%v): terminated the job", consoleEventName(ev), err)
 	}
+	r.o.Events.Emit(events.Signal{Signal: consoleEventName(ev), To: events.ToGroup, Group: r.cmdPID(), Why: signalWhy(r.phase)})
 	return "sent " + consoleEventName(ev) + " to the command's process group" + group
 }
 
@@ -470,6 +479,7 @@ func (r *winRunner) deliverAll(ev uint32, sig syscall.Signal) string {
 			r.terminate(sig)
 			return fmt.Sprintf("cannot send %s to process group %d (%v): terminated the job", consoleEventName(ev), g, err)
 		}
+		r.o.Events.Emit(events.Signal{Signal: consoleEventName(ev), To: events.ToGroup, Group: int(g), Why: signalWhy(r.phase)})
 	}
 	return fmt.Sprintf("sent %s to the job's %d process groups%s", consoleEventName(ev), len(groups), noted)
 }
@@ -495,13 +505,19 @@ func (r *winRunner) groupExists() bool {
 // terminate ends every process of the job. If COMMAND was still running,
 // it counts as ended by sig.
 func (r *winRunner) terminate(sig syscall.Signal) {
+	var ended []events.Signal
 	for _, pid := range r.sys.pids() {
-		r.log("terminating %d (%s)", pid, r.noteEnding(pid, "TerminateJobObject"))
+		name := r.noteEnding(pid, "TerminateJobObject")
+		r.log("terminating %d (%s)", pid, name)
+		ended = append(ended, events.Signal{Signal: "TerminateJobObject", To: events.ToProcess, PID: pid, Comm: name, Why: signalWhy(r.phase)})
 	}
 	running := r.sys.commandRunning()
 	if err := r.sys.terminate(); err != nil {
 		r.log("cannot terminate the job: %v", err)
 		return
+	}
+	for _, e := range ended {
+		r.o.Events.Emit(e)
 	}
 	if running && r.killedBy == 0 {
 		r.killedBy = sig

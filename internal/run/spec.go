@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/contain-cli/contain/internal/events"
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/report"
@@ -58,6 +59,10 @@ type Spec struct {
 	// Keep puts it in the Outcome (the library's Reports).
 	Report string
 	Keep   bool
+	// SendEvents: a library copy sends the run's events (package events)
+	// to its program, which writes them to containment.Options.Events
+	// (the copy's Events is then its pipe to the program).
+	SendEvents bool
 	// Limits hold for the whole tree.
 	Limits limit.Set
 	// AllowDaemons lets marked daemons leave the group (--allow-daemons).
@@ -96,6 +101,13 @@ type Spec struct {
 	// Log receives the lines -v says, each ended by a newline (nil:
 	// stderr).
 	Log io.Writer `wire:"-"`
+	// Events receives the run's events (package events), one JSON object
+	// a line, as they happen; nil: none, unless EventsTo names where.
+	Events io.Writer `wire:"-"`
+	// EventsTo is contain run --events: a FILE, "-" (stderr) or fd:N (a
+	// descriptor contain inherited); Execute opens it once the Spec is
+	// checked. "": none.
+	EventsTo string `wire:"-"`
 	// Explain may add to the error of a COMMAND that was not found (a
 	// hint for a habit of the face's users); nil: nothing.
 	Explain func(err error) error `wire:"-"`
@@ -165,6 +177,11 @@ func (s *Spec) Check() error {
 	if s.Report != "" {
 		if err := report.CheckPath(s.Report); err != nil {
 			return &SpecError{Option: "report", Err: err}
+		}
+	}
+	if s.EventsTo != "" && s.Events == nil {
+		if err := events.Check(s.EventsTo); err != nil {
+			return &SpecError{Option: "events", Err: err}
 		}
 	}
 	if s.Hold {

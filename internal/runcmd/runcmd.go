@@ -103,6 +103,7 @@ var Options = []Option{
 	{Name: "verbose", Aliases: []string{"v"}, Bool: true, Usage: "say on stderr what is done"},
 	{Name: "quiet", Aliases: []string{"q"}, Bool: true, Usage: "say nothing of the leftovers ended (contain run says one line when COMMAND left processes running)"},
 	{Name: "report", EnvVar: "CONTAIN_REPORT", Usage: "when done, write a JSON report of the whole tree to `FILE` (-: stderr)"},
+	{Name: "events", Usage: "write what happens as it happens (start, escapees, daemons kept, limits hit, signals sent, leftovers ended, the end), one JSON object a line, to `FILE` (-: stderr; fd:N: descriptor N)"},
 	{Name: "memory", Aliases: []string{"m"}, Usage: "limit the whole tree's resident memory to `SIZE` (512M, 2G, 2GiB; binary units): exceeding it kills the tree, exit 137"},
 	{Name: "pids", Aliases: []string{"pids-limit"}, Usage: "at most `N` processes alive in the tree at once"},
 	{Name: "cpu-time", Usage: "limit the whole tree's CPU time to `DURATION`: exceeding it acts as the timeout (124, or 137 after --kill-after)"},
@@ -174,7 +175,10 @@ func gnuCause(e *run.StartError) string {
 func spec(c parsedOptions, prepared *run.Prepared, args []string) (run.Spec, error) {
 	s := run.Spec{Args: args, Tool: c.String("originator"), Detach: c.Bool("detach"), Prepared: prepared,
 		PreserveStatus: c.Bool("preserve-status"), Verbose: c.Bool("verbose"), Report: c.String("report"),
-		AllowDaemons: c.Bool("allow-daemons")}
+		AllowDaemons: c.Bool("allow-daemons"), EventsTo: c.String("events")}
+	if c.IsSet("events") && s.EventsTo == "" {
+		return s, optionFailed("events", errors.New("empty: give a FILE, - for stderr, or fd:N"))
+	}
 	if s.Args == nil {
 		s.Args = []string{}
 	}
