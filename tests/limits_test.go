@@ -81,8 +81,13 @@ func TestLimitMemory(t *testing.T) {
 			t.Parallel()
 			dir := sharedDir(t)
 			// 10 MiB every 100 ms: 100 MiB/s.
-			res, r, hogPID := limitReport(t, m.o, []string{"--memory", "100M"}, escapee(dir, "mem 10 100"), dir)
+			evs := filepath.Join(dir, "events")
+			res, r, hogPID := limitReport(t, m.o, []string{"--memory", "100M", "--events", evs}, escapee(dir, "mem 10 100"), dir)
 			wantCode(t, res, 137)
+			// The event stream's limit line names what held it too.
+			if b, _ := os.ReadFile(evs); !strings.Contains(string(b), fmt.Sprintf(`"held_by":[{"pid":%d,`, hogPID)) {
+				t.Errorf("the limit event does not name the hog %d first:\n%s", hogPID, b)
+			}
 			if !strings.Contains(res.stderr, "contain: memory limit 100 MiB exceeded: ") {
 				t.Errorf("stderr says no memory limit:\n%s", res.stderr)
 			}

@@ -303,9 +303,26 @@ func TestPortsLeftovers(t *testing.T) {
 			dir := sharedDir(t)
 			file, rep := filepath.Join(dir, "ports"), filepath.Join(dir, "report.json")
 			script := fmt.Sprintf("%s %s tcp4 udp4 & while [ ! -s %s ]; do sleep 0.01; done", listenBin(t), file, file)
-			res := run(t, o, "run", "--report", rep, "--", "sh", "-c", script)
+			evs := filepath.Join(dir, "events")
+			res := run(t, o, "run", "--report", rep, "--events", evs, "--", "sh", "-c", script)
 			wantCode(t, res, 0)
 			want := readListened(t, file)
+			// The event stream's leftover line names them too.
+			b, _ := os.ReadFile(evs)
+			var seen bool
+			for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+				var e struct {
+					Kind  string       `json:"kind"`
+					Comm  string       `json:"comm"`
+					Ports []reportPort `json:"ports"`
+				}
+				if json.Unmarshal([]byte(line), &e) == nil && e.Kind == "leftover" && e.Comm == "listen" && len(e.Ports) == 2 {
+					seen = true
+				}
+			}
+			if !seen {
+				t.Errorf("no leftover event names the listener's two ports:\n%s", b)
+			}
 			words := want[0].word() + ", " + want[1].word()
 			if want[1].port < want[0].port {
 				words = want[1].word() + ", " + want[0].word()
