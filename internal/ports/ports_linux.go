@@ -51,6 +51,11 @@ func socketInodes(pid string, buf *fdBuffers) ([]uint64, error) {
 		}
 		_, _, names := unix.ParseDirent(buf.dents[:n], -1, buf.names[:0])
 		buf.names = names[:0]
+		// procfs fills the buffer until the next entry does not fit; an
+		// entry here is a descriptor's number, 32 bytes at most: with
+		// room for two more left, this was the last of them (one
+		// getdents the fewer per process).
+		last := n <= len(buf.dents)-64
 		for _, name := range names {
 			m, err := unix.Readlinkat(dir, name, buf.link)
 			if err != nil {
@@ -64,6 +69,9 @@ func socketInodes(pid string, buf *fdBuffers) ([]uint64, error) {
 			if ino, err := strconv.ParseUint(string(l[len(pre):len(l)-1]), 10, 64); err == nil {
 				out = append(out, ino)
 			}
+		}
+		if last {
+			return out, nil
 		}
 	}
 }
