@@ -300,7 +300,14 @@ func TestMemoryEscapee(t *testing.T) {
 		t.Run(w.name, func(t *testing.T) {
 			dir, pids := group(t, w), openDir(t)
 			mark := kmsgMark()
-			r := containRun(t, w, dir, append([]string{"--memory", "64M", "-t", "60", "--"}, helperCmd("escapee", pids, "400")...)...)
+			evs := filepath.Join(openDir(t), "events")
+			r := containRun(t, w, dir, append([]string{"--memory", "64M", "-t", "60", "--events", evs, "--"}, helperCmd("escapee", pids, "400")...)...)
+			// The event stream says the limit the kernel held, and what
+			// held it, as the run learns of it at its end.
+			if b, _ := os.ReadFile(evs); !strings.Contains(string(b), `"kind":"limit"`) || !strings.Contains(string(b), `"held_by":[{"pid":`) ||
+				!strings.Contains(string(b), `"action":"the kernel's OOM killer ended the tree"`) {
+				t.Errorf("the events say no kernel-held limit and what held it:\n%s", b)
+			}
 			if r.code != 137 {
 				t.Errorf("exit %d, want 137", r.code)
 			}
