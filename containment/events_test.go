@@ -57,7 +57,11 @@ func TestEvents(t *testing.T) {
 		}
 	}()
 	dir := t.TempDir()
-	cmd := exec.Command("/bin/sh", "-c", `setsid sleep 300 & echo $! > "$0"; exit 0`, dir+"/escapee")
+	// The escapee writes its PID once it is in a session of its own, and
+	// COMMAND waits for that: on a busy machine a child that has not yet
+	// called setsid is still in COMMAND's process group, which Wait ends.
+	cmd := exec.Command("/bin/sh", "-c", `setsid sh -c 'echo $$ > "$0.new"; mv "$0.new" "$0"; exec sleep 300' "$0" &
+while [ ! -s "$0" ]; do sleep 0.01; done; exit 0`, dir+"/escapee")
 	if err := g.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
