@@ -322,6 +322,14 @@ func (g *Group) Events() Events {
 	return e
 }
 
+// ForksRefused reads pids.events' max alone: the forks the kernel has
+// refused for pids.max so far.
+func (g *Group) ForksRefused() uint64 {
+	b, _ := os.ReadFile(filepath.Join(g.Dir, "pids.events"))
+	n, _ := keyed(b, "max")
+	return n
+}
+
 // Freeze freezes (true) or thaws the group (cgroup.freeze).
 func (g *Group) Freeze(on bool) error {
 	v := "0"

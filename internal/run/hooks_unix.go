@@ -93,6 +93,9 @@ type osHooks interface {
 	kernelLimits(w *limit.Watch)
 	kernelWhy(k limit.Kind) string
 	kernelEvents() limit.Outcome
+	// forksRefused is how many forks the kernel has refused for the
+	// process limit so far (pids.events max; 0: none, or no cgroup).
+	forksRefused() uint64
 	// sampleGroup measures the tree from its cgroup (false: none).
 	sampleGroup(l *limiter, s *limit.Sample) bool
 	// freezable: the tree can be stopped at once (cgroup.freeze), by

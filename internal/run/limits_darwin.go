@@ -25,3 +25,6 @@ func (sys *darwinOS) kernelEvents() limit.Outcome              { return limit.Ou
 
 // sampled: macOS has no kernel hold to give up.
 func (l *limiter) sampled() {}
+
+// forksRefused: macOS's kernel holds no process limit for contain.
+func (sys *darwinOS) forksRefused() uint64 { return 0 }

@@ -311,3 +311,12 @@ func (l *limiter) sampled() {
 		l.Watch().Sampled(k)
 	}
 }
+
+// forksRefused reads the run's cgroup's pids.events: the forks the
+// kernel refused for pids.max so far.
+func (sys *linuxOS) forksRefused() uint64 {
+	if !sys.strong() {
+		return 0
+	}
+	return sys.cg.cg.ForksRefused()
+}

@@ -45,6 +45,9 @@ type limiter struct {
 	// sent (killedBy): where the kernel holds memory, its OOM killer's.
 	mu     sync.Mutex
 	killed []report.Holder
+	// watchStop ends the watch of the kernel's refused forks (enforce);
+	// nil: none.
+	watchStop func()
 }
 
 // killedBy records a member reaped dead of a SIGKILL contain had not
@@ -136,10 +139,61 @@ func (r *runner) setLimits() error {
 
 func (l *limiter) enforce() (commandEnded func()) {
 	l.Start()
-	return l.CommandEnded
+	if !l.Watch().Kernel(limit.Pids) {
+		return l.CommandEnded
+	}
+	// The kernel refuses forks past pids.max and tells no one: its count
+	// is read every refusedEvery while COMMAND runs, with what has
+	// started the most of the tree's processes, so that at the first
+	// refusal that is named as the tree stood then, or just before (a
+	// shell that cannot fork exits at once, its children left to
+	// contain: at the end there is often nothing left to name).
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(refusedEvery)
+		defer t.Stop()
+		var last []report.Holder
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				refused := l.r.sys.forksRefused() > 0
+				if now := limit.Top(l.HeldBy(limit.Pids, nil), 3); len(now) > 0 {
+					last = now
+				}
+				if refused {
+					l.Watch().Held(limit.Pids, last)
+					return
+				}
+			}
+		}
+	}()
+	l.watchStop = func() {
+		select {
+		case <-done:
+		default:
+			close(done)
+		}
+		<-stopped
+	}
+	return func() {
+		l.watchStop()
+		l.CommandEnded()
+	}
 }
 
-func (l *limiter) stop() { l.Stop() }
+// refusedEvery is how often contain reads the kernel's count of refused
+// forks while COMMAND runs, where pids.max holds the process limit.
+const refusedEvery = 100 * time.Millisecond
+
+func (l *limiter) stop() {
+	if l.watchStop != nil {
+		l.watchStop()
+	}
+	l.Stop()
+}
 
 // count takes a scan's count of the tree's live processes: the one
 // count of them that the report gives (peak_processes, limits.pids.peak),

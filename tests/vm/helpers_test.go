@@ -24,6 +24,8 @@ import (
 //	tree DIR         COMMAND: a background sleep and a setsid escapee
 //	setsid DIR       the escapee: becomes sleep 301
 //	spin DURATION    spins on one CPU for DURATION of wall time
+//	forker           starts a sleep 30 every 10 ms, a refused start
+//	                 and all, until it is ended (make -j, a test runner)
 //	libgroup PIDS    a program of package containment: one command in a
 //	                 Group with a --pids limit of PIDS (0: none); prints
 //	                 what it saw (library_test.go)
@@ -59,6 +61,11 @@ func helper(name string, args []string) int {
 			return 1
 		}
 		return 0
+	case "forker":
+		for {
+			exec.Command("sleep", "30").Start() // a refused fork: tried again
+			time.Sleep(10 * time.Millisecond)
+		}
 	case "hog":
 		writePID("hog")
 		mib, _ := strconv.Atoi(arg(1))

@@ -382,6 +382,33 @@ func TestPidsForkBomb(t *testing.T) {
 	}
 }
 
+// TestPidsHeldBy: --pids against a program that starts sleeps and goes
+// on when a start is refused: the kernel refuses the forks past pids.max
+// (which counts its threads too), and contain, reading its count while
+// COMMAND runs, names the program as what started the most processes, in
+// the report and the event stream.
+func TestPidsHeldBy(t *testing.T) {
+	const n = 24
+	for _, w := range everyone {
+		t.Run(w.name, func(t *testing.T) {
+			dir := group(t, w)
+			evs := filepath.Join(openDir(t), "events")
+			r := containRun(t, w, dir, append([]string{"--pids", strconv.Itoa(n), "-t", "2", "--events", evs, "--"}, helperCmd("forker")...)...)
+			if r.code != 124 {
+				t.Errorf("exit %d, want 124 (the timeout: the kernel refuses forks, it kills nothing)", r.code)
+			}
+			l := limitOf(t, r, "--pids")
+			if l.EnforcedBy != "cgroup pids.max" || !l.Exceeded || len(l.HeldBy) == 0 || l.HeldBy[0].Comm != "vmtest" || l.HeldBy[0].Children < n/3 {
+				t.Errorf("the report's --pids: %+v, held_by %s", l, report.HolderWords(l.HeldBy))
+			}
+			if b, _ := os.ReadFile(evs); !strings.Contains(string(b), `"kind":"limit"`) || !strings.Contains(string(b), `"held_by":[{"pid":`) {
+				t.Errorf("the events say no limit held by the loop:\n%s", b)
+			}
+			checkClean(t, dir)
+		})
+	}
+}
+
 // watchProcs counts the processes of every contain-* group below dir (its
 // cgroup.procs: without the pids controller there is no pids.current)
 // until done, and returns the most it saw.
