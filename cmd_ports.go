@@ -6,7 +6,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"net/netip"
 	"slices"
 	"strconv"
 
@@ -219,9 +218,7 @@ func listedPIDs(sessions []session.Session) []int {
 func portWords(js []ports.JSON) string {
 	var ps []ports.Port
 	for _, j := range js {
-		if a, err := netip.ParseAddr(j.Address); err == nil {
-			ps = append(ps, ports.Port{Proto: j.Proto, Addr: a, Port: j.Port})
-		}
+		ps = append(ps, ports.Port{Proto: j.Proto, Addr: j.Address, Port: j.Port})
 	}
 	return ports.Join(ps)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -31,8 +30,8 @@ func TestPsTable(t *testing.T) {
 		}},
 	}
 	var b bytes.Buffer
-	listening := ports.Reading{By: map[int][]ports.Port{51234: nil, 51240: {{Proto: "tcp", Addr: netip.MustParseAddr("::"), Port: 3000},
-		{Proto: "tcp", Addr: netip.MustParseAddr("0.0.0.0"), Port: 3000}, {Proto: "udp", Addr: netip.MustParseAddr("127.0.0.1"), Port: 53}}, 8: nil, 10: nil},
+	listening := ports.Reading{By: map[int][]ports.Port{51234: nil, 51240: {{Proto: "tcp", Addr: "::", Port: 3000},
+		{Proto: "tcp", Addr: "0.0.0.0", Port: 3000}, {Proto: "udp", Addr: "127.0.0.1", Port: 53}}, 8: nil, 10: nil},
 		Unknown: map[int]string{7: "permission denied"}}
 	writePsTable(&b, sessions, listening)
 	want := `SESSION    STATE      PROCESSES  CPU       RSS    WHY

@@ -241,7 +241,7 @@ func TestPsSessions(t *testing.T) {
 	for _, want := range []string{
 		orphanValue + ` +orphaned +2 `, liveValue + ` +alive +1 `, daemonValue + ` +daemon +1 `,
 		fmt.Sprintf(`\n%s +orphaned +%d +\d+ `, orphanValue, orphan), fmt.Sprintf(`\n%s +alive +%d `, liveValue, live),
-		`sleep 300\n`, `\nORIGINATOR +STATE +PID +PPID +STARTED +USER +CPU +RSS +COMMAND\n`,
+		`sleep 300\n`, `\nORIGINATOR +STATE +PID +PPID +STARTED +USER +CPU +RSS +PORTS +COMMAND\n`,
 	} {
 		if !regexp.MustCompile(want).MatchString(res.stdout) {
 			t.Errorf("the table does not match %q:\n%s", want, res.stdout)
@@ -383,9 +383,9 @@ func TestPsUsage(t *testing.T) {
 	for _, want := range []string{
 		`^SESSION +STATE +PROCESSES +CPU +RSS +WHY\n`,
 		fmt.Sprintf(`\n%s +orphaned +2 +0:\d\d\.\d\d +%s +PID \d+ is gone\n`, value, mib),
-		`\nORIGINATOR +STATE +PID +PPID +STARTED +USER +CPU +RSS +COMMAND\n`,
-		fmt.Sprintf(`\n%s +orphaned +%d +\d+ +[-\d]+ [:\d]+ +\S+ +0:\d\d\.\d\d +%s +perl -e `, value, hogPID, mib),
-		fmt.Sprintf(`\n%s +orphaned +%d +\d+ +[-\d]+ [:\d]+ +\S+ +0:00\.\d\d +\d+\.\d[KM] +sleep 300\n`, value, sleeper),
+		`\nORIGINATOR +STATE +PID +PPID +STARTED +USER +CPU +RSS +PORTS +COMMAND\n`,
+		fmt.Sprintf(`\n%s +orphaned +%d +\d+ +[-\d]+ [:\d]+ +\S+ +0:\d\d\.\d\d +%s +- +perl -e `, value, hogPID, mib),
+		fmt.Sprintf(`\n%s +orphaned +%d +\d+ +[-\d]+ [:\d]+ +\S+ +0:00\.\d\d +\d+\.\d[KM] +- +sleep 300\n`, value, sleeper),
 	} {
 		if !regexp.MustCompile(want).MatchString(res.stdout) {
 			t.Errorf("the table does not match %q:\n%s", want, res.stdout)

@@ -87,7 +87,7 @@ var RunBoolFlags = map[string]bool{
 var RunValueFlags = map[string]bool{
 	"originator": true, "o": true, "timeout": true, "t": true, "signal": true, "s": true,
 	"kill-after": true, "k": true, "grace": true, "g": true, "report": true, "memory": true, "m": true,
-	"pids": true, "pids-limit": true, "cpu-time": true, "cpus": true, "on-timeout": true,
+	"pids": true, "pids-limit": true, "cpu-time": true, "cpus": true, "on-timeout": true, "events": true,
 }
 
 // DetachArgv reports whether argv (a process's /proc/PID/cmdline) is

@@ -58,7 +58,7 @@ const heldMost = 3
 // Top keeps the n holders that held most: one the OS names for how it
 // held the limit (How: the job refused it an allocation) first, then by
 // resident memory, or by children started, the larger first (ties: the
-// lower PID).
+// lower PID), each with a tenth of the first's share at least.
 func Top(hs []report.Holder, n int) []report.Holder {
 	key := func(h report.Holder) uint64 {
 		if h.RSSBytes != nil {
@@ -79,6 +79,12 @@ func Top(hs []report.Holder, n int) []report.Holder {
 		return cmp.Compare(a.PID, b.PID)
 	})
 	hs = slices.DeleteFunc(hs, func(h report.Holder) bool { return key(h) == 0 && h.How == "" })
+	// Only what held a share worth naming: a tenth of the first's at
+	// least (a 100 MiB hog, not the 1.5 MiB shell beside it).
+	if len(hs) > 1 {
+		first := key(hs[0])
+		hs = append(hs[:1], slices.DeleteFunc(hs[1:], func(h report.Holder) bool { return h.How == "" && key(h)*10 < first })...)
+	}
 	return hs[:min(n, len(hs))]
 }
 

@@ -22,7 +22,7 @@ func tcpListeners(t *testing.T) []Port {
 		}
 		t.Cleanup(func() { l.Close() })
 		a := l.Addr().(*net.TCPAddr).AddrPort()
-		out = append(out, Port{Proto: "tcp", Addr: a.Addr().Unmap(), Port: a.Port()})
+		out = append(out, Port{Proto: "tcp", Addr: a.Addr().Unmap().String(), Port: a.Port()})
 	}
 	return out
 }

@@ -11,7 +11,6 @@ package ports
 import (
 	"errors"
 	"io/fs"
-	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,8 +25,8 @@ var ErrUnsupported = errors.New("ports: not written for this OS")
 // Port is a socket a process listens on: a TCP socket in LISTEN, or a
 // bound UDP socket that is connected to no peer.
 type Port struct {
-	Proto string     // "tcp" or "udp"
-	Addr  netip.Addr // the local address; unspecified (0.0.0.0, ::): every address
+	Proto string // "tcp" or "udp"
+	Addr  string // the local address (proc.FormatIP's text); 0.0.0.0 or ::: every address
 	Port  uint16
 }
 
@@ -36,8 +35,12 @@ type Port struct {
 // (":5353/udp").
 func (p Port) String() string {
 	s := ":" + strconv.Itoa(int(p.Port))
-	if p.Addr.IsValid() && !p.Addr.IsUnspecified() {
-		s = netip.AddrPortFrom(p.Addr, p.Port).String()
+	switch {
+	case p.Addr == "" || p.Addr == "0.0.0.0" || p.Addr == "::":
+	case strings.Contains(p.Addr, ":"):
+		s = "[" + p.Addr + "]" + s
+	default:
+		s = p.Addr + s
 	}
 	if p.Proto == "udp" {
 		s += "/udp"
@@ -87,7 +90,7 @@ type JSON = report.Port
 func ToJSON(ports []Port) []JSON {
 	out := make([]JSON, 0, len(ports))
 	for _, p := range ports {
-		out = append(out, JSON{Proto: p.Proto, Address: p.Addr.String(), Port: p.Port})
+		out = append(out, JSON{Proto: p.Proto, Address: p.Addr, Port: p.Port})
 	}
 	return out
 }

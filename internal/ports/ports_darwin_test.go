@@ -19,7 +19,7 @@ func TestDarwinListening(t *testing.T) {
 	}
 	defer u4.Close()
 	ua := u4.LocalAddr().(*net.UDPAddr).AddrPort()
-	want = append(want, Port{Proto: "udp", Addr: ua.Addr(), Port: ua.Port()})
+	want = append(want, Port{Proto: "udp", Addr: ua.Addr().String(), Port: ua.Port()})
 
 	r := Listening([]int{os.Getpid()})
 	got, ok := r.Known(os.Getpid())

@@ -28,7 +28,7 @@ func listen(t *testing.T, network, addr string) (listener, bool) {
 		}
 		t.Cleanup(func() { l.Close() })
 		a := l.Addr().(*net.TCPAddr).AddrPort()
-		p = Port{Proto: "tcp", Addr: a.Addr().Unmap(), Port: a.Port()}
+		p = Port{Proto: "tcp", Addr: a.Addr().Unmap().String(), Port: a.Port()}
 		f, err = l.(*net.TCPListener).File()
 		if err != nil {
 			t.Fatal(err)
@@ -40,7 +40,7 @@ func listen(t *testing.T, network, addr string) (listener, bool) {
 		}
 		t.Cleanup(func() { c.Close() })
 		a := c.LocalAddr().(*net.UDPAddr).AddrPort()
-		p = Port{Proto: "udp", Addr: a.Addr().Unmap(), Port: a.Port()}
+		p = Port{Proto: "udp", Addr: a.Addr().Unmap().String(), Port: a.Port()}
 		f, err = c.(*net.UDPConn).File()
 		if err != nil {
 			t.Fatal(err)

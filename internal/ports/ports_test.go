@@ -1,18 +1,17 @@
 package ports
 
 import (
-	"net/netip"
 	"reflect"
 	"testing"
 )
 
 func TestWords(t *testing.T) {
 	ps := []Port{
-		{Proto: "tcp", Addr: netip.MustParseAddr("::"), Port: 3000},
-		{Proto: "udp", Addr: netip.MustParseAddr("127.0.0.1"), Port: 53},
-		{Proto: "tcp", Addr: netip.MustParseAddr("0.0.0.0"), Port: 3000},
-		{Proto: "tcp", Addr: netip.MustParseAddr("::1"), Port: 8080},
-		{Proto: "udp", Addr: netip.MustParseAddr("0.0.0.0"), Port: 5353},
+		{Proto: "tcp", Addr: "::", Port: 3000},
+		{Proto: "udp", Addr: "127.0.0.1", Port: 53},
+		{Proto: "tcp", Addr: "0.0.0.0", Port: 3000},
+		{Proto: "tcp", Addr: "::1", Port: 8080},
+		{Proto: "udp", Addr: "0.0.0.0", Port: 5353},
 	}
 	want := []string{"127.0.0.1:53/udp", ":3000", ":5353/udp", "[::1]:8080"}
 	if got := Words(ps); !reflect.DeepEqual(got, want) {
@@ -53,12 +52,12 @@ func TestParseTable(t *testing.T) {
 	parseTable([]byte(tcp6), "tcp", got)
 	parseTable([]byte(udp), "udp", got)
 	want := map[uint64]Port{
-		1001: {Proto: "tcp", Addr: netip.MustParseAddr("0.0.0.0"), Port: 3000},
-		1002: {Proto: "tcp", Addr: netip.MustParseAddr("127.0.0.1"), Port: 8080},
-		2001: {Proto: "tcp", Addr: netip.MustParseAddr("::"), Port: 3000},
-		2002: {Proto: "tcp", Addr: netip.MustParseAddr("::1"), Port: 8082},
-		2003: {Proto: "tcp", Addr: netip.MustParseAddr("127.0.0.1"), Port: 8083},
-		3001: {Proto: "udp", Addr: netip.MustParseAddr("0.0.0.0"), Port: 5353},
+		1001: {Proto: "tcp", Addr: "0.0.0.0", Port: 3000},
+		1002: {Proto: "tcp", Addr: "127.0.0.1", Port: 8080},
+		2001: {Proto: "tcp", Addr: "::", Port: 3000},
+		2002: {Proto: "tcp", Addr: "::1", Port: 8082},
+		2003: {Proto: "tcp", Addr: "127.0.0.1", Port: 8083},
+		3001: {Proto: "udp", Addr: "0.0.0.0", Port: 5353},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("parseTable:\n got %v\nwant %v", got, want)

@@ -3,7 +3,6 @@ package ports
 // Runs on Windows (under Wine here, tests/wine_test.go).
 
 import (
-	"net/netip"
 	"os"
 	"slices"
 	"testing"
@@ -29,7 +28,7 @@ func TestWindowsListening(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = append(want, Port{Proto: "udp", Addr: netip.AddrFrom4([4]byte{127, 0, 0, 1}), Port: uint16(sa.(*windows.SockaddrInet4).Port)})
+	want = append(want, Port{Proto: "udp", Addr: "127.0.0.1", Port: uint16(sa.(*windows.SockaddrInet4).Port)})
 
 	// Every port is in the tables, whoever owns it.
 	for _, w := range want {

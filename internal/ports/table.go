@@ -8,8 +8,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
-	"net/netip"
 	"strconv"
+
+	"github.com/contain-cli/contain/internal/proc"
 )
 
 // Linux's socket states (include/net/tcp_states.h) that mean listening:
@@ -62,18 +63,18 @@ func parseTable(b []byte, proto string, into map[uint64]Port) {
 // parseAddr reads "0100007F:0BB8": the address as the kernel's 32-bit
 // words in the machine's order (one for IPv4, four for IPv6), each
 // printed as a hexadecimal number, then the port, a number in hex.
-func parseAddr(s []byte) (netip.Addr, uint16, bool) {
+func parseAddr(s []byte) (string, uint16, bool) {
 	i := bytes.IndexByte(s, ':')
 	if i < 0 {
-		return netip.Addr{}, 0, false
+		return "", 0, false
 	}
 	port, err := strconv.ParseUint(string(s[i+1:]), 16, 16)
 	if err != nil {
-		return netip.Addr{}, 0, false
+		return "", 0, false
 	}
 	raw, err := hex.DecodeString(string(s[:i]))
 	if err != nil || (len(raw) != 4 && len(raw) != 16) {
-		return netip.Addr{}, 0, false
+		return "", 0, false
 	}
 	// Each word was printed as a number: its bytes in memory, the
 	// address's own order, are that number in the machine's order.
@@ -81,14 +82,7 @@ func parseAddr(s []byte) (netip.Addr, uint16, bool) {
 	for w := 0; w < len(raw); w += 4 {
 		hostOrder.PutUint32(mem[w:], binary.BigEndian.Uint32(raw[w:]))
 	}
-	if len(raw) == 4 {
-		return netip.AddrFrom4([4]byte(mem[:4])), uint16(port), true
-	}
-	a := netip.AddrFrom16(mem)
-	if a.Is4In6() {
-		a = a.Unmap()
-	}
-	return a, uint16(port), true
+	return proc.FormatIP(mem[:len(raw)]), uint16(port), true
 }
 
 // hostOrder is the machine's byte order (every Linux Go runs on here is

@@ -18,7 +18,8 @@ package ports
 import (
 	"encoding/binary"
 	"fmt"
-	"net/netip"
+
+	"github.com/contain-cli/contain/internal/proc"
 )
 
 // winTable says how to read one of the four tables.
@@ -49,12 +50,7 @@ func parseWinTable(b []byte, t winTable) ([]Holder, error) {
 	out := make([]Holder, 0, n)
 	for i := range n {
 		r := b[4+i*t.row : 4+(i+1)*t.row]
-		var a netip.Addr
-		if t.addrLen == 4 {
-			a = netip.AddrFrom4([4]byte(r[t.addr : t.addr+4]))
-		} else {
-			a = netip.AddrFrom16([16]byte(r[t.addr : t.addr+16])).Unmap()
-		}
+		a := proc.FormatIP(r[t.addr : t.addr+t.addrLen])
 		port := binary.BigEndian.Uint16(r[t.port:])
 		if port == 0 {
 			continue

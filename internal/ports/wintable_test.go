@@ -13,12 +13,13 @@ func winRows(t winTable, rows ...Holder) []byte {
 	binary.LittleEndian.PutUint32(b, uint32(len(rows)))
 	for i, h := range rows {
 		r := b[4+i*t.row:]
+		a := netip.MustParseAddr(h.Port.Addr)
 		if t.addrLen == 4 {
-			a := h.Port.Addr.As4()
-			copy(r[t.addr:], a[:])
+			b := a.As4()
+			copy(r[t.addr:], b[:])
 		} else {
-			a := h.Port.Addr.As16()
-			copy(r[t.addr:], a[:])
+			b := a.As16()
+			copy(r[t.addr:], b[:])
 		}
 		binary.BigEndian.PutUint16(r[t.port:], h.Port.Port)
 		binary.LittleEndian.PutUint32(r[t.pid:], uint32(h.PID))
@@ -31,10 +32,10 @@ func TestParseWinTable(t *testing.T) {
 		table winTable
 		rows  []Holder
 	}{
-		{winTCP4, []Holder{{PID: 4, Port: Port{"tcp", netip.MustParseAddr("0.0.0.0"), 445}}, {PID: 1234, Port: Port{"tcp", netip.MustParseAddr("127.0.0.1"), 3000}}}},
-		{winTCP6, []Holder{{PID: 1234, Port: Port{"tcp", netip.MustParseAddr("::1"), 3000}}}},
-		{winUDP4, []Holder{{PID: 99, Port: Port{"udp", netip.MustParseAddr("0.0.0.0"), 5353}}}},
-		{winUDP6, []Holder{{PID: 99, Port: Port{"udp", netip.MustParseAddr("fe80::1"), 5353}}, {PID: 100, Port: Port{"udp", netip.MustParseAddr("::"), 53}}}},
+		{winTCP4, []Holder{{PID: 4, Port: Port{"tcp", "0.0.0.0", 445}}, {PID: 1234, Port: Port{"tcp", "127.0.0.1", 3000}}}},
+		{winTCP6, []Holder{{PID: 1234, Port: Port{"tcp", "::1", 3000}}}},
+		{winUDP4, []Holder{{PID: 99, Port: Port{"udp", "0.0.0.0", 5353}}}},
+		{winUDP6, []Holder{{PID: 99, Port: Port{"udp", "fe80::1", 5353}}, {PID: 100, Port: Port{"udp", "::", 53}}}},
 	} {
 		got, err := parseWinTable(winRows(c.table, c.rows...), c.table)
 		if err != nil || !reflect.DeepEqual(got, c.rows) {

@@ -21,7 +21,6 @@ package proc
 import (
 	"encoding/binary"
 	"fmt"
-	"net/netip"
 )
 
 const (
@@ -42,7 +41,7 @@ const (
 // a socket of another family).
 type MacListener struct {
 	Proto string // "tcp" or "udp"
-	Addr  netip.Addr
+	Addr  string // FormatIP's text
 	Port  uint16
 }
 
@@ -68,14 +67,14 @@ func ParseMacSocket(b []byte) (MacListener, error) {
 	if port == 0 {
 		return MacListener{}, nil
 	}
-	var addr netip.Addr
+	var addr string
 	// An IPv6 socket that takes IPv4 too (not IPV6_V6ONLY) has both
 	// flags: its address is the IPv6 one.
 	switch vflag := in[24]; {
 	case vflag&macINIv6 != 0:
-		addr = netip.AddrFrom16([16]byte(in[48 : 48+16])).Unmap()
+		addr = FormatIP(in[48 : 48+16])
 	case vflag&macINIv4 != 0:
-		addr = netip.AddrFrom4([4]byte(in[48+12 : 48+16]))
+		addr = FormatIP(in[48+12 : 48+16])
 	default:
 		return MacListener{}, nil
 	}

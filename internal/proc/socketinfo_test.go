@@ -35,11 +35,11 @@ func TestParseMacSocket(t *testing.T) {
 		b    []byte
 		want MacListener
 	}{
-		{"tcp listen v4", macSocketFixture(macSockinfoTCP, 1, macTCPListen, 0, 3000, macINIv4, v4), MacListener{"tcp", v4, 3000}},
-		{"tcp listen v6", macSocketFixture(macSockinfoTCP, 1, macTCPListen, 0, 8080, macINIv6, v6), MacListener{"tcp", v6, 8080}},
-		{"tcp listen dual stack", macSocketFixture(macSockinfoTCP, 1, macTCPListen, 0, 8081, macINIv4|macINIv6, netip.IPv6Unspecified()), MacListener{"tcp", netip.IPv6Unspecified(), 8081}},
+		{"tcp listen v4", macSocketFixture(macSockinfoTCP, 1, macTCPListen, 0, 3000, macINIv4, v4), MacListener{"tcp", "127.0.0.1", 3000}},
+		{"tcp listen v6", macSocketFixture(macSockinfoTCP, 1, macTCPListen, 0, 8080, macINIv6, v6), MacListener{"tcp", "::1", 8080}},
+		{"tcp listen dual stack", macSocketFixture(macSockinfoTCP, 1, macTCPListen, 0, 8081, macINIv4|macINIv6, netip.IPv6Unspecified()), MacListener{"tcp", "::", 8081}},
 		{"tcp established", macSocketFixture(macSockinfoTCP, 1, 4, 0x5000, 3000, macINIv4, v4), MacListener{}},
-		{"udp bound", macSocketFixture(macSockinfoIn, macSockDgram, 0, 0, 5353, macINIv4, netip.IPv4Unspecified()), MacListener{"udp", netip.IPv4Unspecified(), 5353}},
+		{"udp bound", macSocketFixture(macSockinfoIn, macSockDgram, 0, 0, 5353, macINIv4, netip.IPv4Unspecified()), MacListener{"udp", "0.0.0.0", 5353}},
 		{"udp connected", macSocketFixture(macSockinfoIn, macSockDgram, 0, 0x3500, 5353, macINIv4, v4), MacListener{}},
 		{"unix", macSocketFixture(3, 1, 0, 0, 0, 0, netip.Addr{}), MacListener{}},
 	} {
