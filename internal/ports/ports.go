@@ -9,6 +9,7 @@
 package ports
 
 import (
+	"cmp"
 	"errors"
 	"io/fs"
 	"slices"
@@ -86,12 +87,16 @@ func Join(ports []Port) string {
 // JSON is a port as contain's JSON outputs give it (ps, the report).
 type JSON = report.Port
 
-// ToJSON gives ports as JSON (never nil: [] when none).
+// ToJSON gives ports as JSON (never nil: [] when none), in the order
+// Words says them: by port number, then protocol and address.
 func ToJSON(ports []Port) []JSON {
 	out := make([]JSON, 0, len(ports))
 	for _, p := range ports {
 		out = append(out, JSON{Proto: p.Proto, Address: p.Addr, Port: p.Port})
 	}
+	slices.SortStableFunc(out, func(a, b JSON) int {
+		return cmp.Or(cmp.Compare(a.Port, b.Port), strings.Compare(a.Proto, b.Proto), strings.Compare(a.Address, b.Address))
+	})
 	return out
 }
 

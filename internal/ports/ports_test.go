@@ -23,6 +23,10 @@ func TestWords(t *testing.T) {
 	if got := ToJSON(nil); got == nil || len(got) != 0 {
 		t.Errorf("ToJSON(nil) = %#v, want []", got)
 	}
+	wantJSON := []JSON{{"udp", "127.0.0.1", 53}, {"tcp", "0.0.0.0", 3000}, {"tcp", "::", 3000}, {"udp", "0.0.0.0", 5353}, {"tcp", "::1", 8080}}
+	if got := ToJSON(ps); !reflect.DeepEqual(got, wantJSON) {
+		t.Errorf("ToJSON = %v, want %v (by port, protocol, address)", got, wantJSON)
+	}
 }
 
 // TestParseTable: lines as a little-endian Linux writes them (the words
