@@ -23,7 +23,8 @@ func TestWords(t *testing.T) {
 	if got := ToJSON(nil); got == nil || len(got) != 0 {
 		t.Errorf("ToJSON(nil) = %#v, want []", got)
 	}
-	wantJSON := []JSON{{"udp", "127.0.0.1", 53}, {"tcp", "0.0.0.0", 3000}, {"tcp", "::", 3000}, {"udp", "0.0.0.0", 5353}, {"tcp", "::1", 8080}}
+	wantJSON := []JSON{{Proto: "udp", Address: "127.0.0.1", Port: 53}, {Proto: "tcp", Address: "0.0.0.0", Port: 3000},
+		{Proto: "tcp", Address: "::", Port: 3000}, {Proto: "udp", Address: "0.0.0.0", Port: 5353}, {Proto: "tcp", Address: "::1", Port: 8080}}
 	if got := ToJSON(ps); !reflect.DeepEqual(got, wantJSON) {
 		t.Errorf("ToJSON = %v, want %v (by port, protocol, address)", got, wantJSON)
 	}
