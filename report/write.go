@@ -212,3 +212,30 @@ func createBeside(path string, old fs.FileInfo) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// writeDevice writes data to a FIFO or character device (Windows: a
+// device or named pipe), opened as openDevice opens it.
+func writeDevice(path string, st fs.FileInfo, data []byte) error {
+	return writeOpened(openDevice(path, st))(data)
+}
+
+// writeInPlace truncates and writes the existing file path, opened as
+// openInPlace opens it.
+func writeInPlace(path string, st fs.FileInfo, data []byte) error {
+	return writeOpened(openInPlace(path, st))(data)
+}
+
+// writeOpened writes data to f, opened with err, and closes it: the
+// error of the open, the write or the close, the first.
+func writeOpened(f *os.File, err error) func(data []byte) error {
+	return func(data []byte) error {
+		if err != nil {
+			return err
+		}
+		_, err := f.Write(data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}
+}

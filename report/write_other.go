@@ -19,31 +19,9 @@ func refused(err error) bool           { return errors.Is(err, fs.ErrPermission)
 func writeFD(int, []byte) error        { return errors.ErrUnsupported }
 func fdOpen(int) bool                  { return false }
 
-// writeDevice writes data to a device or named pipe (NUL, \\.\pipe\...).
-func writeDevice(path string, st fs.FileInfo, data []byte) error {
-	f, err := openDevice(path, st)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	_, err = f.Write(data)
-	return err
-}
-
 // openDevice opens a device or named pipe for writing.
 func openDevice(path string, _ fs.FileInfo) (*os.File, error) {
 	return os.OpenFile(path, os.O_WRONLY, 0)
-}
-
-// writeInPlace truncates and writes the existing file path.
-func writeInPlace(path string, st fs.FileInfo, data []byte) error {
-	f, err := openInPlace(path, st)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	_, err = f.Write(data)
-	return err
 }
 
 // openInPlace opens the existing file path, as it was found (st), and

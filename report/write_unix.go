@@ -49,17 +49,6 @@ func refused(err error) bool {
 	return errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)
 }
 
-// writeDevice writes data to a FIFO or character device (openDevice).
-func writeDevice(path string, st fs.FileInfo, data []byte) error {
-	f, err := openDevice(path, st)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	_, err = f.Write(data)
-	return err
-}
-
 // openDevice opens a FIFO or character device for writing: without
 // O_CREAT or O_TRUNC, not through a link unless st is the link's target
 // (a trusted link), then checked to be what was asked.
@@ -85,21 +74,6 @@ func openDevice(path string, st fs.FileInfo) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
-}
-
-// writeInPlace truncates and writes the existing regular file path, as it
-// was found (st): openInPlace.
-func writeInPlace(path string, st fs.FileInfo, data []byte) error {
-	f, err := openInPlace(path, st)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // openInPlace opens the existing regular file path, as it was found
