@@ -83,7 +83,7 @@ func eventsEscapees(t *testing.T, o runOpts) []evLine {
 	if j, _ := joined(setsid); !j.LeftProcessGroup || j.LeftSession == nil || !*j.LeftSession || j.FoundBy == "" || j.Comm != "sleep" && j.Comm != "setsid" {
 		t.Errorf("the setsid escapee %d: %+v", setsid, j)
 	}
-	if j, _ := joined(double); !j.Reparented || j.LeftProcessGroup || j.FoundBy == "" || j.Comm != "sleep" {
+	if j, _ := joined(double); !j.Reparented || j.LeftProcessGroup || j.FoundBy == "" || j.Comm != "sleep" && j.Comm != "sh" {
 		t.Errorf("the double-forked escapee %d: %+v", double, j)
 	}
 	if err := cmd.Process.Signal(syscall.SIGALRM); err != nil {
@@ -120,11 +120,13 @@ func eventsLeftover(t *testing.T, o runOpts) []evLine {
 	killOnCleanup(t, left)
 	lines := readEvents(t, path)
 	sig, ok := findEvent(lines, func(l evLine) bool { return l.Kind == "signal" && l.PID == left })
-	if !ok || sig.Signal != "SIGTERM" || sig.Why != "after COMMAND ended" || sig.Comm != "sleep" {
+	if !ok || sig.Signal != "SIGTERM" || sig.Why != "after COMMAND ended" || sig.Comm != "sleep" && sig.Comm != "sh" {
 		t.Errorf("the leftover %d's signal line: %+v (found %v)", left, sig, ok)
 	}
+	// Its name as contain first saw it: sh's, on a busy machine, where the
+	// child had not yet executed sleep when COMMAND ended.
 	l, ok := findEvent(lines, func(l evLine) bool { return l.Kind == "leftover" && l.PID == left })
-	if !ok || !strings.HasPrefix(l.EndedBy, "SIGTERM") || l.Comm != "sleep" {
+	if !ok || !strings.HasPrefix(l.EndedBy, "SIGTERM") || l.Comm != "sleep" && l.Comm != "sh" {
 		t.Errorf("the leftover %d's line: %+v (found %v)", left, l, ok)
 	}
 	if slices.IndexFunc(lines, func(l evLine) bool { return l.Kind == "signal" && l.PID == left }) >
