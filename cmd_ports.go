@@ -171,26 +171,31 @@ func writePortTable(w io.Writer, hs []portHolder) {
 }
 
 // sessionsOnPort is --port N for stop and reap: the sessions whose
-// processes listen on n. A holder that is no session's is refused, with
-// one line, and so is a port nothing listens on: nothing is signalled.
-func sessionsOnPort(c *cli.Context, n uint16) ([]string, error) {
+// processes listen on n, by value (what --session names, for the words
+// and rules of a session named) and by key (the value in its PID
+// namespace: another namespace's session of the same value is not it).
+// A holder that is no session's is refused, with one line, and so is a
+// port nothing listens on: nothing is signalled.
+func sessionsOnPort(c *cli.Context, n uint16) (values, keys []string, err error) {
 	hs, err := holdersOf(n)
 	if err != nil {
-		return nil, &status.Error{Code: 1, Err: err}
+		return nil, nil, &status.Error{Code: 1, Err: err}
 	}
 	if len(hs) == 0 {
-		return nil, &status.Error{Code: 1, Err: fmt.Errorf("%s: nothing listens on port %d", c.Command.Name, n)}
+		return nil, nil, &status.Error{Code: 1, Err: fmt.Errorf("%s: nothing listens on port %d", c.Command.Name, n)}
 	}
-	var values []string
 	for _, h := range hs {
 		if h.session == nil {
-			return nil, &status.Error{Code: 1, Err: fmt.Errorf("%s: %s; nothing was signalled", c.Command.Name, untaggedWords(n, h))}
+			return nil, nil, &status.Error{Code: 1, Err: fmt.Errorf("%s: %s; nothing was signalled", c.Command.Name, untaggedWords(n, h))}
 		}
-		if !slices.Contains(values, h.session.Value) {
-			values = append(values, h.session.Value)
+		if k := h.session.Key(); !slices.Contains(keys, k) {
+			keys = append(keys, k)
+			if !slices.Contains(values, h.session.Value) {
+				values = append(values, h.session.Value)
+			}
 		}
 	}
-	return values, nil
+	return values, keys, nil
 }
 
 // portColumn says a process's ports in the PORTS column: "-" for none,

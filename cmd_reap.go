@@ -135,7 +135,7 @@ func parseReap(c *cli.Context) (reapRequest, error) {
 			return rq, usageOf(c, "--port names the session: it takes no --session or -o")
 		}
 		// Last: the one part that reads the machine.
-		if rq.opts.Filter.Values, err = sessionsOnPort(c, port); err != nil {
+		if rq.opts.Filter.Values, rq.opts.Filter.Keys, err = sessionsOnPort(c, port); err != nil {
 			return rq, err
 		}
 	}

@@ -132,11 +132,11 @@ func parseStop(c *cli.Context) (stopRequest, error) {
 	rq.IncludeDaemons = c.Bool("include-daemons")
 	if port != 0 {
 		// Last: the one part that reads the machine.
-		values, err := sessionsOnPort(c, port)
+		values, keys, err := sessionsOnPort(c, port)
 		if err != nil {
 			return rq, err
 		}
-		rq.Set = watch.Set{Values: values}
+		rq.Set = watch.Set{Values: values, Keys: keys}
 	}
 	return rq, nil
 }

@@ -14,12 +14,14 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/contain-cli/contain/internal/testtool"
 	"github.com/contain-cli/contain/report"
 )
 
@@ -348,5 +350,40 @@ func TestPortsLeftovers(t *testing.T) {
 				t.Errorf("-v does not name the leftover's ports:\n%s", res.stderr)
 			}
 		})
+	}
+}
+
+// TestPortsPIDNamespace: stop --port from the host acts on the session
+// of the namespace's listener, which the host sees as TOOL:1@pidns:N,
+// and on no host session that carries the same value TOOL:1 (a tag is a
+// claim: here a process of the host's, whose PID 1 runs).
+func TestPortsPIDNamespace(t *testing.T) {
+	requireRoot(t, "a PID namespace (unshare --pid)")
+	testtool.Need(t, "unshare", "util-linux")
+	t.Parallel()
+	tool := uniqueTool(t)
+	dir := sharedDir(t)
+	file := filepath.Join(dir, "ports")
+	inNamespace(t, runOpts{}, fmt.Sprintf("exec %s run -o %s -- %s %s tcp4", bin, tool, listenBin(t), file))
+	port := strconv.Itoa(readListened(t, file)[0].port)
+	forged := startTagged(t, tool+":1", procOpts{})
+
+	res := run(t, runOpts{}, "ps", "--port", port)
+	wantCode(t, res, 0)
+	if !regexp.MustCompile(` ` + tool + `:1@pidns:\d+ +alive `).MatchString(res.stdout) {
+		t.Errorf("ps --port from the host does not name the namespace's session:\n%s", res.stdout)
+	}
+	res = run(t, runOpts{}, "stop", "--port", port, "-t", "30s", "--format", "json")
+	wantCode(t, res, 0)
+	var out struct {
+		Sessions []struct {
+			Result string `json:"result"`
+		} `json:"sessions"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &out); err != nil || len(out.Sessions) != 1 || !strings.Contains(out.Sessions[0].Result, "of PID namespace") {
+		t.Errorf("stop --port: %v, want the namespace's session alone:\n%s%s", err, res.stdout, res.stderr)
+	}
+	if !alive(forged) {
+		t.Errorf("the host's process %d that carries %s:1 was ended", forged, tool)
 	}
 }
