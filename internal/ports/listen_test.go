@@ -2,6 +2,8 @@ package ports
 
 import (
 	"net"
+	"os"
+	"slices"
 	"testing"
 )
 
@@ -25,4 +27,20 @@ func tcpListeners(t *testing.T) []Port {
 		out = append(out, Port{Proto: "tcp", Addr: a.Addr().Unmap().String(), Port: a.Port()})
 	}
 	return out
+}
+
+// wantOwn checks that Listening says this process listens on each of
+// want.
+func wantOwn(t *testing.T, want []Port) {
+	t.Helper()
+	r := Listening([]int{os.Getpid()})
+	got, ok := r.Known(os.Getpid())
+	if !ok {
+		t.Fatalf("own ports unknown: %v", r.Unknown)
+	}
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			t.Errorf("%v missing from %v", w, got)
+		}
+	}
 }

@@ -3,7 +3,6 @@ package ports
 // Runs on Windows (under Wine here, tests/wine_test.go).
 
 import (
-	"os"
 	"slices"
 	"testing"
 
@@ -43,14 +42,5 @@ func TestWindowsListening(t *testing.T) {
 	if windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil {
 		t.Skip("TestWindowsListening under Wine: Wine's tables give every socket owner PID 0, so which process listens is checked on Windows alone")
 	}
-	r := Listening([]int{os.Getpid()})
-	got, ok := r.Known(os.Getpid())
-	if !ok {
-		t.Fatalf("own ports unknown: %v", r.Unknown)
-	}
-	for _, w := range want {
-		if !slices.Contains(got, w) {
-			t.Errorf("%v missing from %v", w, got)
-		}
-	}
+	wantOwn(t, want)
 }
