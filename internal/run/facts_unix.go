@@ -8,7 +8,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/contain-cli/contain/internal/account"
-	"github.com/contain-cli/contain/internal/ports"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/report"
 )
@@ -54,14 +53,7 @@ func (r *runner) noteLeftovers(ms []member) {
 			o.LeftSession = report.Ptr(msid != sid)
 		}
 		r.daemons.ended(m, o)
-		if p := r.leftPorts[id]; len(p) > 0 {
-			o.Ports = ports.ToJSON(p)
-		} else if why := r.portsWhy[id]; why != "" {
-			if o.Absent == nil {
-				o.Absent = map[string]string{}
-			}
-			o.Absent["ports"] = why
-		}
+		r.leftPorts.note(id, o)
 		var why string
 		if !r.o.Hold {
 			o.HeldStdout, o.HeldStderr, why = r.procs.heldStdio(m.pid)

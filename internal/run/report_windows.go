@@ -10,7 +10,6 @@ import (
 
 	"github.com/contain-cli/contain/internal/account"
 	"github.com/contain-cli/contain/internal/events"
-	"github.com/contain-cli/contain/internal/ports"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/report"
 )
@@ -64,11 +63,7 @@ func (r *winRunner) noteLeftovers() {
 		} else if g, err := r.sys.group(pid); err == nil {
 			l.Out.LeftProcessGroup = report.Ptr(g != uint32(r.cmd.Process.Pid))
 		}
-		if p := r.leftPorts[pid]; len(p) > 0 {
-			l.Out.Ports = ports.ToJSON(p)
-		} else if why := r.portsWhy[pid]; why != "" {
-			l.Out.Absent["ports"] = why
-		}
+		r.leftPorts.note(pid, &l.Out)
 		if !r.rec.AddLeftover(l) {
 			windows.CloseHandle(h)
 		}
@@ -130,46 +125,14 @@ func (r *winRunner) noteGroupEnding(how string) string {
 func (r *winRunner) named(pids []int) []string {
 	out := r.imageNames(pids)
 	for i, pid := range pids {
-		out[i] = fmt.Sprintf("%d (%s%s)", pid, out[i], r.listening(pid))
+		out[i] = fmt.Sprintf("%d (%s%s)", pid, out[i], r.leftPorts.listening(pid))
 	}
 	return out
 }
 
-// readPorts reads what the processes among pids not read yet listen on
-// (one read of the system's tables): the leftovers, at the close.
-func (r *winRunner) readPorts(pids []int) {
-	var need []int
-	for _, pid := range pids {
-		if !r.portsRead[pid] {
-			need = append(need, pid)
-		}
-	}
-	if len(need) == 0 {
-		return
-	}
-	if r.portsRead == nil {
-		r.portsRead, r.leftPorts, r.portsWhy = map[int]bool{}, map[int][]ports.Port{}, map[int]string{}
-	}
-	read := ports.Listening(need)
-	for _, pid := range need {
-		r.portsRead[pid] = true
-		switch p, ok := read.Known(pid); {
-		case !ok:
-			r.portsWhy[pid] = read.Unknown[pid]
-		case len(p) > 0:
-			r.leftPorts[pid] = p
-		}
-	}
-}
-
-// listening says what pid listened on when it was read: ", listening on
-// :3000" ("" when nothing).
-func (r *winRunner) listening(pid int) string {
-	if p := r.leftPorts[pid]; len(p) > 0 {
-		return ", listening on " + strings.Join(ports.Words(p), ", ")
-	}
-	return ""
-}
+// readPorts reads what the processes among pids listen on, once each
+// (leftoverPorts).
+func (r *winRunner) readPorts(pids []int) { r.leftPorts.read(pids, pids) }
 
 // imageNames are the names of the executables of pids ("?" where one
 // cannot be read).

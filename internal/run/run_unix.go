@@ -23,7 +23,6 @@ import (
 	"github.com/contain-cli/contain/internal/hook"
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/nosigpipe"
-	"github.com/contain-cli/contain/internal/ports"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/internal/supervise"
@@ -58,11 +57,8 @@ type runner struct {
 	// reaped dead of SIGKILL since may be its doing, not the kernel's
 	// OOM killer's (limiter.killedUnsent).
 	sentKill atomic.Bool
-	// leftPorts are what the leftovers listened on (readPorts), read
-	// once each (portsRead); portsWhy, why a leftover's were not read.
-	leftPorts map[proc.ID][]ports.Port
-	portsRead map[proc.ID]bool
-	portsWhy  map[proc.ID]string
+	// leftPorts are what the leftovers listened on (readPorts).
+	leftPorts leftoverPorts[proc.ID]
 	nameLeft  bool // the close names them: COMMAND ended by itself (no timeout, stop or limit)
 	// termSent are the processes a request to stop or the timeout sent
 	// SIGTERM: the close does not send (nor say) it again.

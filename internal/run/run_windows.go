@@ -22,7 +22,6 @@ import (
 	"github.com/contain-cli/contain/internal/job"
 	"github.com/contain-cli/contain/internal/limit"
 	"github.com/contain-cli/contain/internal/nosigpipe"
-	"github.com/contain-cli/contain/internal/ports"
 	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/signals"
 	"github.com/contain-cli/contain/internal/supervise"
@@ -64,11 +63,8 @@ type winRunner struct {
 	// leftNames are the names of the leftovers the close asked to end
 	// (Result.Leftovers).
 	leftNames []string
-	// leftPorts are what the leftovers listened on (readPorts), read
-	// once each (portsRead); portsWhy, why a leftover's were not read.
-	leftPorts map[int][]ports.Port
-	portsRead map[int]bool
-	portsWhy  map[int]string
+	// leftPorts are what the leftovers listened on (readPorts).
+	leftPorts leftoverPorts[int]
 	sys       winSys // the job and the console, as the supervision and the close see them
 	job       *job.Job
 	cmd       *exec.Cmd
@@ -574,9 +570,7 @@ func (c *closer) Ask() {
 	if c.name {
 		c.r.leftNames = c.r.imageNames(pids)
 		for i, pid := range pids {
-			if l := c.r.listening(pid); l != "" {
-				c.r.leftNames[i] = fmt.Sprintf("%s (PID %d%s)", c.r.leftNames[i], pid, l)
-			}
+			c.r.leftNames[i] = c.r.leftPorts.named(pid, c.r.leftNames[i], pid)
 		}
 	}
 	did := c.r.deliver(signals.Break)
