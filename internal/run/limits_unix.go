@@ -160,7 +160,7 @@ func (l *limiter) enforce() (commandEnded func()) {
 				return
 			case <-t.C:
 				refused := l.r.sys.forksRefused() > 0
-				if now := limit.Top(l.HeldBy(limit.Pids, nil), 3); len(now) > 0 {
+				if now := limit.Top(l.HeldBy(limit.Pids, l.groupMembers()), 3); len(now) > 0 {
 					last = now
 				}
 				if refused {
@@ -182,6 +182,19 @@ func (l *limiter) enforce() (commandEnded func()) {
 		l.watchStop()
 		l.CommandEnded()
 	}
+}
+
+// groupMembers are the processes of the run's cgroup, each read from its
+// own stat: the tree where the kernel holds the process limit, without a
+// scan of every process of the machine.
+func (l *limiter) groupMembers() []member {
+	ms := []member{} // not nil: HeldBy scans for nil
+	for _, pid := range l.r.grp.procs() {
+		if e, ok := l.r.procs.entryOf(pid); ok && !e.Zombie {
+			ms = append(ms, member{pid: pid, comm: e.Comm, start: e.Start, entry: e})
+		}
+	}
+	return ms
 }
 
 // refusedEvery is how often contain reads the kernel's count of refused
