@@ -4,6 +4,7 @@ package main
 // of the tagged process that holds it, and on nothing else.
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -44,6 +45,9 @@ type portHolder struct {
 	ports.Holder
 	session *session.Session // nil: no session has it
 	process session.Process
+	// claims is the live session whose tag the holder carries while it
+	// is another user's than the session's originator (session nil).
+	claims *session.Session
 }
 
 // holdersOf finds who listens on port n, and their sessions.
@@ -65,7 +69,16 @@ func holdersOf(n uint16) ([]portHolder, error) {
 		for i := range all.Sessions {
 			s := &all.Sessions[i]
 			if j := slices.IndexFunc(s.Processes, func(p session.Process) bool { return p.PID == h.PID }); j >= 0 && h.PID != 0 {
-				ph.session, ph.process = s, s.Processes[j]
+				ph.process = s.Processes[j]
+				if o := s.Originator; s.State == session.Alive && o.Owned && !o.Owns(ph.process) {
+					// A tag is a claim anyone can make: another user's
+					// process that carries a live session's value is
+					// none of its originator's (as stop and wait take
+					// it), and does not make that session the port's.
+					ph.claims = s
+					break
+				}
+				ph.session = s
 				break
 			}
 		}
@@ -79,6 +92,10 @@ func holdersOf(n uint16) ([]portHolder, error) {
 func untaggedWords(n uint16, h portHolder) string {
 	if h.PID == 0 {
 		return fmt.Sprintf("port %d (%s) is held by %s", n, h.Port, ports.Unseen)
+	}
+	if c := h.claims; c != nil {
+		return fmt.Sprintf("port %d (%s) is held by PID %d (%s), another user's (%s) than the originator of the session %s whose tag it carries: it is not that session's",
+			n, h.Port, h.PID, text.Printable(proc.CommOf(h.PID)), text.Printable(cmp.Or(h.process.User, strconv.Itoa(h.process.UID))), text.Shorten(text.Printable(c.Key())))
 	}
 	return fmt.Sprintf("port %d (%s) is held by PID %d (%s), which carries no %s: it is not contain's to end",
 		n, h.Port, h.PID, text.Printable(proc.CommOf(h.PID)), tag.Var)

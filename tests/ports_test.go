@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -386,4 +387,36 @@ func TestPortsPIDNamespace(t *testing.T) {
 	if !alive(forged) {
 		t.Errorf("the host's process %d that carries %s:1 was ended", forged, tool)
 	}
+}
+
+// TestPortsForgedTag: a process of nobody's that carries the value of a
+// live session of root's and listens on a port does not make that
+// session the port's: root's ps --port says whose it is, and stop --port
+// refuses it, asking no one (the session runs on, the holder too).
+func TestPortsForgedTag(t *testing.T) {
+	requireRoot(t, "a session of root's beside a process of nobody's")
+	t.Parallel()
+	tool := uniqueTool(t)
+	cmd, wait := startContain(t, runOpts{}, "run", "-o", tool, "--", "sleep", "300")
+	value := fmt.Sprintf("%s:%d", tool, cmd.Process.Pid)
+	waitFor(t, "the session's sleep", 10*time.Second, func() bool { return len(tagged(value)) > 0 })
+	file := filepath.Join(sharedDir(t), "ports")
+	forger := startTagged(t, value, procOpts{nobody: true}, listenBin(t), file, "tcp4")
+	port := strconv.Itoa(readListened(t, file)[0].port)
+
+	res := run(t, runOpts{}, "ps", "--port", port)
+	wantCode(t, res, 1)
+	if !strings.Contains(res.stderr, fmt.Sprintf("held by PID %d (listen), another user's (nobody) than the originator of the session %s", forger, value)) {
+		t.Errorf("ps --port of a forged holder:\n%s%s", res.stdout, res.stderr)
+	}
+	res = run(t, runOpts{}, "stop", "--port", port, "-t", "5s")
+	wantCode(t, res, 1)
+	if !strings.Contains(res.stderr, "nothing was signalled") {
+		t.Errorf("stop --port of a forged holder:\n%s", res.stderr)
+	}
+	if !alive(cmd.Process.Pid) || !alive(forger) {
+		t.Fatalf("stop --port ended the session %s (contain alive: %t) or the holder (alive: %t)", value, alive(cmd.Process.Pid), alive(forger))
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	wait()
 }
