@@ -22,7 +22,8 @@ type runEvents struct {
 	// commandEnded: COMMAND has ended; from then on a process out of
 	// its tree is a leftover, not an escapee.
 	commandEnded atomic.Bool
-	sid          int              // COMMAND's session: contain's
+	sid          int              // COMMAND's session: contain's (0: its leader is out of this PID namespace)
+	sidKnown     bool             // sid was read
 	joined       map[proc.ID]bool // under trackMu
 
 	mu      sync.Mutex
@@ -45,7 +46,8 @@ func (r *runner) emitStarted(layers []string) {
 	if r.o.Events == nil {
 		return
 	}
-	r.ev.sid, _ = unix.Getsid(0)
+	sid, err := unix.Getsid(0)
+	r.ev.sid, r.ev.sidKnown = sid, err == nil
 	r.emit(events.Started{PID: r.pid, Command: r.o.Args, Layers: layers, ContainPID: r.self, Held: r.o.Hold})
 }
 
@@ -75,15 +77,26 @@ func (r *runner) emitJoined(live []proc.Entry) {
 		}
 		r.ev.joined[id] = true
 		j := events.Joined{PID: p.PID, PPID: p.PPID, Comm: p.Comm, FoundBy: r.track.FoundBy(p.PID), LeftProcessGroup: left, Reparented: orphan}
-		sid := p.Sid
-		if sid == 0 {
-			sid, _ = unix.Getsid(p.PID)
-		}
-		if sid > 0 && r.ev.sid > 0 {
+		if sid, ok := sessionOf(p); ok && r.ev.sidKnown {
 			j.LeftSession = report.Ptr(sid != r.ev.sid)
 		}
 		r.emit(j)
 	}
+}
+
+// sessionOf is p's session as this PID namespace sees it, and whether it
+// could be read: the scan's, or getsid's where the scan has none (macOS).
+// 0 is a session like any other: its leader is out of this namespace (a
+// container's processes, started from outside it), as contain's own
+// session's is there. A member that called setsid leads a session of its
+// own, which this namespace sees, so a session of 0 beside contain's 0 is
+// contain's.
+func sessionOf(p proc.Entry) (int, bool) {
+	if p.Sid != 0 {
+		return p.Sid, true
+	}
+	sid, err := unix.Getsid(p.PID)
+	return sid, err == nil
 }
 
 // emitSignal says that sig (its name) went to m, for why (the main

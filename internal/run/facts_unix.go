@@ -15,7 +15,7 @@ import (
 // noteLeftovers records the processes alive after COMMAND ended, each
 // once: those there when the close began, and those found while closing.
 func (r *runner) noteLeftovers(ms []member) {
-	sid, _ := unix.Getsid(0) // COMMAND's session is contain's
+	sid, sidErr := unix.Getsid(0) // COMMAND's session is contain's
 	for _, m := range ms {
 		id := proc.ID{PID: m.pid, Start: m.start}
 		if r.rec.Knows(id) {
@@ -46,11 +46,13 @@ func (r *runner) noteLeftovers(ms []member) {
 			r.trackMu.Unlock()
 			o.Started = &report.Time{Time: proc.StartWall(m.start, r.track.Since, r.rec.StartedAt())}
 			o.LeftProcessGroup = report.Ptr(m.entry.Pgrp != r.pid)
-			msid := m.entry.Sid
-			if msid == 0 {
-				msid, _ = unix.Getsid(m.pid)
+			e := m.entry
+			e.PID = m.pid
+			if msid, ok := sessionOf(e); ok && sidErr == nil {
+				o.LeftSession = report.Ptr(msid != sid)
+			} else {
+				o.Absent = map[string]string{"left_session": "its session or contain's could not be read"}
 			}
-			o.LeftSession = report.Ptr(msid != sid)
 		}
 		r.daemons.ended(m, o)
 		r.leftPorts.note(id, o)
