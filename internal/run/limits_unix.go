@@ -286,6 +286,13 @@ func (r *runner) stopEach(seen []member, notNested bool) []member {
 // inGroup reports whether a member is in process group pgrp: the group
 // then exists, and its number cannot name another one.
 func inGroup(ms []member, pgrp int) bool {
+	if pgrp <= 0 {
+		// No COMMAND (a held session), or none yet: no group. A member's
+		// process group reads 0 where its leader is out of this PID
+		// namespace (unshare --pid --fork from a shell), and kill(-0)
+		// is contain's own group: the library's program, stopped.
+		return false
+	}
 	for _, m := range ms {
 		if m.entry.Pgrp == pgrp && m.start != 0 {
 			return true
