@@ -281,6 +281,11 @@ var OwnNS = sync.OnceValue(func() uint64 {
 	return ns
 })
 
+// InHostNS reports whether this process is in the host's PID namespace
+// (the initial one), whose PIDs the kernel's log prints: in any other,
+// a PID there names some other process, or none.
+func InHostNS() bool { return OwnNS() == initPIDNS }
+
 // NSName is what names made by this contain (its cgroup, its registry)
 // carry to tell them from those of a contain of the same PID in another
 // PID namespace: "" in the host's namespace, "nsINODE" in another. A name

@@ -42,8 +42,12 @@ func controllersOf(kinds []limit.Kind) []string {
 func (sys *linuxOS) kernelLimits(w *limit.Watch) {
 	defer func() {
 		// Where the kernel holds memory, its log names what its OOM
-		// killer ends (root): read from here on, at the end.
-		if w.Kernel(limit.Memory) {
+		// killer ends (root): read from here on, at the end. Its PIDs
+		// are the host's: in a container's PID namespace (a privileged
+		// one, without a cgroup namespace, where the log's cgroup is
+		// contain's) they would name other processes, so there the
+		// victims are those contain reaped.
+		if w.Kernel(limit.Memory) && proc.InHostNS() {
 			sys.kmsg = openKmsg()
 		}
 	}()

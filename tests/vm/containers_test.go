@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/contain-cli/contain/internal/testtool"
+	"github.com/contain-cli/contain/report"
 )
 
 // A container, as the engines make one: a PID, mount and cgroup
@@ -47,6 +48,54 @@ func containerHelper(name string, args []string) int {
 			return 1
 		}
 		return 0
+	case "nsmemspawn":
+		// A privileged container as some engines make it: a PID and
+		// mount namespace, the host's cgroup tree (no cgroup
+		// namespace), so that the kernel's log names contain's cgroup
+		// as contain does.
+		cmd := exec.Command(self, dir, tool)
+		cmd.Env = append(os.Environ(), helperVar+"=nsmeminit")
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWPID | unix.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "nsmemspawn:", err)
+			return 1
+		}
+		return 0
+	case "nsmeminit":
+		// PID 1 of that container: its own /proc, then contain run
+		// --memory 64M over the escapee whose hog allocates 400 MiB,
+		// its report and status written to DIR.
+		write := func(file, s string) { os.WriteFile(filepath.Join(dir, file), []byte(s+"\n"), 0o644) }
+		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+			return 1
+		}
+		unix.Unmount("/proc", unix.MNT_DETACH)
+		if err := unix.Mount("proc", "/proc", "proc", 0, ""); err != nil {
+			fmt.Fprintln(os.Stderr, "nsmeminit: mount /proc:", err)
+			return 1
+		}
+		run := exec.Command(contain, append([]string{"run", "-v", "-o", tool, "--memory", "64M", "-t", "60", "--report", filepath.Join(dir, "report.json"), "--"},
+			helperCmd("escapee", dir, "400")...)...)
+		run.Env = os.Environ()
+		// contain alone in its group (the one the test named), whose
+		// parent lets memory down: the kernel then holds the limit.
+		fd, err := unix.Open(os.Getenv("CONTAIN_VM_RUN_CGROUP"), unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "nsmeminit:", err)
+			return 1
+		}
+		run.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
+		var stderr strings.Builder
+		run.Stderr = &stderr
+		err = run.Run()
+		write("run.err", stderr.String())
+		code := -1
+		if run.ProcessState != nil {
+			code = run.ProcessState.ExitCode()
+		}
+		write("run.code", fmt.Sprint(code, err))
+		sleepForever()
 	case "nsinit":
 		write := func(file, s string) { os.WriteFile(filepath.Join(dir, file), []byte(s+"\n"), 0o644) }
 		for _, m := range []struct{ src, target, fstype string }{{"", "/", ""}, {"proc", "/proc", "proc"}, {"cgroup2", cgroupRoot, "cgroup2"}} {
@@ -194,4 +243,86 @@ func TestContainerNamespaces(t *testing.T) {
 	if o, _ := strconv.Atoi(read("orphan")); o > 0 && len(orphan.Processes) > 0 && len(testtool.Living([]int{orphan.Processes[0].PID})) != 0 {
 		t.Errorf("the container's orphan %s:77 outlived the host's reap", tool)
 	}
+}
+
+// TestContainerOOMVictim: contain in a privileged container's PID
+// namespace, on the host's cgroup tree, holds --memory with memory.max,
+// and the kernel's OOM killer ends the escapee's hog. The victim the
+// report names is a process of the container as contain sees it: the
+// kernel's log there names the right cgroup but gives the host's PIDs
+// (before, held_by said the hog's host PID, which in the container is
+// some other process or none), so contain names those it reaped.
+func TestContainerOOMVictim(t *testing.T) {
+	dir, tmp := group(t, who{"root", 0}), openDir(t)
+	tool := fmt.Sprintf("VMOOM%d", time.Now().UnixNano()%1e6)
+	// The container's processes in one group, contain in another beside
+	// it, and memory let down to both.
+	spawnGroup, runGroup := filepath.Join(dir, "container"), filepath.Join(dir, "run")
+	for _, d := range []string{spawnGroup, runGroup} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("+memory"), 0); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.Open(spawnGroup, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	mark := kmsgMark()
+	spawn := exec.Command(vmtest, tmp, tool)
+	spawn.Env = append(os.Environ(), helperVar+"=nsmemspawn", "CONTAIN_VM_RUN_CGROUP="+runGroup)
+	spawn.Stdout, spawn.Stderr = os.Stderr, os.Stderr
+	spawn.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
+	if err := spawn.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { spawn.Process.Kill(); spawn.Wait() }()
+	var code []byte
+	for deadline := time.Now().Add(containWait + 30*time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if code, _ = os.ReadFile(filepath.Join(tmp, "run.code")); strings.HasSuffix(string(code), "\n") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("contain in the container did not end")
+		}
+	}
+	stderr, _ := os.ReadFile(filepath.Join(tmp, "run.err"))
+	if !strings.HasPrefix(string(code), "137 ") {
+		t.Fatalf("contain in the container: %s, want 137\n%s", code, stderr)
+	}
+	if len(oomKills(mark)) == 0 {
+		t.Fatalf("the kernel's log shows no OOM kill\n%s\n%s", stderr, mustRead(filepath.Join(tmp, "report.json")))
+	}
+	var r report.Report
+	if b, err := os.ReadFile(filepath.Join(tmp, "report.json")); err != nil || json.Unmarshal(b, &r) != nil {
+		t.Fatalf("the report: %v\n%s", err, b)
+	}
+	tree := map[int]bool{}
+	for _, f := range []string{"command", "hog"} {
+		b, _ := os.ReadFile(filepath.Join(tmp, f))
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		tree[pid] = true
+	}
+	l := r.Limits["memory"]
+	if !l.Exceeded || l.EnforcedBy != "cgroup memory.max" || len(l.HeldBy) == 0 {
+		t.Fatalf("the report's memory limit: %+v\n%s", l, stderr)
+	}
+	for _, h := range l.HeldBy {
+		if !tree[h.PID] || h.Comm != "vmtest" {
+			t.Errorf("held_by names PID %d (%s), not one of the tree in the container %v\n%s", h.PID, h.Comm, tree, stderr)
+		}
+	}
+	t.Logf("held_by: %s", report.HolderWords(l.HeldBy))
+}
+
+// mustRead is path's content, or the error reading it.
+func mustRead(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
 }

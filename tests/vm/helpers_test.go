@@ -114,7 +114,7 @@ func helper(name string, args []string) int {
 		return 1
 	case "libgroup":
 		return libGroup(arg(0))
-	case "nsspawn", "nsinit":
+	case "nsspawn", "nsinit", "nsmemspawn", "nsmeminit":
 		return containerHelper(name, args)
 	case "spin":
 		d, _ := time.ParseDuration(arg(0))
