@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/contain-cli/contain/internal/testtool"
 	"github.com/contain-cli/contain/report"
 )
 
@@ -202,53 +201,43 @@ func eventsLimit(t *testing.T, o runOpts) []evLine {
 // left_session at all there (contain took its own session 0 for "not
 // read"), which is how CI's run of TestEventsEveryKind failed.
 func TestEventsSessionInPIDNamespace(t *testing.T) {
-	requireRoot(t, "a PID namespace (unshare --pid), and nobody's through setpriv")
-	testtool.Need(t, "unshare", "util-linux")
-	testtool.Need(t, "setpriv", "util-linux")
-	for _, o := range []runOpts{{}, {asNobody: true}} {
-		name := "root"
-		if o.asNobody {
-			name = "nobody"
-		}
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			dir := sharedDir(t)
-			events, reportPath := eventsFile(dir), filepath.Join(dir, "report.json")
-			// COMMAND leaves two escapees and ends once contain has said
-			// both joined (or after a minute): nothing here waits on time.
-			command := fmt.Sprintf(`setsid sleep 300 & echo $! > %[1]s/setsid
+	inNamespaces(t, func(t *testing.T, o runOpts) {
+		dir := sharedDir(t)
+		events, reportPath := eventsFile(dir), filepath.Join(dir, "report.json")
+		// COMMAND leaves two escapees and ends once contain has said
+		// both joined (or after a minute): nothing here waits on time.
+		command := fmt.Sprintf(`setsid sleep 300 & echo $! > %[1]s/setsid
 (sleep 301 & echo $! > %[1]s/double)
 i=0
 until [ "$(grep -c '"kind":"joined"' %[2]s)" -ge 2 ] || [ $i -ge 1200 ]; do sleep 0.05; i=$((i+1)); done
 `, dir, events)
-			if err := os.WriteFile(filepath.Join(dir, "command.sh"), []byte(command), 0o755); err != nil {
-				t.Fatal(err)
+		if err := os.WriteFile(filepath.Join(dir, "command.sh"), []byte(command), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		inNamespace(t, o, fmt.Sprintf("%s run -g 5s --events %s --report %s -- sh %s/command.sh > %s/run.out 2>&1; echo $? > %s/status; sleep 300",
+			bin, events, reportPath, dir, dir, dir))
+		waitFor(t, "contain's end in the namespace", 90*time.Second, func() bool { return nonEmpty(filepath.Join(dir, "status")) })
+		out, _ := os.ReadFile(filepath.Join(dir, "run.out"))
+		if st, _ := os.ReadFile(filepath.Join(dir, "status")); strings.TrimSpace(string(st)) != "0" {
+			t.Fatalf("contain in the namespace ended %s:\n%s", st, out)
+		}
+		setsid, double := readPID(t, dir, "setsid"), readPID(t, dir, "double")
+		lines := readEvents(t, events)
+		want := map[int]bool{setsid: true, double: false}
+		for pid, left := range want {
+			j, ok := findEvent(lines, func(l evLine) bool { return l.Kind == "joined" && l.PID == pid })
+			if !ok || j.LeftSession == nil || *j.LeftSession != left {
+				t.Errorf("escapee %d's joined line (found %t): %+v; want left_session %t\n%s", pid, ok, j, left, out)
 			}
-			inNamespace(t, o, fmt.Sprintf("%s run -g 5s --events %s --report %s -- sh %s/command.sh > %s/run.out 2>&1; echo $? > %s/status; sleep 300",
-				bin, events, reportPath, dir, dir, dir))
-			waitFor(t, "contain's end in the namespace", 90*time.Second, func() bool { return nonEmpty(filepath.Join(dir, "status")) })
-			out, _ := os.ReadFile(filepath.Join(dir, "run.out"))
-			if st, _ := os.ReadFile(filepath.Join(dir, "status")); strings.TrimSpace(string(st)) != "0" {
-				t.Fatalf("contain in the namespace ended %s:\n%s", st, out)
+		}
+		r := readReport(t, reportPath)
+		for pid, left := range want {
+			i := slices.IndexFunc(r.Leftovers, func(l report.Leftover) bool { return l.PID == pid })
+			if i < 0 {
+				t.Errorf("escapee %d is not among the leftovers: %+v", pid, r.Leftovers)
+			} else if l := r.Leftovers[i]; l.LeftSession == nil || *l.LeftSession != left {
+				t.Errorf("escapee %d's leftover: left_session %v (absent: %v); want %t", pid, l.LeftSession, l.Absent, left)
 			}
-			setsid, double := readPID(t, dir, "setsid"), readPID(t, dir, "double")
-			lines := readEvents(t, events)
-			want := map[int]bool{setsid: true, double: false}
-			for pid, left := range want {
-				j, ok := findEvent(lines, func(l evLine) bool { return l.Kind == "joined" && l.PID == pid })
-				if !ok || j.LeftSession == nil || *j.LeftSession != left {
-					t.Errorf("escapee %d's joined line (found %t): %+v; want left_session %t\n%s", pid, ok, j, left, out)
-				}
-			}
-			r := readReport(t, reportPath)
-			for pid, left := range want {
-				i := slices.IndexFunc(r.Leftovers, func(l report.Leftover) bool { return l.PID == pid })
-				if i < 0 {
-					t.Errorf("escapee %d is not among the leftovers: %+v", pid, r.Leftovers)
-				} else if l := r.Leftovers[i]; l.LeftSession == nil || *l.LeftSession != left {
-					t.Errorf("escapee %d's leftover: left_session %v (absent: %v); want %t", pid, l.LeftSession, l.Absent, left)
-				}
-			}
-		})
-	}
+		}
+	})
 }

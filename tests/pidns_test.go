@@ -171,6 +171,12 @@ func hostPIDIn(t *testing.T, ns string, nspid int) int {
 // ps called TOOL:3 alive (the kernel thread) and TOOL:303 gone, and the
 // host's reap ended the live run.
 func TestPIDNamespaceHost(t *testing.T) {
+	inNamespaces(t, testPIDNamespaceHost)
+}
+
+// inNamespaces runs f, in parallel, once as root and once as nobody
+// (inNamespace's user namespace), each a subtest of that name.
+func inNamespaces(t *testing.T, f func(t *testing.T, o runOpts)) {
 	requireRoot(t, "a PID namespace (unshare --pid), and nobody's through setpriv")
 	testtool.Need(t, "unshare", "util-linux")
 	testtool.Need(t, "setpriv", "util-linux")
@@ -181,7 +187,7 @@ func TestPIDNamespaceHost(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			testPIDNamespaceHost(t, o)
+			f(t, o)
 		})
 	}
 }
