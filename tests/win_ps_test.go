@@ -132,7 +132,7 @@ func TestWinPsAndReap(t *testing.T) {
 
 	res = run(t, runOpts{}, "reap", "-o", u+"ORPH", "-o", u+"CASE", "-o", u+"DMN", "-o", u+"LIVE", "-o", u+"BAD")
 	wantCode(t, res, 0)
-	if !orphan.goneWithin(time.Second) || !lower.goneWithin(time.Second) {
+	if !orphan.goneWithin(10*time.Second) || !lower.goneWithin(10*time.Second) {
 		t.Errorf("reap left an orphan alive:\n%s", res.stdout)
 	}
 	for name, r := range map[string]recorded{"the live session": liveProc, "the daemon": daemon, "the malformed tag": bad} {
@@ -146,7 +146,7 @@ func TestWinPsAndReap(t *testing.T) {
 
 	res = run(t, runOpts{}, "reap", "--include-daemons", "-o", u+"DMN")
 	wantCode(t, res, 0)
-	if !daemon.goneWithin(time.Second) {
+	if !daemon.goneWithin(10 * time.Second) {
 		t.Errorf("--include-daemons did not reap the daemon:\n%s", res.stdout)
 	}
 }
@@ -161,7 +161,7 @@ func TestWinReapForkingSession(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	res := run(t, runOpts{}, "reap", "--session", value)
 	wantCode(t, res, 0)
-	if !forker.goneWithin(time.Second) {
+	if !forker.goneWithin(10 * time.Second) {
 		t.Fatalf("the forking process survived:\n%s", res.stdout)
 	}
 	time.Sleep(200 * time.Millisecond)

@@ -149,7 +149,7 @@ func TestWinTreeGoneAfterTerminateProcess(t *testing.T) {
 	windows.TerminateProcess(h, 1)
 	windows.CloseHandle(h)
 	wait()
-	wantAllGone(t, time.Second, map[string]recorded{"COMMAND": command, "start /b child": startb, "detached grandchild": detached})
+	wantAllGone(t, 10*time.Second, map[string]recorded{"COMMAND": command, "start /b child": startb, "detached grandchild": detached})
 }
 
 // startContainPID is the PID in a recorded tag: the contain that runs it.
@@ -264,7 +264,7 @@ func TestWinNested(t *testing.T) {
 	wait()
 	procs := map[string]recorded{"COMMAND": command, "start /b child": startb, "detached grandchild": detached,
 		"inner contain": {pid: inner, h: innerH}}
-	wantAllGone(t, time.Second, procs)
+	wantAllGone(t, 10*time.Second, procs)
 }
 
 // parentOf finds pid's parent in a process snapshot.

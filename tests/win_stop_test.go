@@ -92,7 +92,7 @@ func TestWinStopOtherTool(t *testing.T) {
 	}
 	res = run(t, runOpts{}, "stop", "-s", "KILL", "-t", "1", "--kill", value)
 	wantCode(t, res, 0)
-	if !originator.goneWithin(time.Second) || !member.goneWithin(time.Second) {
+	if !originator.goneWithin(10*time.Second) || !member.goneWithin(10*time.Second) {
 		t.Errorf("after -s KILL --kill: originator gone %v, member gone %v\n%s", originator.gone(), member.gone(), res.stdout)
 	}
 }
