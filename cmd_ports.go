@@ -111,8 +111,11 @@ type portHolderJSON struct {
 	PID     int          `json:"pid"` // 0: a process contain cannot see
 	Listens ports.JSON   `json:"listens"`
 	Comm    string       `json:"comm,omitempty"`
-	Tagged  bool         `json:"tagged"`
+	Tagged  bool         `json:"tagged"`  // it is a session's
 	Session *sessionJSON `json:"session"` // null: no session has it
+	// Claims: the live session whose tag it carries, another user's
+	// process than that session's originator: it is not that session's.
+	Claims string `json:"claims,omitempty"`
 }
 
 // doPsPort answers who holds port n: the session, its state and the
@@ -130,6 +133,9 @@ func doPsPort(c *cli.Context, n uint16, format string) error {
 			j := portHolderJSON{PID: h.PID, Listens: ports.ToJSON([]ports.Port{h.Port})[0], Tagged: h.session != nil}
 			if h.PID != 0 {
 				j.Comm = proc.CommOf(h.PID)
+			}
+			if h.claims != nil {
+				j.Claims = h.claims.Key()
 			}
 			if h.session != nil {
 				one := *h.session

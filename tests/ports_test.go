@@ -409,6 +409,21 @@ func TestPortsForgedTag(t *testing.T) {
 	if !strings.Contains(res.stderr, fmt.Sprintf("held by PID %d (listen), another user's (nobody) than the originator of the session %s", forger, value)) {
 		t.Errorf("ps --port of a forged holder:\n%s%s", res.stdout, res.stderr)
 	}
+	// In JSON: no session's, and the session it claims.
+	res = run(t, runOpts{}, "ps", "--port", port, "--format", "json")
+	wantCode(t, res, 1)
+	var held struct {
+		Holders []struct {
+			PID     int             `json:"pid"`
+			Tagged  bool            `json:"tagged"`
+			Claims  string          `json:"claims"`
+			Session json.RawMessage `json:"session"`
+		} `json:"holders"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &held); err != nil || len(held.Holders) != 1 || held.Holders[0].PID != forger ||
+		held.Holders[0].Tagged || held.Holders[0].Claims != value || string(held.Holders[0].Session) != "null" {
+		t.Errorf("ps --port --format json of a forged holder: %v\n%s", err, res.stdout)
+	}
 	res = run(t, runOpts{}, "stop", "--port", port, "-t", "5s")
 	wantCode(t, res, 1)
 	if !strings.Contains(res.stderr, "nothing was signalled") {
