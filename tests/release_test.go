@@ -916,6 +916,23 @@ func useInstalled(t *testing.T, root string, r release) {
 	}
 }
 
+// checkInstalled checks the package (format) that manager's run
+// installed into root: --verify finds it intact, root holds the
+// archive's files, contain runs from there, and remove (the manager's
+// option) leaves nothing.
+func checkInstalled(t *testing.T, root string, r release, manager, format string, run func(args ...string) string, remove string) {
+	t.Helper()
+	if out := run("--verify", "contain"); out != "" {
+		t.Errorf("%s --verify contain:\n%s", manager, out)
+	}
+	checkRoot(t, root, format, archiveContents(t, r, runtime.GOARCH))
+	useInstalled(t, root, r)
+	run(remove, "contain")
+	if left := leftInRoot(t, root); len(left) > 0 {
+		t.Errorf("%s %s contain left %v", manager, remove, left)
+	}
+}
+
 // leftInRoot lists the files under root's /usr.
 func leftInRoot(t *testing.T, root string) []string {
 	t.Helper()
@@ -1066,15 +1083,7 @@ func TestReleaseDeb(t *testing.T) {
 		if st := run("--status", "contain"); !strings.Contains(st, "Status: install ok installed\n") || !strings.Contains(st, "Version: "+debVersion+"\n") {
 			t.Errorf("dpkg --status contain:\n%s", st)
 		}
-		if out := run("--verify", "contain"); out != "" {
-			t.Errorf("dpkg --verify contain:\n%s", out)
-		}
-		checkRoot(t, root, "deb", archiveContents(t, r, runtime.GOARCH))
-		useInstalled(t, root, r)
-		run("--remove", "contain")
-		if left := leftInRoot(t, root); len(left) > 0 {
-			t.Errorf("dpkg --remove contain left %v", left)
-		}
+		checkInstalled(t, root, r, "dpkg", "deb", run, "--remove")
 	})
 }
 
@@ -1147,15 +1156,7 @@ func TestReleaseRPM(t *testing.T) {
 		if got := run("-q", "contain"); !strings.HasPrefix(got, "contain-") {
 			t.Errorf("rpm -q contain: %q", got)
 		}
-		if out := run("--verify", "contain"); out != "" {
-			t.Errorf("rpm --verify contain:\n%s", out)
-		}
-		checkRoot(t, root, "rpm", archiveContents(t, r, runtime.GOARCH))
-		useInstalled(t, root, r)
-		run("--erase", "contain")
-		if left := leftInRoot(t, root); len(left) > 0 {
-			t.Errorf("rpm --erase contain left %v", left)
-		}
+		checkInstalled(t, root, r, "rpm", "rpm", run, "--erase")
 	})
 }
 
