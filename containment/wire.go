@@ -117,13 +117,21 @@ func (f *frameWriter) send(kind byte, payload []byte) error {
 }
 
 // lines is an io.Writer that sends each line written as a log frame.
-func (f *frameWriter) lines() io.Writer { return logLines{f} }
+func (f *frameWriter) lines() io.Writer { return frameLines{f, frameLog} }
 
-type logLines struct{ f *frameWriter }
+// eventLines is an io.Writer that sends each line written (package
+// events writes one a Write) as an event frame.
+func (f *frameWriter) eventLines() io.Writer { return frameLines{f, frameEvent} }
 
-func (l logLines) Write(b []byte) (int, error) {
+// frameLines sends each line written to it as a frame of its kind.
+type frameLines struct {
+	f    *frameWriter
+	kind byte
+}
+
+func (l frameLines) Write(b []byte) (int, error) {
 	for _, line := range splitLines(b) {
-		if err := l.f.send(frameLog, line); err != nil {
+		if err := l.f.send(l.kind, line); err != nil {
 			return 0, err
 		}
 	}
@@ -145,21 +153,6 @@ func splitLines(b []byte) [][]byte {
 		b = b[i:]
 	}
 	return out
-}
-
-// eventLines is an io.Writer that sends each line written (package
-// events writes one a Write) as an event frame.
-func (f *frameWriter) eventLines() io.Writer { return eventLines{f} }
-
-type eventLines struct{ f *frameWriter }
-
-func (l eventLines) Write(b []byte) (int, error) {
-	for _, line := range splitLines(b) {
-		if err := l.f.send(frameEvent, line); err != nil {
-			return 0, err
-		}
-	}
-	return len(b), nil
 }
 
 // memberFrame tells the holder of process id, started in its session.
