@@ -526,13 +526,16 @@ func (r *runner) watch() (stop func()) {
 // COMMAND's process group, once each: those in it the guard finds by the
 // group.
 func (r *runner) scanAll() (live, added []proc.Entry) {
+	r.trackMu.Lock()
+	listing := r.track.Listing()
+	r.trackMu.Unlock()
 	procs, err := r.procs.scan()
 	if err != nil {
 		r.log("cannot list processes: %v", err)
 	}
 	r.trackMu.Lock()
 	defer r.trackMu.Unlock()
-	live, added = r.track.Update(procs)
+	live, added = r.track.UpdateListed(listing, procs)
 	r.emitJoined(live)
 	r.reg.Touch() // contain still runs: reap's bound on what it could have seen
 	if spared := r.track.Spared(); len(spared) > 0 {

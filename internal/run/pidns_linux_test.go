@@ -2,7 +2,6 @@ package run
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contain-cli/contain/internal/proc"
 	"github.com/contain-cli/contain/internal/testtool"
 )
 
@@ -58,7 +58,7 @@ func TestRunHoldPIDNamespace(t *testing.T) {
 			return
 		case <-time.After(50 * time.Millisecond):
 		}
-		if state(pgrp) == 'T' {
+		if st, err := proc.ReadStat(pgrp, nil); err == nil && st.State == 'T' {
 			end()
 			t.Fatalf("the held session stopped its own process group (unshare, outside the namespace, is stopped):\n%s", out.String())
 		}
@@ -67,14 +67,4 @@ func TestRunHoldPIDNamespace(t *testing.T) {
 			t.Fatalf("the held-session tests in the namespace did not end in 5 minutes:\n%s", out.String())
 		}
 	}
-}
-
-// state is pid's state letter in /proc/PID/stat (0: unreadable).
-func state(pid int) byte {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	i := bytes.LastIndexByte(b, ')')
-	if err != nil || i < 0 || i+2 >= len(b) {
-		return 0
-	}
-	return b[i+2]
 }

@@ -122,6 +122,11 @@ type Tracker struct {
 	// not show, kept because a known member is still in the group.
 	headless map[int]bool
 	why      map[int]string // how each member was found, for the report
+	// listings counts the listings begun (Listing); toldAt is the count
+	// when each member was told (RememberAs): a listing begun before
+	// cannot show it, so its Update does not take it for gone.
+	listings uint64
+	toldAt   map[int]uint64
 	// Where start times are not ordered: whether a scan was taken, and
 	// the processes the first one showed started before COMMAND.
 	scanned bool
@@ -158,7 +163,7 @@ func New(self, pid int, since uint64, value string) *Tracker {
 	t := &Tracker{self: self, Skip: map[int]bool{}, adopters: map[int]uint64{self: 0}, Since: since,
 		ordered: runtime.GOOS == "linux", value: value,
 		members: map[int]uint64{}, groups: map[int]uint64{}, sessions: map[int]uint64{},
-		tags: map[proc.ID]bool{}, sids: map[proc.ID]sidRead{}, why: map[int]string{}, before: map[proc.ID]bool{},
+		tags: map[proc.ID]bool{}, sids: map[proc.ID]sidRead{}, why: map[int]string{}, toldAt: map[int]uint64{}, before: map[proc.ID]bool{},
 		owners: map[proc.ID]bool{}, headless: map[int]bool{},
 		released: map[proc.ID]bool{}, undecided: map[proc.ID]bool{}, Owner: ownUser()}
 	if pid > 0 {
@@ -193,13 +198,29 @@ func (t *Tracker) RememberAs(pid int, start uint64, why string) {
 	if pid > 1 && pid != t.self && !t.Skip[pid] && !t.released[proc.ID{PID: pid, Start: start}] {
 		t.members[pid] = start
 		t.why[pid] = why
+		t.toldAt[pid] = t.listings
 	}
+}
+
+// Listing says that a listing of processes begins, for UpdateListed.
+func (t *Tracker) Listing() uint64 {
+	t.listings++
+	return t.listings
 }
 
 // Update takes a new scan and returns the live members (zombies left out),
 // oldest first, and those among them that this scan found for the first
 // time.
 func (t *Tracker) Update(procs []proc.Entry) (live, added []proc.Entry) {
+	return t.UpdateListed(0, procs)
+}
+
+// UpdateListed is Update of the listing that Listing's answer began
+// (0: a listing begun now): a member told (RememberAs) after it began,
+// which the listing cannot show, stays a member, for the next listing
+// to judge. A program that starts a command in a held session and tells
+// the holder while a scan is under way so keeps it in the session.
+func (t *Tracker) UpdateListed(listing uint64, procs []proc.Entry) (live, added []proc.Entry) {
 	byPID := make(map[int]*proc.Entry, len(procs))
 	order := make([]*proc.Entry, 0, len(procs))
 	first := !t.scanned
@@ -223,9 +244,14 @@ func (t *Tracker) Update(procs []proc.Entry) (live, added []proc.Entry) {
 	// A member that is gone is forgotten; a PID seen with another start
 	// time also ends the group and session it led: the proc.ID was free.
 	for pid, start := range t.members {
-		if p := byPID[pid]; p == nil || p.Start != start {
+		p := byPID[pid]
+		if p == nil && listing != 0 && t.toldAt[pid] >= listing {
+			continue // told after the listing began
+		}
+		if p == nil || p.Start != start {
 			delete(t.members, pid)
 			delete(t.why, pid)
+			delete(t.toldAt, pid)
 		}
 	}
 	for pid, start := range t.adopters {

@@ -495,3 +495,31 @@ func TestTrackMarker(t *testing.T) {
 	wantMembers(t, tr2, first, 100)
 	wantMembers(t, tr2, append(slices.Clone(first), escapee), 100)
 }
+
+// A member told (RememberAs) while a listing was under way, which that
+// listing cannot show, is not taken for gone by its Update: a held
+// session's program started it and told the holder during a scan, and
+// the close would have left it running (TestRunHold hung so, about one
+// run in twenty beside two CPU hogs). The next listing judges it; one
+// told before a listing began is gone when that listing lacks it.
+func TestTrackMemberToldDuringListing(t *testing.T) {
+	tr := newTestTracker(nil)
+	named := proc.Entry{PID: 130, PPID: 5, Pgrp: 5, Sid: 5, Start: 1030} // the program's child, untagged
+	listing := tr.Listing()
+	tr.RememberAs(named.PID, named.Start, "started in the session")
+	if live, _ := tr.UpdateListed(listing, scan()); !tr.IsMember(proc.ID{PID: named.PID, Start: named.Start}) || slices.Contains(pids(live), named.PID) {
+		t.Fatalf("after the listing begun before it was told: member %t, live %v", tr.IsMember(proc.ID{PID: named.PID, Start: named.Start}), pids(live))
+	}
+	if live, _ := tr.UpdateListed(tr.Listing(), scan(named)); !slices.Equal(pids(live), []int{tCmd, named.PID}) {
+		t.Fatalf("the next listing's members %v, want COMMAND and %d", pids(live), named.PID)
+	}
+	// Told before the listing began, and not in it: gone.
+	tr.RememberAs(131, 1031, "started in the session")
+	if tr.UpdateListed(tr.Listing(), scan(named)); tr.IsMember(proc.ID{PID: 131, Start: 1031}) {
+		t.Error("a member told before the listing, which lacks it, is kept")
+	}
+	// Update, of a listing begun now, keeps nothing it lacks.
+	if wantMembers(t, tr, scan(), tCmd); tr.IsMember(proc.ID{PID: named.PID, Start: named.Start}) {
+		t.Error("Update kept a member its listing lacks")
+	}
+}
